@@ -1,0 +1,334 @@
+"""The jaxpr IR: a typed, closed, first-order program.
+
+A :class:`Jaxpr` has ``constvars``, ``invars``, a list of equations
+``outvars = prim[params] invars`` and ``outvars``.  A :class:`ClosedJaxpr`
+pairs a jaxpr with the values of its constvars; higher-order primitives carry
+closed jaxprs in their params, hashed by identity so they can key caches.
+
+This module also holds the evaluator (:func:`eval_jaxpr`, which binds every
+equation on the current trace, so evaluating a jaxpr under a transformation
+transforms it), the type checker (:func:`check_jaxpr`) and the stable
+pretty-printer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Union
+
+import numpy as np
+
+from plait_core.abstract import ShapedArray
+
+if TYPE_CHECKING:
+    from plait_core.primitive import Primitive
+
+
+class Var:
+    """A variable of a jaxpr: defined once, typed by its abstract value."""
+
+    __slots__ = ("aval",)
+
+    def __init__(self, aval: ShapedArray) -> None:
+        self.aval = aval
+
+    def __repr__(self) -> str:
+        return f"Var({self.aval.str_short()})"
+
+
+class Literal:
+    """A scalar constant written inline in an equation."""
+
+    __slots__ = ("val", "aval")
+
+    def __init__(self, val: Any, aval: ShapedArray) -> None:
+        self.val = val
+        self.aval = aval
+
+    def __repr__(self) -> str:
+        return f"Literal({_format_literal(self.val)})"
+
+
+Atom = Union[Var, Literal]
+
+
+class JaxprEqn:
+    """One equation: ``outvars = primitive[params] invars``."""
+
+    __slots__ = ("primitive", "invars", "outvars", "params")
+
+    def __init__(self, primitive: Primitive, invars: list[Atom], outvars: list[Var], params: dict[str, Any]) -> None:
+        self.primitive = primitive
+        self.invars = invars
+        self.outvars = outvars
+        self.params = params
+
+    def replace(self, **changes: Any) -> JaxprEqn:
+        """A copy with some fields replaced."""
+        return JaxprEqn(
+            changes.get("primitive", self.primitive),
+            changes.get("invars", self.invars),
+            changes.get("outvars", self.outvars),
+            changes.get("params", self.params),
+        )
+
+    def __repr__(self) -> str:
+        return pp_eqn(self, _Namer())
+
+
+class Jaxpr:
+    """A first-order program with explicit constants, inputs and outputs."""
+
+    __slots__ = ("constvars", "invars", "outvars", "eqns")
+
+    def __init__(self, constvars: list[Var], invars: list[Var], outvars: list[Atom], eqns: list[JaxprEqn]) -> None:
+        self.constvars = constvars
+        self.invars = invars
+        self.outvars = outvars
+        self.eqns = eqns
+
+    @property
+    def in_avals(self) -> list[ShapedArray]:
+        return [v.aval for v in self.invars]
+
+    @property
+    def out_avals(self) -> list[ShapedArray]:
+        return [v.aval for v in self.outvars]
+
+    def __str__(self) -> str:
+        return pp_jaxpr(self)
+
+    __repr__ = __str__
+
+
+class ClosedJaxpr:
+    """A jaxpr with the values of its constvars.  Hashed by identity."""
+
+    __slots__ = ("jaxpr", "consts", "__weakref__")
+
+    def __init__(self, jaxpr: Jaxpr, consts: Sequence[Any]) -> None:
+        if len(consts) != len(jaxpr.constvars):
+            raise ValueError(f"ClosedJaxpr: {len(jaxpr.constvars)} constvars but {len(consts)} constants")
+        self.jaxpr = jaxpr
+        self.consts = list(consts)
+
+    @property
+    def in_avals(self) -> list[ShapedArray]:
+        return self.jaxpr.in_avals
+
+    @property
+    def out_avals(self) -> list[ShapedArray]:
+        return self.jaxpr.out_avals
+
+    @property
+    def eqns(self) -> list[JaxprEqn]:
+        return self.jaxpr.eqns
+
+    def __call__(self, *args: Any) -> list[Any]:
+        """Evaluate on the current trace (same as :func:`eval_closed_jaxpr`)."""
+        return eval_jaxpr(self.jaxpr, self.consts, *args)
+
+    def __str__(self) -> str:
+        return pp_jaxpr(self.jaxpr)
+
+    __repr__ = __str__
+
+
+def closed_jaxpr_from(jaxpr: Jaxpr) -> ClosedJaxpr:
+    """Close a jaxpr that has no constvars."""
+    if jaxpr.constvars:
+        raise ValueError("closed_jaxpr_from: the jaxpr has constvars; pass their values to ClosedJaxpr")
+    return ClosedJaxpr(jaxpr, [])
+
+
+# ---------------------------------------------------------------------------
+# Evaluation
+
+
+def eval_jaxpr(jaxpr: Jaxpr, consts: Sequence[Any], *args: Any) -> list[Any]:
+    """Evaluate ``jaxpr`` by binding each equation on the current trace."""
+    if len(args) != len(jaxpr.invars):
+        raise TypeError(f"eval_jaxpr: the jaxpr takes {len(jaxpr.invars)} inputs, got {len(args)}")
+    env: dict[Var, Any] = {}
+    for v, x in zip(jaxpr.constvars, consts):
+        env[v] = x
+    for v, x in zip(jaxpr.invars, args):
+        env[v] = x
+
+    for eqn in jaxpr.eqns:
+        ins = [env[a] if type(a) is Var else a.val for a in eqn.invars]
+        out = eqn.primitive.bind(*ins, **eqn.params)
+        if eqn.primitive.multiple_results:
+            for v, x in zip(eqn.outvars, out):
+                env[v] = x
+        else:
+            env[eqn.outvars[0]] = out
+    return [env[a] if type(a) is Var else a.val for a in jaxpr.outvars]
+
+
+def eval_closed_jaxpr(closed: ClosedJaxpr, *args: Any) -> list[Any]:
+    """Evaluate a closed jaxpr on the current trace."""
+    return eval_jaxpr(closed.jaxpr, closed.consts, *args)
+
+
+def jaxpr_as_fun(closed: ClosedJaxpr) -> Callable[..., list[Any]]:
+    """A Python function that evaluates ``closed`` (and so can be traced again)."""
+
+    def fun(*args: Any) -> list[Any]:
+        return eval_jaxpr(closed.jaxpr, closed.consts, *args)
+
+    return fun
+
+
+# ---------------------------------------------------------------------------
+# Type checking
+
+
+class JaxprTypeError(TypeError):
+    """A jaxpr is ill-formed: an undefined variable or a type mismatch."""
+
+
+def check_jaxpr(jaxpr: Jaxpr | ClosedJaxpr) -> None:
+    """Check that every variable is defined once before use and that every
+    equation's output types agree with its primitive's abstract evaluation.
+    Sub-jaxprs in params are checked too.  Raises :class:`JaxprTypeError`."""
+    if isinstance(jaxpr, ClosedJaxpr):
+        jaxpr = jaxpr.jaxpr
+    namer = _Namer()
+    defined: set[Var] = set()
+
+    def define(v: Var, where: str) -> None:
+        if v in defined:
+            raise JaxprTypeError(f"variable {namer(v)} is defined twice ({where})")
+        defined.add(v)
+
+    def read(a: Atom, where: str) -> ShapedArray:
+        if type(a) is Literal:
+            return a.aval
+        if a not in defined:
+            raise JaxprTypeError(f"variable {namer(a)} is used before it is defined ({where})")
+        return a.aval
+
+    for v in jaxpr.constvars:
+        define(v, "constvars")
+    for v in jaxpr.invars:
+        define(v, "invars")
+    for i, eqn in enumerate(jaxpr.eqns):
+        where = f"equation {i}: {pp_eqn(eqn, namer)}"
+        in_avals = [read(a, where) for a in eqn.invars]
+        for p in eqn.params.values():
+            for sub in _sub_jaxprs(p):
+                check_jaxpr(sub)
+        try:
+            out = eqn.primitive.abstract_eval(*in_avals, **eqn.params)
+        except Exception as e:
+            raise JaxprTypeError(f"{where}: abstract evaluation failed: {e}") from e
+        outs = list(out) if eqn.primitive.multiple_results else [out]
+        if len(outs) != len(eqn.outvars):
+            raise JaxprTypeError(f"{where}: {len(outs)} results expected, {len(eqn.outvars)} outvars")
+        for expected, v in zip(outs, eqn.outvars):
+            if not expected.same_type(v.aval):
+                raise JaxprTypeError(
+                    f"{where}: outvar {namer(v)} has type {v.aval.str_short()} but "
+                    f"{eqn.primitive.name} produces {expected.str_short()}"
+                )
+            define(v, where)
+    for a in jaxpr.outvars:
+        read(a, "outvars")
+
+
+def _sub_jaxprs(p: Any) -> list[Jaxpr]:
+    if isinstance(p, ClosedJaxpr):
+        return [p.jaxpr]
+    if isinstance(p, Jaxpr):
+        return [p]
+    if isinstance(p, tuple):
+        return [j for q in p for j in _sub_jaxprs(q)]
+    return []
+
+
+def sub_jaxprs(eqn: JaxprEqn) -> list[Jaxpr]:
+    """The jaxprs carried in an equation's params."""
+    return [j for p in eqn.params.values() for j in _sub_jaxprs(p)]
+
+
+# ---------------------------------------------------------------------------
+# Pretty-printing
+
+
+class _Namer:
+    """Names variables a, b, ..., z, ba, bb, ... in order of first appearance."""
+
+    def __init__(self) -> None:
+        self.names: dict[Var, str] = {}
+
+    def __call__(self, v: Atom) -> str:
+        if type(v) is Literal:
+            return _format_literal(v.val)
+        name = self.names.get(v)  # type: ignore[arg-type]
+        if name is None:
+            name = self.names[v] = _nth_name(len(self.names))  # type: ignore[index]
+        return name
+
+    def binder(self, v: Var) -> str:
+        return f"{self(v)}:{v.aval.str_short()}"
+
+
+def _nth_name(i: int) -> str:
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    s = ""
+    while True:
+        s = letters[i % 26] + s
+        i //= 26
+        if i == 0:
+            return s
+
+
+def _format_literal(val: Any) -> str:
+    v = val.item() if isinstance(val, (np.ndarray, np.generic)) else val
+    if isinstance(v, float):
+        return repr(v)
+    return str(v)
+
+
+def _format_param(value: Any, indent: int) -> str:
+    if isinstance(value, ClosedJaxpr):
+        return _pp_jaxpr_lines(value.jaxpr, _Namer(), indent + 2)
+    if isinstance(value, Jaxpr):
+        return _pp_jaxpr_lines(value, _Namer(), indent + 2)
+    if isinstance(value, np.dtype):
+        return value.name
+    if isinstance(value, tuple) and any(isinstance(x, (ClosedJaxpr, Jaxpr)) for x in value):
+        return "(\n" + "\n".join(" " * (indent + 2) + _format_param(x, indent + 2).lstrip() for x in value) + "\n" + " " * indent + ")"
+    if callable(value) and hasattr(value, "__name__"):
+        return str(value.__name__)
+    return repr(value)
+
+
+def pp_eqn(eqn: JaxprEqn, namer: _Namer, indent: int = 0) -> str:
+    """One equation as text."""
+    ins = " ".join(namer(a) for a in eqn.invars)
+    outs = " ".join(namer.binder(v) for v in eqn.outvars) or "_"
+    params = ""
+    if eqn.params:
+        items = ", ".join(f"{k}={_format_param(v, indent + 4)}" for k, v in sorted(eqn.params.items()))
+        params = f"[{items}]"
+    return f"{outs} = {eqn.primitive.name}{params} {ins}".rstrip()
+
+
+def _pp_jaxpr_lines(jaxpr: Jaxpr, namer: _Namer, indent: int) -> str:
+    pad = " " * indent
+    consts = " ".join(namer.binder(v) for v in jaxpr.constvars)
+    ins = " ".join(namer.binder(v) for v in jaxpr.invars)
+    head = f"{{ lambda {consts}; {ins}. let" if consts else f"{{ lambda ; {ins}. let"
+    lines = [head]
+    for eqn in jaxpr.eqns:
+        lines.append(pad + "    " + pp_eqn(eqn, namer, indent + 4))
+    outs = " ".join(namer(a) for a in jaxpr.outvars)
+    lines.append(pad + f"  in ({outs}{',' if len(jaxpr.outvars) == 1 else ''}) }}")
+    return "\n".join(lines)
+
+
+def pp_jaxpr(jaxpr: Jaxpr) -> str:
+    """The jaxpr as stable, readable text (variables named in order of appearance)."""
+    return _pp_jaxpr_lines(jaxpr, _Namer(), 0)

@@ -1,0 +1,16 @@
+"""Every primitive of the language, grouped by family as in DESIGN.md §4.
+
+Importing this package defines the whole catalog (see
+:func:`plait_core.primitive.all_primitives`).
+"""
+
+from plait_core.primitives import (  # noqa: F401
+    ad_helpers,
+    calls,
+    collectives,
+    control_flow,
+    elementwise,
+    linalg,
+    reductions,
+    structural,
+)

@@ -1,0 +1,1 @@
+"""Primitives of the ad_helpers family (being written)."""

@@ -1,0 +1,1 @@
+"""Primitives of the calls family (being written)."""

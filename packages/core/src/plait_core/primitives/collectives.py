@@ -1,0 +1,1 @@
+"""Primitives of the collectives family (being written)."""

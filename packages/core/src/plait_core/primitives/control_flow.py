@@ -1,0 +1,1 @@
+"""Primitives of the control_flow family (being written)."""

@@ -1,0 +1,1 @@
+"""Primitives of the elementwise family (being written)."""

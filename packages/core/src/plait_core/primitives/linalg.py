@@ -1,0 +1,1 @@
+"""Primitives of the linalg family (being written)."""

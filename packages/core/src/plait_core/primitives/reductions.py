@@ -1,0 +1,1 @@
+"""Primitives of the reductions family (being written)."""

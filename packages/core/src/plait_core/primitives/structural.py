@@ -1,0 +1,1 @@
+"""Primitives of the structural family (being written)."""

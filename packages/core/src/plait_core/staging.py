@@ -1,0 +1,244 @@
+"""Staging Python functions into jaxprs: ``make_jaxpr``, ``eval_shape``.
+
+The staging trace records every primitive bound while the function runs as an
+equation of a jaxpr.  Its tracers point at the jaxpr atom that holds their
+value.  Constants met on the way become literals (scalars) or constvars
+(arrays, and values of enclosing transformations, which are constants here).
+"""
+
+from __future__ import annotations
+
+import builtins
+import functools
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from plait_core import dtypes
+from plait_core.abstract import ShapeDtypeStruct, ShapedArray, get_aval, to_numpy
+from plait_core.jaxpr import Atom, ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
+from plait_core.primitive import Primitive
+from plait_core.trace import Trace, Tracer, transformation
+from plait_core.tree_util import PyTreeDef, tree_flatten, tree_unflatten
+
+_PY_SCALARS = (builtins.bool, builtins.int, builtins.float, builtins.complex)
+
+
+class StagingTracer(Tracer):
+    """A value being staged: its abstract value and the atom that will hold it."""
+
+    __slots__ = ("aval", "atom")  # type: ignore[assignment]
+
+    def __init__(self, trace: StagingTrace, aval: ShapedArray, atom: Atom) -> None:
+        self._trace = trace
+        self.aval = aval  # type: ignore[misc]
+        self.atom = atom
+
+
+class StagingTrace(Trace):
+    """Builds a jaxpr from the primitives bound while it is current."""
+
+    __slots__ = ("invars", "eqns", "constvars", "constvals", "_const_ids")
+
+    def __init__(self, parent: Trace | None = None) -> None:
+        super().__init__(parent)
+        self.invars: list[Var] = []
+        self.eqns: list[JaxprEqn] = []
+        self.constvars: list[Var] = []
+        self.constvals: list[Any] = []
+        self._const_ids: dict[int, Var] = {}
+
+    def describe(self) -> str:
+        return "staging to a jaxpr"
+
+    def new_arg(self, aval: ShapedArray) -> StagingTracer:
+        """A fresh input of the jaxpr."""
+        var = Var(aval)
+        self.invars.append(var)
+        return StagingTracer(self, aval, var)
+
+    def const_atom(self, x: Any, prim: Primitive | None) -> Atom:
+        """The atom for a value that is not one of this trace's tracers."""
+        t = type(x)
+        if t in _PY_SCALARS:
+            return Literal(x, get_aval(x))
+        if isinstance(x, Tracer):
+            self.check_foreign_tracer(x, prim)
+        elif isinstance(x, np.generic) or (t is np.ndarray and x.shape == ()):
+            val = to_numpy(x)
+            return Literal(val, ShapedArray((), val.dtype, False))
+        var = self._const_ids.get(id(x))
+        if var is None:
+            where = f"argument of {prim.name}" if prim is not None else "value"
+            if prim is not None and not isinstance(x, Tracer):
+                where = f"an argument of {prim.name}"
+            aval = get_aval(x, where).strip_weak_type() if not isinstance(x, Tracer) else x.aval
+            var = Var(aval)
+            self._const_ids[id(x)] = var
+            self.constvars.append(var)
+            self.constvals.append(x)
+        return var
+
+    def to_atom(self, x: Any) -> Atom:
+        """The atom holding ``x`` (one of our tracers, or a constant)."""
+        if type(x) is StagingTracer and x._trace is self:
+            return x.atom
+        return self.const_atom(x, None)
+
+    def process_primitive(self, prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> Any:
+        atoms: list[Atom] = []
+        avals: list[ShapedArray] = []
+        for x in args:
+            if type(x) is StagingTracer and x._trace is self:
+                atoms.append(x.atom)
+                avals.append(x.aval)
+            else:
+                a = self.const_atom(x, prim)
+                atoms.append(a)
+                avals.append(a.aval)
+        out = prim.abstract_eval(*avals, **params)
+        if prim.fold_literals and all(type(a) is Literal for a in atoms):
+            value = prim.impl(*[to_numpy(a.val) for a in atoms], **params)  # type: ignore[union-attr]
+            if np.shape(value) == ():
+                return StagingTracer(self, out, Literal(np.asarray(value, out.dtype), out))
+        if prim.multiple_results:
+            outvars = [Var(a) for a in out]
+            self.eqns.append(JaxprEqn(prim, atoms, outvars, params))
+            return [StagingTracer(self, v.aval, v) for v in outvars]
+        var = Var(out)
+        self.eqns.append(JaxprEqn(prim, atoms, [var], params))
+        return StagingTracer(self, out, var)
+
+    def to_closed_jaxpr(self, outs: Sequence[Any]) -> ClosedJaxpr:
+        """Finish: the closed jaxpr whose outputs are ``outs``."""
+        out_atoms = [self.to_atom(x) for x in outs]
+        jaxpr = Jaxpr(self.constvars, self.invars, out_atoms, self.eqns)
+        return ClosedJaxpr(jaxpr, self.constvals)
+
+
+def trace_to_jaxpr(fun: Callable[..., Sequence[Any]], in_avals: Sequence[ShapedArray]) -> ClosedJaxpr:
+    """Stage ``fun`` (flat: arrays in, a sequence of arrays out) into a closed jaxpr."""
+    trace = StagingTrace()
+    with transformation(trace):
+        args = [trace.new_arg(a) for a in in_avals]
+        outs = fun(*args)
+        if not isinstance(outs, (list, tuple)):
+            raise TypeError(f"trace_to_jaxpr: the function must return a list or tuple, got {type(outs).__name__}")
+        return trace.to_closed_jaxpr(outs)
+
+
+def shaped_abstractify(x: Any, where: str = "argument") -> ShapedArray:
+    """The abstract value a traced input takes: arrays and scalars by
+    :func:`get_aval`; ``ShapeDtypeStruct`` and anything with shape and dtype
+    by those."""
+    if isinstance(x, ShapeDtypeStruct):
+        return ShapedArray(x.shape, dtypes.canonicalize_dtype(x.dtype), x.weak_type)
+    try:
+        return get_aval(x, where)
+    except TypeError:
+        if hasattr(x, "shape") and hasattr(x, "dtype"):
+            return ShapedArray(tuple(x.shape), dtypes.canonicalize_dtype(x.dtype), False)
+        raise
+
+
+def _check_output_leaves(leaves: list[Any], out_tree: PyTreeDef, what: str) -> None:
+    for i, leaf in enumerate(leaves):
+        if isinstance(leaf, Tracer):
+            continue
+        try:
+            get_aval(leaf)
+        except TypeError:
+            raise TypeError(
+                f"{what}: output leaf {i} of the returned tree {out_tree} has type "
+                f"{type(leaf).__name__}, which is not an array"
+            ) from None
+
+
+def _normalize_static_argnums(static_argnums: int | Sequence[int], nargs: int) -> tuple[int, ...]:
+    nums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+    out = []
+    for n in nums:
+        m = n + nargs if n < 0 else n
+        if not 0 <= m < nargs:
+            raise ValueError(f"static_argnums {n} is out of range for a call with {nargs} positional arguments")
+        out.append(m)
+    return tuple(sorted(set(out)))
+
+
+class TracedFunction:
+    """The result of staging a Python function with pytree inputs and outputs."""
+
+    __slots__ = ("closed_jaxpr", "in_tree", "out_tree")
+
+    def __init__(self, closed_jaxpr: ClosedJaxpr, in_tree: PyTreeDef, out_tree: PyTreeDef) -> None:
+        self.closed_jaxpr = closed_jaxpr
+        self.in_tree = in_tree
+        self.out_tree = out_tree
+
+
+def trace_pytree_function(
+    fun: Callable[..., Any],
+    args: Sequence[Any],
+    kwargs: dict[str, Any],
+    static_argnums: Sequence[int] = (),
+    what: str = "make_jaxpr",
+) -> TracedFunction:
+    """Stage ``fun(*args, **kwargs)`` with pytree inputs and outputs.  Positions
+    in ``static_argnums`` are passed through as Python values."""
+    static = set(static_argnums)
+    dyn_args = [a for i, a in enumerate(args) if i not in static]
+    flat, in_tree = tree_flatten((tuple(dyn_args), kwargs))
+    in_avals = [shaped_abstractify(x, f"{what} argument leaf {i}") for i, x in enumerate(flat)]
+    out_tree_box: list[PyTreeDef] = []
+
+    def flat_fun(*tracers: Any) -> list[Any]:
+        dargs, kw = tree_unflatten(in_tree, tracers)
+        it = iter(dargs)
+        full = [args[i] if i in static else next(it) for i in range(len(args))]
+        out = fun(*full, **kw)
+        leaves, out_tree = tree_flatten(out)
+        _check_output_leaves(leaves, out_tree, what)
+        out_tree_box.append(out_tree)
+        return leaves
+
+    closed = trace_to_jaxpr(flat_fun, in_avals)
+    return TracedFunction(closed, in_tree, out_tree_box[0])
+
+
+def make_jaxpr(
+    fun: Callable[..., Any],
+    static_argnums: int | Sequence[int] = (),
+    axis_env: Sequence[tuple[str, int]] | None = None,
+    return_shape: bool = False,
+) -> Callable[..., Any]:
+    """Return a function that stages ``fun`` on example arguments and returns
+    its :class:`ClosedJaxpr` (print it to read the program).
+
+    Arguments may be arrays, scalars or ``ShapeDtypeStruct``s, in any pytree;
+    ``static_argnums`` are passed to ``fun`` as Python values.  ``axis_env``
+    binds named axes (``[("i", 4)]``) so collectives can be staged.  With
+    ``return_shape=True`` it also returns the output's ``ShapeDtypeStruct`` tree.
+    """
+
+    @functools.wraps(fun)
+    def staged(*args: Any, **kwargs: Any) -> Any:
+        from plait_core.axes import extend_axis_env
+
+        nums = _normalize_static_argnums(static_argnums, len(args))
+        with extend_axis_env(list(axis_env or ())):
+            traced = trace_pytree_function(fun, args, kwargs, nums, "make_jaxpr")
+        if return_shape:
+            shapes = [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in traced.closed_jaxpr.out_avals]
+            return traced.closed_jaxpr, tree_unflatten(traced.out_tree, shapes)
+        return traced.closed_jaxpr
+
+    return staged
+
+
+def eval_shape(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """The shapes and dtypes ``fun(*args, **kwargs)`` would return, as a pytree of
+    ``ShapeDtypeStruct``, computed without doing the work."""
+    traced = trace_pytree_function(fun, args, kwargs, (), "eval_shape")
+    shapes = [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in traced.closed_jaxpr.out_avals]
+    return tree_unflatten(traced.out_tree, shapes)

@@ -1,0 +1,23 @@
+"""Coverage: every primitive of core's catalog has a masking rule or a documented
+"not supported: why" entry."""
+
+import pytest
+from plait_core import all_primitives
+
+import plait_masking
+from plait_masking import masking_rules
+
+
+def test_catalog_is_not_empty() -> None:
+    names = {p.name for p in all_primitives()}
+    assert {"add", "dot_general", "cond", "scan", "closed_call"} <= names
+
+
+@pytest.mark.xfail(strict=True, reason="the masking rules land with issue #6; strict, so this fails once they do")
+def test_every_primitive_has_a_rule() -> None:
+    missing = sorted(p.name for p in masking_rules.missing())
+    assert missing == [], f"plait_masking has no rule for: {', '.join(missing)}"
+
+
+def test_version() -> None:
+    assert plait_masking.__version__ == "0.1.0"

@@ -1,0 +1,80 @@
+"""plait: composable transformations of array programs.
+
+One public API over the plait packages: the language (plait-core) and its
+interpreters.  ``plait.numpy``, ``plait.lax``, ``plait.random``, ``plait.nn``,
+``plait.tree_util`` and ``plait.tree`` are the core modules themselves, so
+``import plait.numpy as pnp`` works as ``import jax.numpy as jnp`` does.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import plait_autodiff
+import plait_batching
+import plait_core
+import plait_dispatch
+import plait_masking
+from plait_core import (
+    ClosedJaxpr,
+    ConcretizationTypeError,
+    DeletedArrayError,
+    ShapeDtypeStruct,
+    ShapedArray,
+    TracerLeakError,
+    UnboundAxisNameError,
+    config,
+    enable_x64,
+    eval_jaxpr,
+    eval_shape,
+    make_jaxpr,
+)
+from plait_core import lax as lax
+from plait_core import numpy as numpy
+from plait_core import nn as nn
+from plait_core import random as random
+from plait_core import tree as tree
+from plait_core import tree_util as tree_util
+
+for _name, _module in {
+    "numpy": numpy,
+    "lax": lax,
+    "random": random,
+    "nn": nn,
+    "tree": tree,
+    "tree_util": tree_util,
+}.items():
+    sys.modules[f"{__name__}.{_name}"] = _module
+
+__version__ = "0.1.0"
+
+#: The versions of the packages this installation is made of.
+package_versions = {
+    "plait-core": plait_core.__version__,
+    "plait-autodiff": plait_autodiff.__version__,
+    "plait-batching": plait_batching.__version__,
+    "plait-masking": plait_masking.__version__,
+    "plait-dispatch": plait_dispatch.__version__,
+}
+
+__all__ = [
+    "ClosedJaxpr",
+    "ConcretizationTypeError",
+    "DeletedArrayError",
+    "ShapeDtypeStruct",
+    "ShapedArray",
+    "TracerLeakError",
+    "UnboundAxisNameError",
+    "config",
+    "enable_x64",
+    "eval_jaxpr",
+    "eval_shape",
+    "lax",
+    "make_jaxpr",
+    "nn",
+    "numpy",
+    "package_versions",
+    "random",
+    "tree",
+    "tree_util",
+]
