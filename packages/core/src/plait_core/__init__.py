@@ -6,10 +6,16 @@ batching, masking, dispatch) register rules for these primitives in their own
 packages; core never imports them.
 """
 
-from plait_core import dtypes, errors, tree_util
+from plait_core import (
+    dtypes,
+    errors,
+    lax,
+    primitives,
+    tree_util,
+)
 from plait_core.abstract import (
-    ShapeDtypeStruct,
     ShapedArray,
+    ShapeDtypeStruct,
     get_aval,
     register_array_type,
     registered_array_types,
@@ -68,8 +74,6 @@ from plait_core.trace import (
     set_eager_backend,
     transformation,
 )
-from plait_core import primitives  # noqa: E402,F401  (defines the catalog)
-from plait_core import lax  # noqa: E402
 
 __version__ = "0.1.0"
 

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from plait_core import dtypes
-from plait_core.dims import Dim, Shape, SymbolicDim, canonicalize_shape
+from plait_core.dims import Dim, InconclusiveDimensionOperation, Shape, SymbolicDim, canonicalize_shape
 
 DType = np.dtype[Any]
 
@@ -24,7 +24,7 @@ DType = np.dtype[Any]
 class ShapedArray:
     """The abstract value of an array: its shape, dtype and whether it is weakly typed."""
 
-    __slots__ = ("shape", "dtype", "weak_type", "_hash")
+    __slots__ = ("_hash", "dtype", "shape", "weak_type")
 
     shape: Shape
     dtype: DType
@@ -82,7 +82,7 @@ class ShapedArray:
             type(other) is ShapedArray
             and self.dtype == other.dtype
             and self.weak_type == other.weak_type
-            and self.shape == other.shape
+            and _same_shape(self.shape, other.shape)
         )
 
     def __hash__(self) -> int:
@@ -93,13 +93,22 @@ class ShapedArray:
 
     def same_type(self, other: ShapedArray) -> bool:
         """Equal shape and dtype, ignoring weak types."""
-        return self.dtype == other.dtype and self.shape == other.shape
+        return self.dtype == other.dtype and _same_shape(self.shape, other.shape)
+
+
+def _same_shape(a: Shape, b: Shape) -> bool:
+    """Structural equality of shapes (symbolic dims compare as polynomials; an
+    undecidable comparison means "not the same")."""
+    try:
+        return a == b
+    except InconclusiveDimensionOperation:
+        return False
 
 
 class ShapeDtypeStruct:
     """A shape and dtype standing in for an array (input or output of ``eval_shape``)."""
 
-    __slots__ = ("shape", "dtype", "weak_type", "sharding")
+    __slots__ = ("dtype", "shape", "sharding", "weak_type")
 
     def __init__(
         self, shape: Sequence[Dim], dtype: Any, *, weak_type: bool = False, sharding: Any = None
@@ -126,7 +135,7 @@ class ShapeDtypeStruct:
     def __eq__(self, other: object) -> bool:
         return (
             isinstance(other, ShapeDtypeStruct)
-            and self.shape == other.shape
+            and _same_shape(self.shape, other.shape)
             and self.dtype == other.dtype
             and self.weak_type == other.weak_type
         )

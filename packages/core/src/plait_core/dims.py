@@ -225,7 +225,7 @@ class SymbolicDim:
 
     The constructor takes ``(monomial, coefficient)`` pairs (or a mapping
     from monomials to coefficients) and normalises them.  It does not
-    simplify: ``SymbolicDim(((), 3))`` and :meth:`const` give a constant
+    simplify: ``SymbolicDim([((), 3)])`` and :meth:`const` give a constant
     ``SymbolicDim``, which compares and hashes like the ``int`` it equals.
     Use :func:`simplify` to get the ``int``.
     """
@@ -469,8 +469,7 @@ class SymbolicDim:
         if _decide_ge(_negate_terms(self._terms), 0):
             return -self
         raise InconclusiveDimensionOperation(
-            f"abs({self}) is inconclusive: the sign of {self} may depend on "
-            f"{_names_text(self.free_names())}"
+            f"abs({self}) is inconclusive: the sign of {self} may depend on {_names_text(self.free_names())}"
         )
 
     def __mul__(self, other: Dim) -> Dim:
@@ -889,9 +888,7 @@ def canonicalize_shape(shape: object, context: str = "shape") -> Shape:
         try:
             entries = tuple(cast(Iterable[object], shape))
         except TypeError:
-            raise TypeError(
-                f"{context}: a shape must be a sequence of dimensions, got {shape!r}"
-            ) from None
+            raise TypeError(f"{context}: a shape must be a sequence of dimensions, got {shape!r}") from None
     out: list[Dim] = []
     for i, d in enumerate(entries):
         out.append(_canonical_dim(d, i, shape, context))
@@ -1002,9 +999,7 @@ def parse_dim(text: str) -> Dim:
     while pos < len(stripped):
         match = _TOKEN.match(stripped, pos)
         if match is None:
-            raise ValueError(
-                f"cannot parse the dimension {text!r}: unexpected {stripped[pos:].lstrip()!r}"
-            )
+            raise ValueError(f"cannot parse the dimension {text!r}: unexpected {stripped[pos:].lstrip()!r}")
         number, name, op = match.groups()
         if number is not None:
             tokens.append(("int", number))

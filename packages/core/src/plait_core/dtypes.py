@@ -13,7 +13,6 @@ With ``x64`` off (the default) 64-bit dtypes are canonicalised to 32 bits.
 from __future__ import annotations
 
 import builtins
-from functools import lru_cache
 from typing import Any
 
 import ml_dtypes
@@ -275,7 +274,7 @@ def dtype_and_weakness(x: Any) -> tuple[DType, bool]:
         return canonicalize_dtype(x.dtype), bool(x.weak_type)
     if hasattr(x, "dtype"):
         return canonicalize_dtype(x.dtype), False
-    if x in (builtins.int, builtins.float, builtins.complex):
+    if x is builtins.int or x is builtins.float or x is builtins.complex:
         return python_scalar_dtype(x(0)), True
     if x is builtins.bool:
         return bool_, False

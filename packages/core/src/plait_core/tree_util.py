@@ -173,9 +173,7 @@ def keystr(keys: KeyPath, *, simple: bool = False, separator: str = "") -> str:
 # ---------------------------------------------------------------------------
 
 _FlattenFn: TypeAlias = "Callable[[Any], tuple[Iterable[Any], Any]]"
-_FlattenWithKeysFn: TypeAlias = (
-    "Callable[[Any], tuple[Iterable[tuple[KeyEntry, Any]], Any]]"
-)
+_FlattenWithKeysFn: TypeAlias = "Callable[[Any], tuple[Iterable[tuple[KeyEntry, Any]], Any]]"
 _UnflattenFn: TypeAlias = "Callable[[Any, Any], Any]"
 
 
@@ -268,9 +266,7 @@ def _custom_spec(node_type: type) -> _NodeSpec:
     try:
         return _registry[node_type]
     except KeyError:
-        raise ValueError(
-            f"{node_type.__qualname__} is not registered as a pytree node type"
-        ) from None
+        raise ValueError(f"{node_type.__qualname__} is not registered as a pytree node type") from None
 
 
 def _classify(t: type) -> _NodeSpec:
@@ -290,8 +286,7 @@ def _register(nodetype: type, spec: _NodeSpec) -> None:
         raise TypeError(f"pytree node types must be classes, got {nodetype!r}")
     if nodetype in _registry:
         raise ValueError(
-            f"Type {nodetype.__module__}.{nodetype.__qualname__} is already "
-            "registered as a pytree node type"
+            f"Type {nodetype.__module__}.{nodetype.__qualname__} is already registered as a pytree node type"
         )
     _registry[nodetype] = spec
     _cache[nodetype] = spec
@@ -301,9 +296,7 @@ def register_pytree_node(
     nodetype: type[_T],
     flatten_func: Callable[[_T], tuple[Iterable[Any], Any]],
     unflatten_func: Callable[[Any, Any], _T],
-    flatten_with_keys_func: (
-        Callable[[_T], tuple[Iterable[tuple[KeyEntry, Any]], Any]] | None
-    ) = None,
+    flatten_with_keys_func: (Callable[[_T], tuple[Iterable[tuple[KeyEntry, Any]], Any]] | None) = None,
 ) -> None:
     """Make instances of exactly ``nodetype`` pytree nodes.
 
@@ -364,9 +357,7 @@ def register_pytree_node_class(cls: _C) -> _C:
     """
     for name in ("tree_flatten", "tree_unflatten"):
         if not callable(getattr(cls, name, None)):
-            raise TypeError(
-                f"register_pytree_node_class: {cls.__qualname__} has no {name} method"
-            )
+            raise TypeError(f"register_pytree_node_class: {cls.__qualname__} has no {name} method")
 
     def flatten(x: Any) -> tuple[Iterable[Any], Any]:
         result: tuple[Iterable[Any], Any] = x.tree_flatten()
@@ -415,22 +406,20 @@ def register_dataclass(
     Children are keyed by :class:`GetAttrKey` in key paths.
     """
     if isinstance(data_fields, str) or isinstance(meta_fields, str):
-        raise TypeError("register_dataclass: data_fields and meta_fields must be "
-                        "sequences of field names, not strings")
+        raise TypeError(
+            "register_dataclass: data_fields and meta_fields must be sequences of field names, not strings"
+        )
     name = nodetype.__qualname__
     if data_fields is None and meta_fields is None:
         if not dataclasses.is_dataclass(nodetype):
             raise TypeError(
-                f"register_dataclass: {name} is not a dataclass; pass data_fields "
-                "and meta_fields explicitly"
+                f"register_dataclass: {name} is not a dataclass; pass data_fields and meta_fields explicitly"
             )
         init_fields = [f for f in dataclasses.fields(nodetype) if f.init]
         data = tuple(f.name for f in init_fields if not f.metadata.get("static", False))
         meta = tuple(f.name for f in init_fields if f.metadata.get("static", False))
     elif data_fields is None or meta_fields is None:
-        raise TypeError(
-            "register_dataclass: pass both data_fields and meta_fields, or neither"
-        )
+        raise TypeError("register_dataclass: pass both data_fields and meta_fields, or neither")
     else:
         data = tuple(data_fields)
         meta = tuple(meta_fields)
@@ -456,8 +445,7 @@ def register_dataclass(
         except TypeError:
             bad = [f for f, v in zip(meta, aux) if not _is_hashable(v)]
             raise TypeError(
-                f"register_dataclass: meta fields of {name} must be hashable; "
-                f"unhashable: {bad}"
+                f"register_dataclass: meta fields of {name} must be hashable; unhashable: {bad}"
             ) from None
         return [getattr(x, f) for f in data], aux
 
@@ -613,9 +601,7 @@ class PyTreeDef:
 
     def compose(self, inner: PyTreeDef) -> PyTreeDef:
         """The structure obtained by putting ``inner`` at every leaf of ``self``."""
-        return _make_treedef(
-            _compose(self._node, inner._node), self._num_leaves * inner._num_leaves
-        )
+        return _make_treedef(_compose(self._node, inner._node), self._num_leaves * inner._num_leaves)
 
 
 def _make_treedef(node: _Node, num_leaves: int) -> PyTreeDef:
@@ -802,9 +788,7 @@ def _flatten_is_leaf(x: Any, leaves: list[Any], is_leaf: Callable[[Any], bool]) 
     return (spec, data, tuple([_flatten_is_leaf(c, leaves, is_leaf) for c in children]))
 
 
-def _flatten_with_path(
-    x: Any, path: KeyPath, out: list[tuple[KeyPath, Any]], is_leaf: IsLeaf
-) -> _Node:
+def _flatten_with_path(x: Any, path: KeyPath, out: list[tuple[KeyPath, Any]], is_leaf: IsLeaf) -> _Node:
     sh = _shallow(x, is_leaf, True)
     if sh is None:
         out.append((path, x))
@@ -815,18 +799,11 @@ def _flatten_with_path(
     return (
         spec,
         data,
-        tuple(
-            [
-                _flatten_with_path(c, (*path, k), out, is_leaf)
-                for k, c in zip(keys, children)
-            ]
-        ),
+        tuple([_flatten_with_path(c, (*path, k), out, is_leaf) for k, c in zip(keys, children)]),
     )
 
 
-def tree_flatten(
-    tree: Any, is_leaf: Callable[[Any], bool] | None = None
-) -> tuple[list[Any], PyTreeDef]:
+def tree_flatten(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> tuple[list[Any], PyTreeDef]:
     """Split ``tree`` into its leaves (in traversal order) and its structure.
 
     Traversal is depth first, visiting children in node order (dicts by
@@ -920,8 +897,7 @@ def tree_unflatten(treedef: PyTreeDef, leaves: Iterable[Any]) -> Any:
     """
     if type(treedef) is not PyTreeDef:
         raise TypeError(
-            f"tree_unflatten: expected a PyTreeDef as first argument, got "
-            f"{type(treedef).__name__}"
+            f"tree_unflatten: expected a PyTreeDef as first argument, got {type(treedef).__name__}"
         )
     if not isinstance(leaves, (list, tuple)):
         leaves = list(leaves)
@@ -1002,9 +978,7 @@ def _match(node: _Node, x: Any, out: list[Any], strict: bool, is_leaf: IsLeaf) -
     if sh is None:
         raise _MismatchError(_describe_node(spec, data, len(children)), _describe_leaf_value(x))
     xspec, xdata, xchildren, _ = sh
-    if xspec is not spec or len(xchildren) != len(children) or not (
-        xdata is data or xdata == data
-    ):
+    if xspec is not spec or len(xchildren) != len(children) or not (xdata is data or xdata == data):
         raise _MismatchError(
             _describe_node(spec, data, len(children)),
             _describe_node(xspec, xdata, len(xchildren)),
@@ -1017,9 +991,7 @@ def _match(node: _Node, x: Any, out: list[Any], strict: bool, is_leaf: IsLeaf) -
             raise
 
 
-def _rest_leaves(
-    fname: str, treedef: PyTreeDef, rest: Sequence[Any], is_leaf: IsLeaf
-) -> list[list[Any]]:
+def _rest_leaves(fname: str, treedef: PyTreeDef, rest: Sequence[Any], is_leaf: IsLeaf) -> list[list[Any]]:
     result = []
     for i, r in enumerate(rest, 1):
         leaves, td = tree_flatten(r, is_leaf)
@@ -1171,9 +1143,7 @@ def tree_transpose(
     if inner_treedef is None:
         subtrees = outer_treedef.flatten_up_to(pytree_to_transpose)
         if not subtrees:
-            raise ValueError(
-                "tree_transpose: cannot infer inner_treedef when outer_treedef has no leaves"
-            )
+            raise ValueError("tree_transpose: cannot infer inner_treedef when outer_treedef has no leaves")
         inner_treedef = tree_structure(subtrees[0])
     leaves, treedef = tree_flatten(pytree_to_transpose)
     expected = outer_treedef.compose(inner_treedef)
@@ -1184,10 +1154,7 @@ def tree_transpose(
         )
     n_inner = inner_treedef.num_leaves
     # leaves[o * n_inner + i] is inner leaf i of outer leaf o.
-    columns = [
-        _unflatten(outer_treedef._node, iter(leaves[i::n_inner]))
-        for i in range(n_inner)
-    ]
+    columns = [_unflatten(outer_treedef._node, iter(leaves[i::n_inner])) for i in range(n_inner)]
     return _unflatten(inner_treedef._node, iter(columns))
 
 
@@ -1197,8 +1164,9 @@ def tree_transpose(
 
 
 def treedef_is_leaf(treedef: PyTreeDef) -> bool:
-    """``True`` if ``treedef`` is a single node: a leaf, or a childless node
-    such as ``None``.  See also :func:`treedef_is_strict_leaf`."""
+    """``True`` if ``treedef`` consists of a single node: a leaf, or a node
+    without children such as ``None`` or ``()``.  See also
+    :func:`treedef_is_strict_leaf`."""
     node = treedef._node
     return node is None or not node[2]
 
@@ -1216,9 +1184,7 @@ def treedef_children(treedef: PyTreeDef) -> list[PyTreeDef]:
 def treedef_tuple(treedefs: Iterable[PyTreeDef]) -> PyTreeDef:
     """The treedef of a tuple whose elements have the given structures."""
     tds = list(treedefs)
-    return _make_treedef(
-        (_TUPLE, None, tuple([t._node for t in tds])), sum(t._num_leaves for t in tds)
-    )
+    return _make_treedef((_TUPLE, None, tuple([t._node for t in tds])), sum(t._num_leaves for t in tds))
 
 
 def all_leaves(iterable: Iterable[Any], is_leaf: Callable[[Any], bool] | None = None) -> bool:
@@ -1265,6 +1231,4 @@ def _partial_unflatten(func: Any, children: Any) -> Partial[Any]:
     return Partial(func, *args, **keywords)
 
 
-register_pytree_with_keys(
-    Partial, _partial_flatten_with_keys, _partial_unflatten, _partial_flatten
-)
+register_pytree_with_keys(Partial, _partial_flatten_with_keys, _partial_unflatten, _partial_flatten)

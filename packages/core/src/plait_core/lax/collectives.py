@@ -1,3 +1,122 @@
-"""lax functions of the collectives family (being written)."""
+"""Named-axis collectives: ``psum``, ``pmean``, ``pmax``, ``pmin``,
+``all_gather`` and ``axis_index``, with JAX's names and signatures.
 
-__all__: list[str] = []
+``axis_name`` is an axis name bound by an enclosing ``vmap(...,
+axis_name=...)`` (or by ``make_jaxpr(..., axis_env=...)``), or a tuple of
+such names to act over several axes at once.  An unbound name raises
+:class:`~plait_core.errors.UnboundAxisNameError`, a ``NameError``.  The
+reductions and ``all_gather`` apply to every leaf of a pytree.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from typing import Any
+
+from plait_core import dtypes
+from plait_core.abstract import get_aval
+from plait_core.primitive import Primitive
+from plait_core.primitives.collectives import (
+    all_gather_p,
+    axis_index_p,
+    axis_names,
+    pmax_p,
+    pmean_p,
+    pmin_p,
+    psum_p,
+)
+from plait_core.tree_util import tree_flatten, tree_unflatten
+
+__all__ = ["all_gather", "axis_index", "pmax", "pmean", "pmin", "psum"]
+
+
+def _no_groups(what: str, axis_index_groups: Any) -> None:
+    if axis_index_groups is not None:
+        raise NotImplementedError(f"{what}: axis_index_groups is not supported")
+
+
+def _names(what: str, axis_name: Any) -> tuple[Hashable, ...]:
+    names = axis_names(axis_name)
+    if not names:
+        raise ValueError(f"{what}: axis_name must name at least one axis, got {axis_name!r}")
+    return names
+
+
+def _map_leaves(what: str, x: Any, fn: Any) -> Any:
+    leaves, tree = tree_flatten(x)
+    out = []
+    for i, leaf in enumerate(leaves):
+        get_aval(leaf, f"{what} argument leaf {i}")
+        out.append(fn(leaf))
+    return tree_unflatten(tree, out)
+
+
+def _reduce(prim: Primitive, x: Any, axis_name: Any, axis_index_groups: Any) -> Any:
+    _no_groups(prim.name, axis_index_groups)
+    axes = _names(prim.name, axis_name)
+    return _map_leaves(prim.name, x, lambda leaf: prim.bind(leaf, axes=axes))
+
+
+def psum(x: Any, axis_name: Any, *, axis_index_groups: Any = None) -> Any:
+    """The sum of ``x`` over the named axis (or axes), for every leaf of the
+    pytree ``x``.  Boolean leaves are summed as int32."""
+
+    def one(leaf: Any) -> Any:
+        if dtypes.is_bool(get_aval(leaf).dtype):
+            from plait_core.lax.elementwise import convert_element_type
+
+            leaf = convert_element_type(leaf, dtypes.int32)
+        return leaf
+
+    _no_groups("psum", axis_index_groups)
+    return _reduce(psum_p, _map_leaves("psum", x, one), axis_name, None)
+
+
+def pmean(x: Any, axis_name: Any, *, axis_index_groups: Any = None) -> Any:
+    """The mean of ``x`` over the named axis (or axes), for every leaf.
+    Integer leaves give floating-point means."""
+    return _reduce(pmean_p, x, axis_name, axis_index_groups)
+
+
+def pmax(x: Any, axis_name: Any, *, axis_index_groups: Any = None) -> Any:
+    """The maximum of ``x`` over the named axis (or axes), for every leaf."""
+    return _reduce(pmax_p, x, axis_name, axis_index_groups)
+
+
+def pmin(x: Any, axis_name: Any, *, axis_index_groups: Any = None) -> Any:
+    """The minimum of ``x`` over the named axis (or axes), for every leaf."""
+    return _reduce(pmin_p, x, axis_name, axis_index_groups)
+
+
+def all_gather(x: Any, axis_name: Any, *, axis_index_groups: Any = None, axis: int = 0, tiled: bool = False) -> Any:
+    """Every position's ``x`` along the named axis, gathered into each.
+
+    Without ``tiled`` the values are stacked along a new axis at position
+    ``axis`` (of size the axis size); with ``tiled`` they are concatenated
+    along the existing axis ``axis``.  Negative ``axis`` counts from the end."""
+    _no_groups("all_gather", axis_index_groups)
+    names = _names("all_gather", axis_name)
+    name_param: Any = names if isinstance(axis_name, (tuple, list)) else names[0]
+    if type(axis) is not int:
+        raise TypeError(f"all_gather: axis must be an int, got {axis!r}")
+    if type(tiled) is not bool:
+        raise TypeError(f"all_gather: tiled must be a bool, got {tiled!r}")
+
+    def one(leaf: Any) -> Any:
+        ndim = get_aval(leaf).ndim
+        limit = ndim if tiled else ndim + 1
+        if not -limit <= axis < limit:
+            raise ValueError(
+                f"all_gather: axis {axis} is out of range for an operand of type "
+                f"{get_aval(leaf).str_short()} (tiled={tiled}: -{limit} <= axis < {limit})"
+            )
+        return all_gather_p.bind(leaf, axis_name=name_param, axis=axis % limit, tiled=tiled)
+
+    return _map_leaves("all_gather", x, one)
+
+
+def axis_index(axis_name: Any) -> Any:
+    """This position's index along the named axis, an int32 scalar (for a
+    tuple of names, the index in the row-major flattening of those axes)."""
+    names = _names("axis_index", axis_name)
+    return axis_index_p.bind(axis_name=names if isinstance(axis_name, (tuple, list)) else names[0])

@@ -1,0 +1,1 @@
+"""Side-by-side benchmarks of plait and (when importable) JAX 0.10.2."""

@@ -1,0 +1,176 @@
+"""``plait.nn``: activation functions and friends, built from ``plait.numpy``.
+
+Each function is an ordinary composition of primitives, so every
+transformation applies to it.  Numerically sensitive ones (``softplus``,
+``log_sigmoid``, ``logsumexp``, ``softmax``) are written in their stable forms.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from plait_core import lax
+from plait_core import numpy as pnp
+
+Array = Any
+Axis = int | Sequence[int] | None
+
+
+def relu(x: Array) -> Array:
+    """``max(x, 0)``."""
+    return pnp.maximum(x, 0)
+
+
+def relu6(x: Array) -> Array:
+    """``min(max(x, 0), 6)``."""
+    return pnp.minimum(pnp.maximum(x, 0), 6)
+
+
+def sigmoid(x: Array) -> Array:
+    """The logistic function ``1 / (1 + exp(-x))``."""
+    return lax.logistic(pnp.asarray(x))
+
+
+def log_sigmoid(x: Array) -> Array:
+    """``log(sigmoid(x))``, stable for large ``|x|``."""
+    return -softplus(-pnp.asarray(x))
+
+
+def softplus(x: Array) -> Array:
+    """``log(1 + exp(x))``, stable for large ``|x|``."""
+    x = pnp.asarray(x)
+    return pnp.maximum(x, 0) + pnp.log1p(pnp.exp(-pnp.abs(x)))
+
+
+def silu(x: Array) -> Array:
+    """``x * sigmoid(x)`` (a.k.a. swish)."""
+    return x * sigmoid(x)
+
+
+swish = silu
+
+
+def gelu(x: Array, approximate: bool = True) -> Array:
+    """Gaussian error linear unit; the tanh approximation by default, as JAX."""
+    x = pnp.asarray(x)
+    if approximate:
+        c = np.sqrt(2.0 / np.pi)
+        return 0.5 * x * (1.0 + pnp.tanh(c * (x + 0.044715 * (x * x * x))))
+    return 0.5 * x * (1.0 + lax.erf(x / np.sqrt(2.0)))
+
+
+def elu(x: Array, alpha: float = 1.0) -> Array:
+    """``x`` if positive else ``alpha * (exp(x) - 1)``."""
+    x = pnp.asarray(x)
+    return pnp.where(x > 0, x, alpha * pnp.expm1(pnp.minimum(x, 0)))
+
+
+def celu(x: Array, alpha: float = 1.0) -> Array:
+    """``max(x, 0) + alpha * min(exp(x / alpha) - 1, 0)``."""
+    x = pnp.asarray(x)
+    return pnp.maximum(x, 0) + alpha * pnp.minimum(pnp.expm1(x / alpha), 0)
+
+
+def selu(x: Array) -> Array:
+    """Scaled ELU with the self-normalising constants."""
+    alpha, scale = 1.6732632423543772, 1.0507009873554805
+    return scale * elu(x, alpha)
+
+
+def leaky_relu(x: Array, negative_slope: float = 0.01) -> Array:
+    """``x`` if non-negative else ``negative_slope * x``."""
+    x = pnp.asarray(x)
+    return pnp.where(x >= 0, x, negative_slope * x)
+
+
+def hard_tanh(x: Array) -> Array:
+    """``clip(x, -1, 1)``."""
+    return pnp.clip(x, -1, 1)
+
+
+def hard_sigmoid(x: Array) -> Array:
+    """``relu6(x + 3) / 6``."""
+    return relu6(pnp.asarray(x) + 3.0) / 6.0
+
+
+def hard_swish(x: Array) -> Array:
+    """``x * hard_sigmoid(x)``."""
+    return pnp.asarray(x) * hard_sigmoid(x)
+
+
+def glu(x: Array, axis: int = -1) -> Array:
+    """Gated linear unit: the first half of ``x`` along ``axis`` times the sigmoid of the second."""
+    a, b = pnp.split(x, 2, axis=axis)
+    return a * sigmoid(b)
+
+
+def logsumexp(x: Array, axis: Axis = None, keepdims: bool = False, b: Array | None = None) -> Array:
+    """``log(sum(b * exp(x)))`` over ``axis``, stable: the maximum is subtracted first."""
+    x = pnp.asarray(x)
+    m = lax.stop_gradient(pnp.max(x, axis=axis, keepdims=True))
+    m = pnp.where(pnp.isfinite(m), m, 0)
+    e = pnp.exp(x - m)
+    if b is not None:
+        e = e * b
+    s = pnp.sum(e, axis=axis, keepdims=True)
+    out = pnp.log(s) + m
+    if not keepdims:
+        out = pnp.squeeze(out, axis=_normalize_axes(axis, x.ndim))
+    return out
+
+
+def _normalize_axes(axis: Axis, ndim: int) -> tuple[int, ...]:
+    if axis is None:
+        return tuple(range(ndim))
+    if isinstance(axis, int):
+        axis = (axis,)
+    return tuple(a + ndim if a < 0 else a for a in axis)
+
+
+def softmax(x: Array, axis: Axis = -1, where: Array | None = None) -> Array:
+    """``exp(x) / sum(exp(x))`` over ``axis``, stable."""
+    x = pnp.asarray(x)
+    if where is not None:
+        x = pnp.where(where, x, -np.inf)
+    m = lax.stop_gradient(pnp.max(x, axis=axis, keepdims=True))
+    e = pnp.exp(x - m)
+    if where is not None:
+        e = pnp.where(where, e, 0)
+    return e / pnp.sum(e, axis=axis, keepdims=True)
+
+
+def log_softmax(x: Array, axis: Axis = -1) -> Array:
+    """``x - logsumexp(x)`` over ``axis``."""
+    x = pnp.asarray(x)
+    shifted = x - lax.stop_gradient(pnp.max(x, axis=axis, keepdims=True))
+    return shifted - pnp.log(pnp.sum(pnp.exp(shifted), axis=axis, keepdims=True))
+
+
+def standardize(x: Array, axis: Axis = -1, epsilon: float = 1e-5) -> Array:
+    """``(x - mean) / sqrt(var + epsilon)`` over ``axis``."""
+    x = pnp.asarray(x)
+    mean = pnp.mean(x, axis=axis, keepdims=True)
+    var = pnp.mean(pnp.square(x - mean), axis=axis, keepdims=True)
+    return (x - mean) * lax.rsqrt(var + epsilon)
+
+
+def one_hot(x: Array, num_classes: int, dtype: Any = None, axis: int = -1) -> Array:
+    """One-hot encoding of integer ``x``: a new axis of length ``num_classes``."""
+    x = pnp.asarray(x)
+    classes = pnp.arange(num_classes)
+    ax = axis if axis >= 0 else x.ndim + 1 + axis
+    expanded = pnp.expand_dims(x, ax)
+    shape = [1] * (x.ndim + 1)
+    shape[ax] = num_classes
+    hot = expanded == pnp.reshape(classes, tuple(shape))
+    return hot.astype(dtype if dtype is not None else pnp.float32)
+
+
+__all__ = [
+    "relu", "relu6", "sigmoid", "log_sigmoid", "softplus", "silu", "swish", "gelu", "elu", "celu", "selu",
+    "leaky_relu", "hard_tanh", "hard_sigmoid", "hard_swish", "glu", "logsumexp", "softmax", "log_softmax",
+    "standardize", "one_hot",
+]

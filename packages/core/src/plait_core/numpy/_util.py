@@ -1,0 +1,298 @@
+"""Shared plumbing of ``plait.numpy``: argument checks, dtype promotion,
+NumPy broadcasting on (possibly symbolic) shapes, and axis normalisation.
+
+Every ``plait.numpy`` function funnels its inputs through these helpers, so the
+rules (JAX's weak-type promotion, NumPy's broadcasting, Python-style negative
+axes) and the wording of errors are the same everywhere.
+"""
+
+from __future__ import annotations
+
+import builtins
+import operator
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from plait_core import dtypes, lax
+from plait_core.abstract import ShapedArray, get_aval, registered_array_types
+from plait_core.dims import Dim, Shape, definitely_equal, definitely_equal_shapes, is_symbolic
+from plait_core.trace import Tracer, concrete_or_error
+
+DType = np.dtype[Any]
+Array = Any
+"""An array value: a NumPy array eagerly, a tracer under a transformation, or a
+registered array type (plait-dispatch's device ``Array``)."""
+ArrayLike = Any
+"""Anything an array function accepts: arrays, NumPy scalars, Python scalars."""
+
+_PY_SCALARS = (builtins.bool, builtins.int, builtins.float, builtins.complex)
+
+
+# ---------------------------------------------------------------------------
+# Argument checks
+
+
+def is_python_scalar(x: Any) -> bool:
+    """True for ``bool``, ``int``, ``float`` and ``complex`` (not NumPy scalars)."""
+    return type(x) in _PY_SCALARS
+
+
+def is_array(x: Any) -> bool:
+    """True for values that are arrays in their own right (NumPy arrays and scalars,
+    tracers, registered array types); False for Python scalars and containers."""
+    return (
+        isinstance(x, (np.ndarray, np.generic, Tracer))
+        or type(x) in registered_array_types()
+        or isinstance(x, registered_array_types())
+    )
+
+
+def aval_of(x: Any, name: str, position: int | str = 0) -> ShapedArray:
+    """The abstract value of an argument, or a ``TypeError`` naming the function and
+    the argument (lists and tuples get a hint to use ``asarray``)."""
+    if isinstance(x, (list, tuple)):
+        raise TypeError(
+            f"{name}: argument {position} is a {type(x).__name__}; plait.numpy functions take "
+            "arrays and scalars, not Python sequences (convert with plait.numpy.asarray first)"
+        )
+    return get_aval(x, f"argument {position} of {name}")
+
+
+def check_arraylike(name: str, *args: Any) -> list[ShapedArray]:
+    """Abstract values of ``args``; raises ``TypeError`` for anything not array-like."""
+    return [aval_of(x, name, i) for i, x in enumerate(args)]
+
+
+def shape_of(x: Any) -> Shape:
+    """The shape of an array-like value (``()`` for scalars)."""
+    return get_aval(x).shape
+
+
+def ndim_of(x: Any) -> int:
+    """The rank of an array-like value."""
+    return len(get_aval(x).shape)
+
+
+def dtype_of(x: Any) -> DType:
+    """The canonical dtype of an array-like value."""
+    return get_aval(x).dtype
+
+
+def concrete_int(x: Any, what: str) -> int:
+    """``x`` as a Python int; it must be concrete (``what`` names it in errors)."""
+    x = concrete_or_error(x, what)
+    if isinstance(x, (builtins.bool, np.bool_)):
+        raise TypeError(f"{what} must be an integer, got the boolean {x!r}")
+    try:
+        return operator.index(x)
+    except TypeError:
+        if isinstance(x, np.ndarray) and x.shape == () and dtypes.is_int(x.dtype):
+            return int(x)
+        raise TypeError(f"{what} must be an integer, got {x!r} of type {type(x).__name__}") from None
+
+
+# ---------------------------------------------------------------------------
+# Dtype conversion and promotion
+
+
+def convert(x: Any, dtype: Any, weak_type: builtins.bool = False) -> Array:
+    """``x`` converted to ``dtype`` (no-op when it already has that type)."""
+    dt = np.dtype(dtype)
+    if not is_python_scalar(x):
+        aval = get_aval(x)
+        if aval.dtype == dt and aval.weak_type == weak_type:
+            return x
+        if aval.dtype == dt and not isinstance(x, Tracer):
+            return x
+    return lax._convert_element_type(x, dt, weak_type)
+
+
+def as_array(x: Any, name: str, position: int | str = 0) -> Array:
+    """``x`` as an array value (Python and NumPy scalars become 0-d arrays keeping
+    their weak type); lists and other objects raise ``TypeError``."""
+    aval = aval_of(x, name, position)
+    if isinstance(x, (np.ndarray, Tracer)):
+        return x
+    if is_python_scalar(x) or isinstance(x, np.generic):
+        return lax._convert_element_type(x, aval.dtype, aval.weak_type)
+    return x
+
+
+def result_dtype(name: str, *args: Any) -> tuple[DType, builtins.bool]:
+    """JAX's promotion of ``args``: the dtype and whether the result is weak."""
+    try:
+        return dtypes.result_type_and_weakness(*args)
+    except TypeError as e:
+        raise TypeError(f"{name}: {e}") from None
+
+
+def to_inexact(dtype: DType) -> DType:
+    """``dtype`` if it is floating or complex, else the default float dtype."""
+    return dtype if dtypes.is_inexact(dtype) else dtypes.default_float_dtype()
+
+
+def promote_dtypes(name: str, *args: Any) -> list[Array]:
+    """Convert ``args`` to their common dtype (JAX's lattice, Python scalars weak)."""
+    check_arraylike(name, *args)
+    dt, weak = result_dtype(name, *args)
+    return [convert(x, dt, weak) for x in args]
+
+
+def promote_dtypes_inexact(name: str, *args: Any) -> list[Array]:
+    """As :func:`promote_dtypes`, then integers and booleans become the default float."""
+    check_arraylike(name, *args)
+    dt, weak = result_dtype(name, *args)
+    dt = to_inexact(dt)
+    return [convert(x, dt, weak) for x in args]
+
+
+# ---------------------------------------------------------------------------
+# Broadcasting
+
+
+def _shape_str(shape: Sequence[Dim]) -> str:
+    return "(" + ", ".join(str(d) for d in shape) + ("," if len(shape) == 1 else "") + ")"
+
+
+def broadcast_shapes(name: str, *shapes: Sequence[Dim]) -> Shape:
+    """NumPy's broadcast of ``shapes`` (dims may be symbolic); ``ValueError`` naming
+    ``name`` and every shape when they are incompatible."""
+    if not shapes:
+        return ()
+    first = tuple(shapes[0])
+    if all(definitely_equal_shapes(first, s) for s in shapes[1:]):
+        return first
+    rank = max(len(s) for s in shapes)
+    out: list[Dim] = []
+    for i in range(rank):
+        result: Dim = 1
+        for s in shapes:
+            j = len(s) - rank + i
+            if j < 0:
+                continue
+            d = s[j]
+            if definitely_equal(d, result) or definitely_equal(d, 1):
+                continue
+            if definitely_equal(result, 1):
+                result = d
+                continue
+            listed = ", ".join(_shape_str(s) for s in shapes)
+            raise ValueError(f"{name}: shapes {listed} cannot be broadcast together "
+                             f"(dimension {i - rank} has sizes {result} and {d})")
+        out.append(result)
+    return tuple(out)
+
+
+def broadcast_to_shape(x: Any, shape: Sequence[Dim], name: str = "broadcast_to") -> Array:
+    """``x`` broadcast to ``shape`` by NumPy's rules (trailing dimensions aligned)."""
+    shape = tuple(shape)
+    aval = get_aval(x)
+    if definitely_equal_shapes(aval.shape, shape) and not is_python_scalar(x):
+        return x
+    nlead = len(shape) - aval.ndim
+    ok = nlead >= 0 and all(
+        definitely_equal(d, 1) or definitely_equal(d, shape[nlead + i]) for i, d in enumerate(aval.shape)
+    )
+    if not ok:
+        raise ValueError(f"{name}: cannot broadcast an array of shape {_shape_str(aval.shape)} "
+                         f"to the shape {_shape_str(shape)}")
+    if is_python_scalar(x):
+        x = lax._convert_element_type(x, aval.dtype, aval.weak_type)
+    return lax.broadcast_in_dim(x, shape, tuple(range(nlead, len(shape))))
+
+
+def broadcast_args(name: str, *args: Any) -> list[Array]:
+    """Broadcast ``args`` to their common shape."""
+    shapes = [shape_of(x) for x in args]
+    shape = broadcast_shapes(name, *shapes)
+    return [broadcast_to_shape(x, shape, name) for x in args]
+
+
+def promote_args(name: str, *args: Any) -> list[Array]:
+    """Common dtype and common shape: the inputs of a NumPy binary function."""
+    return broadcast_args(name, *promote_dtypes(name, *args))
+
+
+def promote_args_inexact(name: str, *args: Any) -> list[Array]:
+    """As :func:`promote_args`, computing in a floating (or complex) dtype."""
+    return broadcast_args(name, *promote_dtypes_inexact(name, *args))
+
+
+# ---------------------------------------------------------------------------
+# Axes
+
+
+def canonicalize_axis(axis: Any, ndim: int, name: str, argname: str = "axis") -> int:
+    """A non-negative axis; ``AxisError`` (a ``ValueError``) when out of range,
+    ``TypeError`` when not an integer."""
+    if isinstance(axis, (builtins.bool, np.bool_)):
+        raise TypeError(f"{name}: {argname} must be an integer, got {axis!r}")
+    try:
+        a = operator.index(axis)
+    except TypeError:
+        raise TypeError(f"{name}: {argname} must be an integer, got {axis!r} of type "
+                        f"{type(axis).__name__}") from None
+    if not -ndim <= a < ndim:
+        raise np.exceptions.AxisError(
+            f"{name}: {argname} {a} is out of bounds for an array of rank {ndim}")
+    return a + ndim if a < 0 else a
+
+
+def canonicalize_axes(axis: Any, ndim: int, name: str, argname: str = "axis") -> tuple[int, ...]:
+    """``None`` (every axis), an int or a sequence of ints, as sorted-as-given
+    non-negative axes; repeated axes are a ``ValueError``."""
+    if axis is None:
+        return tuple(range(ndim))
+    items = axis if isinstance(axis, (tuple, list)) else (axis,)
+    out = tuple(canonicalize_axis(a, ndim, name, argname) for a in items)
+    if len(set(out)) != len(out):
+        raise ValueError(f"{name}: repeated axis in {argname}={axis!r}")
+    return out
+
+
+# ---------------------------------------------------------------------------
+# Dimensions as values
+
+
+def dim_as_value(d: Dim) -> Any:
+    """A dimension as a value usable in arithmetic (``mean`` divides by one).
+
+    Constant dimensions are Python ints (weakly typed).  Symbolic dimensions are
+    not supported here yet: masking extends this helper to stage them."""
+    if is_symbolic(d):
+        if getattr(d, "is_constant", False):
+            return d.constant_term  # type: ignore[union-attr]
+        raise TypeError(
+            f"the symbolic size {d} cannot be used as a value (for example as the divisor of "
+            "mean or var): symbolic sizes as values are not supported here yet"
+        )
+    return operator.index(d)
+
+
+def shape_str(shape: Sequence[Dim]) -> str:
+    """A shape written as NumPy writes it: ``(3,)``, ``(2, n)``."""
+    return _shape_str(shape)
+
+
+def full_like_value(x: Any, value: Any, dtype: Any = None) -> Array:
+    """An array shaped like ``x`` filled with ``value`` (dtype of ``x`` by default)."""
+    aval = get_aval(x)
+    dt = aval.dtype if dtype is None else np.dtype(dtype)
+    weak = aval.weak_type if dtype is None else False
+    scalar = lax._convert_element_type(value, dt, weak)
+    return lax.broadcast_in_dim(scalar, aval.shape, ())
+
+
+def slice_axis(x: Any, start: Dim, stop: Dim, axis: int, step: int = 1) -> Array:
+    """``x[start:stop:step]`` along ``axis`` (static, non-negative, in-bounds bounds)."""
+    shape = get_aval(x).shape
+    starts = [0] * len(shape)
+    limits = list(shape)
+    starts[axis] = start  # type: ignore[call-overload]
+    limits[axis] = stop
+    strides = None
+    if step != 1:
+        strides = [1] * len(shape)
+        strides[axis] = step
+    return lax.slice(x, tuple(starts), tuple(limits), None if strides is None else tuple(strides))

@@ -1,0 +1,152 @@
+"""Dtype names and promotion helpers of ``plait.numpy``.
+
+The scalar types (``float32``, ``int8``, ``bfloat16``, ...) behave like NumPy's:
+they are accepted wherever a dtype is (``zeros(3, float32)``, ``np.dtype(float32)``),
+compare equal to the matching ``numpy.dtype``, and calling one converts a value:
+``float32(x)`` is ``asarray(x, dtype=float32)`` and works on traced values too.
+
+Promotion follows plait's lattice (:mod:`plait_core.dtypes`): Python scalars are
+weakly typed, ``int8`` with ``uint8`` gives ``int16``, ``bfloat16`` with
+``float16`` gives ``float32``, and with ``x64`` off 64-bit types are narrowed.
+"""
+
+from __future__ import annotations
+
+import builtins
+from typing import Any
+
+import numpy as np
+from plait_core import dtypes as _core_dtypes
+
+DType = np.dtype[Any]
+
+
+class _ScalarMeta(type):
+    """Metaclass of the scalar types: a class that stands for one dtype."""
+
+    dtype: DType
+
+    def __call__(cls, x: Any) -> Any:
+        from plait_core.numpy.creation import asarray
+
+        return asarray(x, dtype=cls.dtype)
+
+    def __eq__(cls, other: object) -> bool:
+        if isinstance(other, _ScalarMeta):
+            return cls.dtype == other.dtype
+        try:
+            return bool(cls.dtype == np.dtype(other))  # type: ignore[call-overload]
+        except TypeError:
+            return False
+
+    def __ne__(cls, other: object) -> bool:
+        return not cls.__eq__(other)
+
+    def __hash__(cls) -> int:
+        return hash(cls.dtype)
+
+    def __repr__(cls) -> str:
+        return f"plait.numpy.{cls.__name__}"
+
+    def __instancecheck__(cls, instance: object) -> bool:
+        return isinstance(instance, cls.dtype.type)
+
+
+def _scalar_type(name: str, dtype: DType) -> Any:
+    return _ScalarMeta(name, (), {"dtype": dtype, "__doc__": f"The {dtype.name} scalar type; "
+                                  f"``{name}(x)`` converts ``x`` to a {dtype.name} array."})
+
+
+bool_ = _scalar_type("bool_", _core_dtypes.bool_)
+int8 = _scalar_type("int8", _core_dtypes.int8)
+int16 = _scalar_type("int16", _core_dtypes.int16)
+int32 = _scalar_type("int32", _core_dtypes.int32)
+int64 = _scalar_type("int64", _core_dtypes.int64)
+uint8 = _scalar_type("uint8", _core_dtypes.uint8)
+uint16 = _scalar_type("uint16", _core_dtypes.uint16)
+uint32 = _scalar_type("uint32", _core_dtypes.uint32)
+uint64 = _scalar_type("uint64", _core_dtypes.uint64)
+bfloat16 = _scalar_type("bfloat16", _core_dtypes.bfloat16)
+float16 = _scalar_type("float16", _core_dtypes.float16)
+float32 = _scalar_type("float32", _core_dtypes.float32)
+float64 = _scalar_type("float64", _core_dtypes.float64)
+complex64 = _scalar_type("complex64", _core_dtypes.complex64)
+complex128 = _scalar_type("complex128", _core_dtypes.complex128)
+
+# NumPy's aliases for the default widths (canonicalised when used: with x64 off
+# ``float_`` computes in float32, as in JAX).
+float_ = float64
+int_ = int64
+uint = uint64
+complex_ = complex128
+double = float64
+single = float32
+half = float16
+
+# Abstract scalar categories, for ``issubdtype``.
+generic = np.generic
+number = np.number
+integer = np.integer
+signedinteger = np.signedinteger
+unsignedinteger = np.unsignedinteger
+inexact = np.inexact
+floating = np.floating
+complexfloating = np.complexfloating
+
+finfo = _core_dtypes.finfo
+iinfo = _core_dtypes.iinfo
+issubdtype = _core_dtypes.issubdtype
+
+
+def dtype(obj: Any, align: Any = False, copy: Any = False) -> DType:
+    """``numpy.dtype`` of ``obj`` (a dtype, a scalar type, a dtype name, or a value
+    with a ``dtype``), canonicalised: with ``x64`` off 64-bit types become 32-bit,
+    and a Python type gives plait's default for it."""
+    if obj is None:
+        return _core_dtypes.default_float_dtype()
+    if obj in (builtins.int, builtins.float, builtins.complex, builtins.bool):
+        return _core_dtypes.dtype_and_weakness(obj)[0]
+    value_dtype = getattr(obj, "dtype", None)
+    if value_dtype is not None and not isinstance(obj, _ScalarMeta) and not isinstance(obj, type):
+        return _core_dtypes.canonicalize_dtype(value_dtype)
+    try:
+        return _core_dtypes.canonicalize_dtype(np.dtype(obj))
+    except TypeError as e:
+        raise TypeError(f"dtype: cannot interpret {obj!r} as a data type ({e})") from None
+
+
+def promote_types(a: Any, b: Any) -> DType:
+    """The dtype two dtypes promote to under plait's lattice (strong types; not
+    canonicalised, as ``numpy.promote_types``): ``promote_types(int8, uint8)`` is ``int16``."""
+    return _core_dtypes.promote_types(np.dtype(a), np.dtype(b))
+
+
+def result_type(*args: Any, return_weak_type_flag: bool = False) -> Any:
+    """The canonical dtype an operation on ``args`` (arrays, scalars, dtypes) computes
+    in.  Python scalars are weak: ``result_type(int8_array, 1)`` is ``int8``.
+    With ``return_weak_type_flag=True`` returns ``(dtype, weak_type)``."""
+    normalized = [np.dtype(a) if isinstance(a, (_ScalarMeta, str)) else a for a in args]
+    try:
+        dt, weak = _core_dtypes.result_type_and_weakness(*normalized)
+    except TypeError as e:
+        raise TypeError(f"result_type: {e}") from None
+    return (dt, weak) if return_weak_type_flag else dt
+
+
+def can_cast(from_: Any, to: Any, casting: str = "safe") -> bool:
+    """Whether a value of dtype ``from_`` can be cast to ``to`` under ``casting``
+    (NumPy's rules; ``bfloat16`` included)."""
+    src, dst = np.dtype(getattr(from_, "dtype", from_)), np.dtype(to)
+    if casting == "safe" and (src == _core_dtypes.bfloat16 or dst == _core_dtypes.bfloat16):
+        return bool(_core_dtypes.promote_types(src, dst) == dst)
+    return bool(np.can_cast(src, dst, casting=casting))  # type: ignore[arg-type]
+
+
+__all__ = [
+    "bfloat16", "bool_", "can_cast", "complex128", "complex64", "complex_",
+    "complexfloating", "double", "dtype", "finfo", "float16", "float32", "float64",
+    "float_", "floating", "generic", "half", "iinfo", "inexact", "int16", "int32",
+    "int64", "int8", "int_", "integer", "issubdtype", "number", "promote_types",
+    "result_type", "signedinteger", "single", "uint", "uint16", "uint32", "uint64",
+    "uint8", "unsignedinteger",
+]

@@ -1,0 +1,248 @@
+"""Comparisons, logical and bitwise functions, ``where``, ``clip`` and ``isclose``.
+
+Comparisons promote their inputs (JAX's rules) and return booleans.  Logical
+functions treat any non-zero value as true.  Bitwise functions and shifts
+take booleans and integers only; ``right_shift`` is arithmetic for signed
+integers and logical for unsigned ones, as in NumPy.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from plait_core import dtypes, lax
+from plait_core.numpy._util import (
+    Array,
+    ArrayLike,
+    as_array,
+    broadcast_args,
+    check_arraylike,
+    convert,
+    dtype_of,
+    full_like_value,
+    promote_args,
+    promote_args_inexact,
+    promote_dtypes,
+)
+
+BinaryFn = Callable[[ArrayLike, ArrayLike], Array]
+
+
+def _named(fn: Any, name: str, doc: str) -> Any:
+    fn.__name__ = name
+    fn.__qualname__ = name
+    fn.__doc__ = doc
+    return fn
+
+
+# ---------------------------------------------------------------------------
+# Comparisons
+
+
+def _comparison(name: str, op: Callable[[Array, Array], Array], symbol: str) -> BinaryFn:
+    def fn(x1: ArrayLike, x2: ArrayLike, /) -> Array:
+        x1, x2 = promote_args(name, x1, x2)
+        return op(x1, x2)
+
+    return _named(fn, name, f"``x1 {symbol} x2`` elementwise with broadcasting, as booleans.")  # type: ignore[no-any-return]
+
+
+equal = _comparison("equal", lax.eq, "==")
+not_equal = _comparison("not_equal", lax.ne, "!=")
+less = _comparison("less", lax.lt, "<")
+less_equal = _comparison("less_equal", lax.le, "<=")
+greater = _comparison("greater", lax.gt, ">")
+greater_equal = _comparison("greater_equal", lax.ge, ">=")
+
+
+# ---------------------------------------------------------------------------
+# Logical functions
+
+
+def _to_bool(x: Array) -> Array:
+    dt = dtype_of(x)
+    if dtypes.is_bool(dt):
+        return x
+    return lax.ne(x, convert(0, dt))
+
+
+def _logical(name: str, op: Callable[[Array, Array], Array], what: str) -> BinaryFn:
+    def fn(x1: ArrayLike, x2: ArrayLike, /) -> Array:
+        check_arraylike(name, x1, x2)
+        a, b = broadcast_args(name, _to_bool(as_array(x1, name, 0)), _to_bool(as_array(x2, name, 1)))
+        return op(a, b)
+
+    return _named(fn, name, f"The truth value of ``x1 {what} x2`` elementwise (non-zero is true).")  # type: ignore[no-any-return]
+
+
+logical_and = _logical("logical_and", lax.bitwise_and, "AND")
+logical_or = _logical("logical_or", lax.bitwise_or, "OR")
+logical_xor = _logical("logical_xor", lax.bitwise_xor, "XOR")
+
+
+def logical_not(x: ArrayLike, /) -> Array:
+    """The truth value of ``NOT x`` elementwise (non-zero is true)."""
+    return lax.bitwise_not(_to_bool(as_array(x, "logical_not")))
+
+
+# ---------------------------------------------------------------------------
+# Bitwise functions
+
+
+def _require_integral(name: str, x: Array) -> None:
+    dt = dtype_of(x)
+    if not (dtypes.is_bool(dt) or dtypes.is_int(dt)):
+        raise TypeError(f"{name} does not accept {dt.name} inputs; it needs integer or boolean arrays")
+
+
+def _bitwise(name: str, op: Callable[[Array, Array], Array], what: str) -> BinaryFn:
+    def fn(x1: ArrayLike, x2: ArrayLike, /) -> Array:
+        x1, x2 = promote_args(name, x1, x2)
+        _require_integral(name, x1)
+        return op(x1, x2)
+
+    return _named(fn, name, f"The bitwise {what} of integers or booleans, with broadcasting.")  # type: ignore[no-any-return]
+
+
+bitwise_and = _bitwise("bitwise_and", lax.bitwise_and, "AND")
+bitwise_or = _bitwise("bitwise_or", lax.bitwise_or, "OR")
+bitwise_xor = _bitwise("bitwise_xor", lax.bitwise_xor, "XOR")
+
+
+def bitwise_not(x: ArrayLike, /) -> Array:
+    """The bitwise NOT of integers (``~x``); logical NOT of booleans."""
+    x = as_array(x, "bitwise_not")
+    _require_integral("bitwise_not", x)
+    return lax.bitwise_not(x)
+
+
+invert = bitwise_invert = bitwise_not
+
+
+def left_shift(x1: ArrayLike, x2: ArrayLike, /) -> Array:
+    """``x1 << x2`` for integers."""
+    x1, x2 = promote_args("left_shift", x1, x2)
+    if not dtypes.is_int(dtype_of(x1)):
+        raise TypeError(f"left_shift does not accept {dtype_of(x1).name} inputs; it needs integer arrays")
+    return lax.shift_left(x1, x2)
+
+
+def right_shift(x1: ArrayLike, x2: ArrayLike, /) -> Array:
+    """``x1 >> x2`` for integers: arithmetic for signed, logical for unsigned."""
+    x1, x2 = promote_args("right_shift", x1, x2)
+    dt = dtype_of(x1)
+    if not dtypes.is_int(dt):
+        raise TypeError(f"right_shift does not accept {dt.name} inputs; it needs integer arrays")
+    if dtypes.is_unsigned_int(dt):
+        return lax.shift_right_logical(x1, x2)
+    return lax.shift_right_arithmetic(x1, x2)
+
+
+bitwise_left_shift, bitwise_right_shift = left_shift, right_shift
+
+
+# ---------------------------------------------------------------------------
+# Selection
+
+
+def where(condition: ArrayLike, x: ArrayLike | None = None, y: ArrayLike | None = None, /, *,
+          size: int | None = None, fill_value: Any = None) -> Any:
+    """Elements of ``x`` where ``condition`` is true and of ``y`` elsewhere (all three
+    broadcast together; ``x`` and ``y`` are promoted to a common dtype).
+
+    With ``condition`` alone this is :func:`nonzero` (``size`` and ``fill_value``
+    as there)."""
+    if x is None and y is None:
+        from plait_core.numpy.indexing import nonzero
+
+        return nonzero(condition, size=size, fill_value=fill_value)
+    if x is None or y is None:
+        raise ValueError("where: either both x and y must be given, or neither")
+    check_arraylike("where", condition, x, y)
+    x, y = promote_dtypes("where", x, y)
+    cond = _to_bool(as_array(condition, "where"))
+    cond, x, y = broadcast_args("where", cond, x, y)
+    return lax.select_n(cond, y, x)
+
+
+def select(condlist: Sequence[ArrayLike], choicelist: Sequence[ArrayLike], default: ArrayLike = 0) -> Array:
+    """For each element, the choice of the first condition that holds, else ``default``."""
+    if len(condlist) != len(choicelist):
+        raise ValueError(f"select: condlist has {len(condlist)} entries but choicelist has {len(choicelist)}")
+    if not condlist:
+        raise ValueError("select: condlist must not be empty")
+    result = default
+    for cond, choice in reversed(list(zip(condlist, choicelist))):
+        result = where(cond, choice, result)
+    return result
+
+
+def clip(a: ArrayLike, a_min: ArrayLike | None = None, a_max: ArrayLike | None = None, *,
+         min: ArrayLike | None = None, max: ArrayLike | None = None) -> Array:
+    """``a`` limited to ``[a_min, a_max]`` (either bound may be omitted; ``min``/``max``
+    are the NumPy 2 spellings).  Bounds broadcast against ``a``."""
+    lo = a_min if a_min is not None else min
+    hi = a_max if a_max is not None else max
+    out = as_array(a, "clip")
+    if lo is not None:
+        out, lo_ = promote_args("clip", out, lo)
+        out = _maximum(out, lo_)
+    if hi is not None:
+        out, hi_ = promote_args("clip", out, hi)
+        out = _minimum(out, hi_)
+    return out
+
+
+def _maximum(a: Array, b: Array) -> Array:
+    return lax.bitwise_or(a, b) if dtypes.is_bool(dtype_of(a)) else lax.max(a, b)
+
+
+def _minimum(a: Array, b: Array) -> Array:
+    return lax.bitwise_and(a, b) if dtypes.is_bool(dtype_of(a)) else lax.min(a, b)
+
+
+# ---------------------------------------------------------------------------
+# Approximate equality
+
+
+def isclose(a: ArrayLike, b: ArrayLike, rtol: float = 1e-05, atol: float = 1e-08,
+            equal_nan: builtins.bool = False) -> Array:
+    """True where ``|a - b| <= atol + rtol * |b|`` (infinities must match exactly;
+    NaNs are equal only with ``equal_nan``)."""
+    check_arraylike("isclose", a, b)
+    a, b = promote_args("isclose", a, b)
+    dt = dtype_of(a)
+    if not dtypes.is_inexact(dt):
+        a, b = promote_args_inexact("isclose", a, b)
+        dt = dtype_of(a)
+    rdt = dtype_of(lax.abs(a)) if dtypes.is_complex(dt) else dt
+    tolerance = lax.add(convert(atol, rdt), lax.mul(convert(rtol, rdt), lax.abs(b)))
+    close = lax.le(lax.abs(lax.sub(a, b)), tolerance)
+    finite = lax.bitwise_and(lax.is_finite(a), lax.is_finite(b))
+    result = lax.bitwise_or(lax.bitwise_and(close, finite), lax.eq(a, b))
+    if equal_nan:
+        both_nan = lax.bitwise_and(lax.ne(a, a), lax.ne(b, b))
+        result = lax.bitwise_or(result, both_nan)
+    return result
+
+
+def allclose(a: ArrayLike, b: ArrayLike, rtol: float = 1e-05, atol: float = 1e-08,
+             equal_nan: builtins.bool = False) -> Array:
+    """Whether every element of ``a`` is close to ``b`` (see :func:`isclose`)."""
+    close = isclose(a, b, rtol, atol, equal_nan)
+    return lax.reduce_and(close, tuple(range(len(close.shape))))
+
+
+def array_equal(a1: ArrayLike, a2: ArrayLike, equal_nan: builtins.bool = False) -> Any:
+    """True when the arrays have the same shape and elements (NaNs equal with ``equal_nan``)."""
+    check_arraylike("array_equal", a1, a2)
+    x, y = as_array(a1, "array_equal", 0), as_array(a2, "array_equal", 1)
+    if tuple(x.shape) != tuple(y.shape):
+        return full_like_value(convert(False, dtypes.bool_), False)
+    x, y = promote_dtypes("array_equal", x, y)
+    eq = lax.eq(x, y)
+    if equal_nan and dtypes.is_inexact(dtype_of(x)):
+        eq = lax.bitwise_or(eq, lax.bitwise_and(lax.ne(x, x), lax.ne(y, y)))
+    return lax.reduce_and(eq, tuple(range(len(eq.shape))))

@@ -1,0 +1,631 @@
+"""Elementwise arithmetic and transcendental functions under their NumPy names.
+
+Every function promotes its inputs with JAX's rules (Python scalars are weakly
+typed), broadcasts them NumPy-style, and binds ``lax`` operations.  Functions
+that only make sense on real numbers (``sin``, ``sqrt``, ``true_divide``, ...)
+compute in the default float dtype when given integers or booleans; ``//``
+and ``%`` follow Python's floor semantics, built on the truncating ``lax.div``
+and ``lax.rem``.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from plait_core import dtypes, lax
+from plait_core.numpy._util import (
+    Array,
+    ArrayLike,
+    as_array,
+    check_arraylike,
+    convert,
+    dtype_of,
+    full_like_value,
+    promote_args,
+    promote_args_inexact,
+    promote_dtypes_inexact,
+    result_dtype,
+    to_inexact,
+)
+from plait_core.trace import Tracer
+
+UnaryFn = Callable[[ArrayLike], Array]
+BinaryFn = Callable[[ArrayLike, ArrayLike], Array]
+
+
+def _named(fn: Any, name: str, doc: str) -> Any:
+    fn.__name__ = name
+    fn.__qualname__ = name
+    fn.__doc__ = doc
+    return fn
+
+
+def _no_bool(name: str, x: Array) -> None:
+    if dtypes.is_bool(dtype_of(x)):
+        raise TypeError(f"{name} does not accept boolean inputs; convert with astype first")
+
+
+# ---------------------------------------------------------------------------
+# Unary functions computed in floating point
+
+
+def _inexact_unary(name: str, op: Callable[[Array], Array], what: str) -> UnaryFn:
+    def fn(x: ArrayLike, /) -> Array:
+        (x,) = promote_dtypes_inexact(name, x)
+        return op(x)
+
+    return _named(fn, name, f"{what}, elementwise (integers and booleans compute in the default float dtype).")  # type: ignore[no-any-return]
+
+
+def _log_base(base: float) -> Callable[[Array], Array]:
+    def op(x: Array) -> Array:
+        return lax.div(lax.log(x), lax.log(convert(base, dtype_of(x))))
+
+    return op
+
+
+exp = _inexact_unary("exp", lax.exp, "The exponential e**x")
+exp2 = _inexact_unary("exp2", lax.exp2, "Two to the power x")
+log = _inexact_unary("log", lax.log, "The natural logarithm")
+log2 = _inexact_unary("log2", _log_base(2.0), "The base-2 logarithm")
+log10 = _inexact_unary("log10", _log_base(10.0), "The base-10 logarithm")
+log1p = _inexact_unary("log1p", lax.log1p, "log(1 + x), accurate for small x")
+expm1 = _inexact_unary("expm1", lax.expm1, "exp(x) - 1, accurate for small x")
+sin = _inexact_unary("sin", lax.sin, "The sine")
+cos = _inexact_unary("cos", lax.cos, "The cosine")
+tan = _inexact_unary("tan", lax.tan, "The tangent")
+arcsin = _inexact_unary("arcsin", lax.asin, "The inverse sine")
+arccos = _inexact_unary("arccos", lax.acos, "The inverse cosine")
+arctan = _inexact_unary("arctan", lax.atan, "The inverse tangent")
+sinh = _inexact_unary("sinh", lax.sinh, "The hyperbolic sine")
+cosh = _inexact_unary("cosh", lax.cosh, "The hyperbolic cosine")
+tanh = _inexact_unary("tanh", lax.tanh, "The hyperbolic tangent")
+arcsinh = _inexact_unary("arcsinh", lax.asinh, "The inverse hyperbolic sine")
+arccosh = _inexact_unary("arccosh", lax.acosh, "The inverse hyperbolic cosine")
+arctanh = _inexact_unary("arctanh", lax.atanh, "The inverse hyperbolic tangent")
+sqrt = _inexact_unary("sqrt", lax.sqrt, "The non-negative square root")
+cbrt = _inexact_unary("cbrt", lax.cbrt, "The cube root")
+asin, acos, atan = arcsin, arccos, arctan
+asinh, acosh, atanh = arcsinh, arccosh, arctanh
+
+
+def reciprocal(x: ArrayLike, /) -> Array:
+    """``1 / x`` elementwise, computed in floating point (as JAX does)."""
+    (x,) = promote_dtypes_inexact("reciprocal", x)
+    return lax.div(convert(1, dtype_of(x)), x)
+
+
+def deg2rad(x: ArrayLike, /) -> Array:
+    """Degrees to radians."""
+    (x,) = promote_dtypes_inexact("deg2rad", x)
+    return lax.mul(x, convert(np.pi / 180, dtype_of(x)))
+
+
+def rad2deg(x: ArrayLike, /) -> Array:
+    """Radians to degrees."""
+    (x,) = promote_dtypes_inexact("rad2deg", x)
+    return lax.mul(x, convert(180 / np.pi, dtype_of(x)))
+
+
+radians, degrees = deg2rad, rad2deg
+
+
+def sinc(x: ArrayLike, /) -> Array:
+    """The normalised sinc ``sin(pi x) / (pi x)``, with ``sinc(0) == 1``."""
+    (x,) = promote_dtypes_inexact("sinc", x)
+    dt = dtype_of(x)
+    zero = lax.eq(x, convert(0, dt))
+    safe = lax.select_n(zero, x, full_like_value(x, 1))
+    pix = lax.mul(safe, convert(np.pi, dt))
+    return lax.select_n(zero, lax.div(lax.sin(pix), pix), full_like_value(x, 1))
+
+
+# ---------------------------------------------------------------------------
+# Sign, absolute value, rounding
+
+
+def negative(x: ArrayLike, /) -> Array:
+    """``-x`` elementwise (booleans are rejected, as in NumPy)."""
+    x = as_array(x, "negative")
+    _no_bool("negative", x)
+    return lax.neg(x)
+
+
+def positive(x: ArrayLike, /) -> Array:
+    """``+x``: the input itself (booleans are rejected, as in NumPy)."""
+    x = as_array(x, "positive")
+    _no_bool("positive", x)
+    return x
+
+
+def absolute(x: ArrayLike, /) -> Array:
+    """``|x|`` elementwise; unsigned integers and booleans are returned unchanged."""
+    x = as_array(x, "absolute")
+    dt = dtype_of(x)
+    if dtypes.is_unsigned_int(dt) or dtypes.is_bool(dt):
+        return x
+    return lax.abs(x)
+
+
+abs = absolute
+
+
+def sign(x: ArrayLike, /) -> Array:
+    """-1, 0 or 1 by the sign of ``x`` (NaN stays NaN); booleans are rejected."""
+    x = as_array(x, "sign")
+    dt = dtype_of(x)
+    _no_bool("sign", x)
+    if dtypes.is_unsigned_int(dt):
+        return convert(lax.ne(x, convert(0, dt)), dt)
+    return lax.sign(x)
+
+
+def _keep_integers(name: str, op: Callable[[Array], Array]) -> UnaryFn:
+    def fn(x: ArrayLike, /) -> Array:
+        x = as_array(x, name)
+        if not dtypes.is_inexact(dtype_of(x)):
+            return x
+        return op(x)
+
+    return fn
+
+
+def _trunc(x: Array) -> Array:
+    negative_x = lax.lt(x, convert(0, dtype_of(x)))
+    return lax.select_n(negative_x, lax.floor(x), lax.ceil(x))
+
+
+floor = _named(_keep_integers("floor", lax.floor), "floor",
+               "The largest integer not greater than x (integers are returned unchanged).")
+ceil = _named(_keep_integers("ceil", lax.ceil), "ceil",
+              "The smallest integer not less than x (integers are returned unchanged).")
+trunc = _named(_keep_integers("trunc", _trunc), "trunc",
+               "x rounded towards zero (integers are returned unchanged).")
+fix = _named(_keep_integers("fix", _trunc), "fix", "x rounded towards zero (``trunc``).")
+
+
+def _round_even(x: Array) -> Array:
+    return lax.round(x, lax.RoundingMethod.TO_NEAREST_EVEN)
+
+
+rint = _named(_keep_integers("rint", _round_even), "rint",
+              "x rounded to the nearest integer, halves to even (integers are returned unchanged).")
+
+
+def round(a: ArrayLike, decimals: int = 0, out: None = None) -> Array:
+    """``a`` rounded to ``decimals`` decimal places, halves to even (NumPy's ``round``).
+
+    Integers are unchanged for ``decimals >= 0`` and rounded to a multiple of
+    ``10**-decimals`` otherwise."""
+    if out is not None:
+        raise TypeError("round: the out argument is not supported (plait arrays are immutable)")
+    a = as_array(a, "round")
+    if not isinstance(decimals, (builtins.int, np.integer)) or isinstance(decimals, builtins.bool):
+        raise TypeError(f"round: decimals must be an integer, got {decimals!r}")
+    dt = dtype_of(a)
+    if dtypes.is_bool(dt):
+        return a
+    if not dtypes.is_inexact(dt):
+        if decimals >= 0:
+            return a
+        factor = 10 ** (-builtins.int(decimals))
+        as_float = convert(a, dtypes.default_float_dtype())
+        scaled = _round_even(lax.div(as_float, convert(float(factor), dtype_of(as_float))))
+        return convert(lax.mul(scaled, convert(float(factor), dtype_of(as_float))), dt)
+    if decimals == 0:
+        return _round_even(a)
+    factor = convert(10.0 ** builtins.abs(builtins.int(decimals)), dt)
+    if decimals > 0:
+        return lax.div(_round_even(lax.mul(a, factor)), factor)
+    return lax.mul(_round_even(lax.div(a, factor)), factor)
+
+
+around = round
+
+
+# ---------------------------------------------------------------------------
+# Binary arithmetic
+
+
+def add(x1: ArrayLike, x2: ArrayLike, /) -> Array:
+    """``x1 + x2`` elementwise with broadcasting; booleans add as logical or."""
+    x1, x2 = promote_args("add", x1, x2)
+    if dtypes.is_bool(dtype_of(x1)):
+        return lax.bitwise_or(x1, x2)
+    return lax.add(x1, x2)
+
+
+def subtract(x1: ArrayLike, x2: ArrayLike, /) -> Array:
+    """``x1 - x2`` elementwise with broadcasting (booleans are rejected, as in NumPy)."""
+    x1, x2 = promote_args("subtract", x1, x2)
+    _no_bool("subtract", x1)
+    return lax.sub(x1, x2)
+
+
+def multiply(x1: ArrayLike, x2: ArrayLike, /) -> Array:
+    """``x1 * x2`` elementwise with broadcasting; booleans multiply as logical and."""
+    x1, x2 = promote_args("multiply", x1, x2)
+    if dtypes.is_bool(dtype_of(x1)):
+        return lax.bitwise_and(x1, x2)
+    return lax.mul(x1, x2)
+
+
+def true_divide(x1: ArrayLike, x2: ArrayLike, /) -> Array:
+    """``x1 / x2`` elementwise; integers and booleans divide in the default float dtype."""
+    x1, x2 = promote_args_inexact("true_divide", x1, x2)
+    return lax.div(x1, x2)
+
+
+divide = true_divide
+
+
+def _is_negative(x: Array) -> Array:
+    dt = dtype_of(x)
+    if dtypes.is_unsigned_int(dt):
+        return full_like_value(x, False, dtypes.bool_)
+    return lax.lt(x, convert(0, dt))
+
+
+def _int_floor_divmod(x1: Array, x2: Array) -> tuple[Array, Array]:
+    quotient = lax.div(x1, x2)
+    remainder_ = lax.rem(x1, x2)
+    if dtypes.is_unsigned_int(dtype_of(x1)):
+        return quotient, remainder_
+    zero = convert(0, dtype_of(x1))
+    # Truncation rounds towards zero; floor rounds down, which differs exactly when
+    # the remainder is non-zero and the operands have opposite signs.
+    fix_up = lax.bitwise_and(lax.ne(remainder_, zero), lax.ne(_is_negative(remainder_), _is_negative(x2)))
+    one = convert(1, dtype_of(x1))
+    quotient = lax.select_n(fix_up, quotient, lax.sub(quotient, one))
+    remainder_ = lax.select_n(fix_up, remainder_, lax.add(remainder_, x2))
+    return quotient, remainder_
+
+
+def _float_floor_divmod(x1: Array, x2: Array) -> tuple[Array, Array]:
+    dt = dtype_of(x1)
+    zero = convert(0, dt)
+    mod = lax.rem(x1, x2)
+    fix_up = lax.bitwise_and(lax.ne(mod, zero), lax.ne(lax.lt(mod, zero), lax.lt(x2, zero)))
+    mod = lax.select_n(fix_up, mod, lax.add(mod, x2))
+    # (x1 - mod) / x2 is an integer up to rounding error: round it to the nearest.
+    quotient = _round_even(lax.div(lax.sub(x1, mod), x2))
+    by_zero = lax.eq(x2, zero)
+    quotient = lax.select_n(by_zero, quotient, lax.div(x1, x2))
+    return quotient, mod
+
+
+def _floor_divmod(name: str, x1: ArrayLike, x2: ArrayLike) -> tuple[Array, Array]:
+    x1, x2 = promote_args(name, x1, x2)
+    dt = dtype_of(x1)
+    if dtypes.is_bool(dt):
+        raise TypeError(f"{name} does not accept boolean inputs; convert with astype first")
+    if dtypes.is_complex(dt):
+        raise TypeError(f"{name} does not accept complex inputs")
+    if dtypes.is_int(dt):
+        return _int_floor_divmod(x1, x2)
+    return _float_floor_divmod(x1, x2)
+
+
+def floor_divide(x1: ArrayLike, x2: ArrayLike, /) -> Array:
+    """``x1 // x2``: the quotient rounded down (Python's floor division)."""
+    return _floor_divmod("floor_divide", x1, x2)[0]
+
+
+def remainder(x1: ArrayLike, x2: ArrayLike, /) -> Array:
+    """``x1 % x2``: the remainder with the sign of ``x2`` (Python's modulo)."""
+    x1, x2 = promote_args("remainder", x1, x2)
+    dt = dtype_of(x1)
+    if dtypes.is_bool(dt) or dtypes.is_complex(dt):
+        raise TypeError(f"remainder does not accept {dt.name} inputs")
+    mod = lax.rem(x1, x2)
+    if dtypes.is_unsigned_int(dt):
+        return mod
+    zero = convert(0, dt)
+    fix_up = lax.bitwise_and(lax.ne(mod, zero), lax.ne(_is_negative(mod), _is_negative(x2)))
+    return lax.select_n(fix_up, mod, lax.add(mod, x2))
+
+
+mod = remainder
+
+
+def divmod(x1: ArrayLike, x2: ArrayLike, /) -> tuple[Array, Array]:
+    """``(x1 // x2, x1 % x2)`` with Python's floor semantics."""
+    return _floor_divmod("divmod", x1, x2)
+
+
+def fmod(x1: ArrayLike, x2: ArrayLike, /) -> Array:
+    """The remainder of truncated division: it has the sign of ``x1`` (C's ``fmod``)."""
+    x1, x2 = promote_args("fmod", x1, x2)
+    _no_bool("fmod", x1)
+    return lax.rem(x1, x2)
+
+
+def _int_pow(base: Array, exponent: Array) -> Array:
+    """Integer power by binary exponentiation over every bit of the exponent."""
+    dt = dtype_of(base)
+    one = convert(1, dt)
+    acc = full_like_value(base, 1)
+    bits = dt.itemsize * 8
+    negative_exponent = None
+    if dtypes.is_signed_int(dt):
+        negative_exponent = lax.lt(exponent, convert(0, dt))
+        exponent = lax.select_n(negative_exponent, exponent, full_like_value(exponent, 0))
+    for _ in builtins.range(bits):
+        odd = lax.ne(lax.bitwise_and(exponent, one), convert(0, dt))
+        acc = lax.select_n(odd, acc, lax.mul(acc, base))
+        base = lax.mul(base, base)
+        exponent = lax.shift_right_logical(exponent, one)
+    if negative_exponent is not None:
+        acc = lax.select_n(negative_exponent, acc, full_like_value(acc, 0))
+    return acc
+
+
+def _static_int_exponent(x: Any) -> int | None:
+    if type(x) is builtins.int:
+        return x
+    if isinstance(x, np.integer):
+        return builtins.int(x)
+    return None
+
+
+def power(x1: ArrayLike, x2: ArrayLike, /) -> Array:
+    """``x1 ** x2`` elementwise with broadcasting.
+
+    A static integer exponent (a Python or NumPy int) uses ``lax.integer_pow`` and
+    keeps the dtype of ``x1``; integers to negative static powers are a
+    ``ValueError``.  Integer arrays to integer array powers use exact binary
+    exponentiation (negative exponents give 0)."""
+    check_arraylike("power", x1, x2)
+    static = _static_int_exponent(x2)
+    if static is not None and not isinstance(x2, Tracer):
+        dt, weak = result_dtype("power", x1, x2 if type(x2) is builtins.int else static)
+        x = convert(x1, dt, weak)
+        if dtypes.is_bool(dt):
+            raise TypeError("power does not accept boolean inputs; convert with astype first")
+        if dtypes.is_int(dt) and static < 0:
+            raise ValueError(f"power: integers to negative integer powers are not allowed (exponent {static})")
+        return lax.integer_pow(x, static)
+    x1, x2 = promote_args("power", x1, x2)
+    dt = dtype_of(x1)
+    if dtypes.is_bool(dt):
+        raise TypeError("power does not accept boolean inputs; convert with astype first")
+    if dtypes.is_int(dt):
+        return _int_pow(x1, x2)
+    return lax.pow(x1, x2)
+
+
+pow = power
+
+
+def float_power(x1: ArrayLike, x2: ArrayLike, /) -> Array:
+    """``x1 ** x2`` computed in the widest float dtype available (float64 with x64)."""
+    check_arraylike("float_power", x1, x2)
+    wide = dtypes.canonicalize_dtype(dtypes.float64)
+    dt, _ = result_dtype("float_power", x1, x2)
+    if dtypes.is_complex(dt):
+        wide = dtypes.canonicalize_dtype(dtypes.complex128)
+    x1, x2 = promote_args("float_power", convert(x1, wide), convert(x2, wide))
+    return lax.pow(x1, x2)
+
+
+def square(x: ArrayLike, /) -> Array:
+    """``x * x`` elementwise (booleans are rejected)."""
+    x = as_array(x, "square")
+    _no_bool("square", x)
+    return lax.integer_pow(x, 2)
+
+
+def _bool_or(op: Callable[[Array, Array], Array], bool_op: Callable[[Array, Array], Array],
+             name: str, doc: str) -> BinaryFn:
+    def fn(x1: ArrayLike, x2: ArrayLike, /) -> Array:
+        x1, x2 = promote_args(name, x1, x2)
+        if dtypes.is_bool(dtype_of(x1)):
+            return bool_op(x1, x2)
+        return op(x1, x2)
+
+    return _named(fn, name, doc)  # type: ignore[no-any-return]
+
+
+maximum = _bool_or(lax.max, lax.bitwise_or, "maximum",
+                   "The elementwise maximum; NaN in either input gives NaN.")
+minimum = _bool_or(lax.min, lax.bitwise_and, "minimum",
+                   "The elementwise minimum; NaN in either input gives NaN.")
+
+
+def _nan_ignoring(name: str, pick: BinaryFn) -> BinaryFn:
+    def fn(x1: ArrayLike, x2: ArrayLike, /) -> Array:
+        x1, x2 = promote_args(name, x1, x2)
+        if not dtypes.is_inexact(dtype_of(x1)):
+            return pick(x1, x2)
+        picked = pick(x1, x2)
+        picked = lax.select_n(lax.ne(x2, x2), picked, x1)
+        return lax.select_n(lax.ne(x1, x1), picked, x2)
+
+    return fn
+
+
+fmax = _named(_nan_ignoring("fmax", maximum), "fmax",
+              "The elementwise maximum ignoring NaN (NaN only where both inputs are NaN).")
+fmin = _named(_nan_ignoring("fmin", minimum), "fmin",
+              "The elementwise minimum ignoring NaN (NaN only where both inputs are NaN).")
+
+
+def arctan2(x1: ArrayLike, x2: ArrayLike, /) -> Array:
+    """The angle of the point ``(x2, x1)``, in ``[-pi, pi]``."""
+    x1, x2 = promote_args_inexact("arctan2", x1, x2)
+    return lax.atan2(x1, x2)
+
+
+atan2 = arctan2
+
+
+def hypot(x1: ArrayLike, x2: ArrayLike, /) -> Array:
+    """``sqrt(x1**2 + x2**2)`` without intermediate overflow or underflow."""
+    x1, x2 = promote_args_inexact("hypot", x1, x2)
+    a, b = lax.abs(x1), lax.abs(x2)
+    big, small = lax.max(a, b), lax.min(a, b)
+    dt = dtype_of(big)
+    zero = lax.eq(big, convert(0, dt))
+    safe_big = lax.select_n(zero, big, full_like_value(big, 1))
+    ratio = lax.div(small, safe_big)
+    result = lax.mul(big, lax.sqrt(lax.add(convert(1, dt), lax.mul(ratio, ratio))))
+    result = lax.select_n(zero, result, big)
+    # An infinite side makes the hypotenuse infinite even when the other is NaN.
+    is_inf = lax.eq(big, convert(np.inf, dt))
+    return lax.select_n(is_inf, result, big)
+
+
+def nextafter(x1: ArrayLike, x2: ArrayLike, /) -> Array:
+    """The next representable float after ``x1`` in the direction of ``x2``."""
+    x1, x2 = promote_args_inexact("nextafter", x1, x2)
+    return lax.nextafter(x1, x2)
+
+
+def heaviside(x1: ArrayLike, x2: ArrayLike, /) -> Array:
+    """The Heaviside step: 0 for ``x1 < 0``, ``x2`` for ``x1 == 0``, 1 for ``x1 > 0``."""
+    x1, x2 = promote_args_inexact("heaviside", x1, x2)
+    dt = dtype_of(x1)
+    zero = convert(0, dt)
+    step = lax.select_n(lax.gt(x1, zero), full_like_value(x1, 0), full_like_value(x1, 1))
+    return lax.select_n(lax.eq(x1, zero), step, x2)
+
+
+def signbit(x: ArrayLike, /) -> Array:
+    """True where the sign bit is set (``-0.0`` and negative NaNs included)."""
+    x = as_array(x, "signbit")
+    dt = dtype_of(x)
+    if dtypes.is_bool(dt) or dtypes.is_unsigned_int(dt):
+        return full_like_value(x, False, dtypes.bool_)
+    if dtypes.is_signed_int(dt):
+        return lax.lt(x, convert(0, dt))
+    if dtypes.is_complex(dt):
+        raise TypeError("signbit does not accept complex inputs")
+    int_type = {2: dtypes.int16, 4: dtypes.int32, 8: dtypes.int64}[dt.itemsize]
+    bits = lax.bitcast_convert_type(x, int_type)
+    return lax.lt(bits, convert(0, int_type))
+
+
+def copysign(x1: ArrayLike, x2: ArrayLike, /) -> Array:
+    """``|x1|`` with the sign of ``x2``."""
+    x1, x2 = promote_args_inexact("copysign", x1, x2)
+    if dtypes.is_complex(dtype_of(x1)):
+        raise TypeError("copysign does not accept complex inputs")
+    magnitude = lax.abs(x1)
+    return lax.select_n(signbit(x2), magnitude, lax.neg(magnitude))
+
+
+def logaddexp(x1: ArrayLike, x2: ArrayLike, /) -> Array:
+    """``log(exp(x1) + exp(x2))`` computed without overflow."""
+    x1, x2 = promote_args_inexact("logaddexp", x1, x2)
+    big = lax.max(x1, x2)
+    delta = lax.sub(x1, x2)
+    smooth = lax.add(big, lax.log1p(lax.exp(lax.neg(lax.abs(delta)))))
+    # delta is NaN when an input is NaN or both are the same infinity: x1 + x2 is right there.
+    return lax.select_n(lax.ne(delta, delta), smooth, lax.add(x1, x2))
+
+
+def logaddexp2(x1: ArrayLike, x2: ArrayLike, /) -> Array:
+    """``log2(2**x1 + 2**x2)`` computed without overflow."""
+    x1, x2 = promote_args_inexact("logaddexp2", x1, x2)
+    dt = dtype_of(x1)
+    ln2 = convert(np.log(2.0), dt)
+    big = lax.max(x1, x2)
+    delta = lax.sub(x1, x2)
+    tail = lax.div(lax.log1p(lax.exp2(lax.neg(lax.abs(delta)))), ln2)
+    return lax.select_n(lax.ne(delta, delta), lax.add(big, tail), lax.add(x1, x2))
+
+
+# ---------------------------------------------------------------------------
+# Floating-point classification
+
+
+def isfinite(x: ArrayLike, /) -> Array:
+    """True where ``x`` is neither infinite nor NaN (always true for integers)."""
+    x = as_array(x, "isfinite")
+    if not dtypes.is_inexact(dtype_of(x)):
+        return full_like_value(x, True, dtypes.bool_)
+    return lax.is_finite(x)
+
+
+def isnan(x: ArrayLike, /) -> Array:
+    """True where ``x`` is NaN (always false for integers)."""
+    x = as_array(x, "isnan")
+    if not dtypes.is_inexact(dtype_of(x)):
+        return full_like_value(x, False, dtypes.bool_)
+    return lax.ne(x, x)
+
+
+def isinf(x: ArrayLike, /) -> Array:
+    """True where ``x`` is positive or negative infinity (always false for integers)."""
+    x = as_array(x, "isinf")
+    dt = dtype_of(x)
+    if not dtypes.is_inexact(dt):
+        return full_like_value(x, False, dtypes.bool_)
+    return lax.eq(lax.abs(x), convert(np.inf, to_inexact(dtype_of(lax.abs(x)))))
+
+
+def isposinf(x: ArrayLike, /) -> Array:
+    """True where ``x`` is ``+inf``."""
+    x = as_array(x, "isposinf")
+    if not dtypes.is_inexact(dtype_of(x)):
+        return full_like_value(x, False, dtypes.bool_)
+    return lax.eq(x, convert(np.inf, dtype_of(x)))
+
+
+def isneginf(x: ArrayLike, /) -> Array:
+    """True where ``x`` is ``-inf``."""
+    x = as_array(x, "isneginf")
+    if not dtypes.is_inexact(dtype_of(x)):
+        return full_like_value(x, False, dtypes.bool_)
+    return lax.eq(x, convert(-np.inf, dtype_of(x)))
+
+
+def nan_to_num(x: ArrayLike, copy: builtins.bool = True, nan: float = 0.0,
+               posinf: float | None = None, neginf: float | None = None) -> Array:
+    """``x`` with NaN replaced by ``nan`` and infinities by ``posinf``/``neginf``
+    (default: the largest and smallest finite values of the dtype)."""
+    del copy
+    x = as_array(x, "nan_to_num")
+    dt = dtype_of(x)
+    if not dtypes.is_float(dt):
+        return x
+    info = dtypes.finfo(dt)
+    hi = float(info.max) if posinf is None else posinf
+    lo = float(info.min) if neginf is None else neginf
+    out = lax.select_n(lax.ne(x, x), x, full_like_value(x, nan))
+    out = lax.select_n(lax.eq(out, convert(np.inf, dt)), out, full_like_value(x, hi))
+    return lax.select_n(lax.eq(out, convert(-np.inf, dt)), out, full_like_value(x, lo))
+
+
+# ---------------------------------------------------------------------------
+# Real and complex parts (complex support is limited to what lax offers)
+
+
+def real(val: ArrayLike, /) -> Array:
+    """The real part (the input itself for real dtypes)."""
+    val = as_array(val, "real")
+    if dtypes.is_complex(dtype_of(val)):
+        return lax.real(val)
+    return val
+
+
+def imag(val: ArrayLike, /) -> Array:
+    """The imaginary part (zeros for real dtypes)."""
+    val = as_array(val, "imag")
+    if dtypes.is_complex(dtype_of(val)):
+        return lax.imag(val)
+    return full_like_value(val, 0)
+
+
+def conjugate(x: ArrayLike, /) -> Array:
+    """The complex conjugate (the input itself for real dtypes)."""
+    x = as_array(x, "conjugate")
+    if dtypes.is_complex(dtype_of(x)):
+        return lax.conj(x)
+    return x
+
+
+conj = conjugate

@@ -1,0 +1,376 @@
+"""The one module of plait that touches jaxlib.
+
+Everything else in plait-dispatch goes through the functions here, and sees
+jaxlib's objects (clients, devices, buffers, executables) as opaque handles
+typed ``Any``: jaxlib's own typing is partial, and keeping the boundary this
+thin means a jaxlib upgrade is one file's problem.
+
+Facts about ``jaxlib==0.10.2`` that this module relies on, found by trying them
+(CPU client, Python 3.11); each one shapes a choice below:
+
+* ``xla_client.make_cpu_client(num_devices=N)`` makes a client with N CPU
+  devices in ~3 ms, without importing ``jax``.  Devices are hashable, compare
+  by identity (``client.devices()`` returns the same objects each time) and
+  print as ``CpuDevice(id=0)``.
+* Several ``ArrayImpl`` methods call back into the Python package ``jax`` (they
+  ``import jax.core``), which plait must never import: the host transfers
+  ``_single_device_array_to_np_array_did_copy`` and
+  ``_copy_single_device_array_to_host_async``, ``unsafe_buffer_pointer``,
+  ``_arrays``/``_fully_replicated_shard``, ``repr`` of an ``ArrayImpl``, and
+  ``ExecuteResults.disassemble_into_single_device_arrays`` (it builds jax's
+  ``ShapedArray`` avals).  Safe (checked): ``batched_device_put``,
+  ``block_until_ready``, ``is_ready``, ``is_deleted``, ``delete``, ``clone``,
+  ``on_device_size_in_bytes``, ``batched_copy_array_to_devices_with_sharding``,
+  ``compile_and_load``, ``execute_sharded``, ``consume_with_handlers`` with
+  handlers from ``array_result_handler(..., _skip_checks=True)`` (without
+  ``_skip_checks`` it calls ``ArrayImpl._check_and_rearrange``, a method only
+  ``jax`` installs), and ``buffer_to_dlpack_managed_tensor``.
+* So data comes back to the host through DLPack: ``np.from_dlpack`` on the
+  capsule is a zero-copy view that holds an *external reference* on the
+  buffer.  Deleting a buffer while such a reference is alive aborts the whole
+  process (``Check failed: holds_[i] == 0``), and executing with it donated
+  silently skips the donation.  Hence :func:`to_numpy` copies out of the view
+  and drops it at once, under :data:`_hold_lock`, which :func:`delete` takes
+  too; and :func:`dlpack_capsule` exports a private device copy.
+* NumPy refuses DLPack's bfloat16 and float8 type codes; the capsule's
+  ``DLDataType`` (offset 20 of ``DLManagedTensor``) is rewritten to an unsigned
+  integer of the same width and the result viewed as the real dtype.
+* ``batched_device_put(aval, sharding, [x], [device], committed, force_copy,
+  enable_x64=...)`` copies the host data (mutating ``x`` afterwards does not
+  change the buffer).  ``aval`` may be any object with ``shape``, ``dtype``,
+  ``weak_type``, ``ndim``; plait passes its own ``ShapedArray`` and jaxlib
+  hands the very same object back as ``.aval`` of results.  With
+  ``enable_x64=False`` a 64-bit input is silently narrowed, whatever ``aval``
+  says, so callers pass data already canonicalised.
+* ``ArrayImpl`` cannot be subclassed (and monkey-patching it would fight with
+  ``jax`` in the same process), so plait's ``Array`` wraps one.
+* ``clone()`` shares the device buffer: deleting one deletes both.
+* ``batched_copy_array_to_devices_with_sharding`` with ``REUSE_INPUT`` on the
+  same device returns the input object itself; ``DONATE_INPUT`` does not delete
+  the input on the same device and *segfaults* across devices: never used.
+* ``compile_and_load`` needs ``CompileOptions.device_assignment`` set to the
+  target device; the ``DeviceList`` alone still assigns replica 0 to device 0.
+* ``execute_sharded`` on a deleted buffer fails with an unhelpful message
+  ("Expected args ... to have 1 shards, got: [0, 1]"), and on the wrong device
+  with a ``JaxRuntimeError``; callers check liveness and placement first.
+  A donated input (``tf.aliasing_output``) reports ``is_deleted()`` after.
+
+Measured costs (tiny ``add`` of two ``f32[3]``, warm, this machine):
+``execute_sharded`` alone 4.0 us; with ``consume_with_handlers`` and prebuilt
+result handlers 4.7 us; a Python callable as result handler 8.6 us;
+``disassemble_into_single_device_arrays`` 5.4 us (but imports ``jax``);
+``execute`` 5.8 us; ``batched_device_put`` of ``f32[3]`` ~1.5 us; DLPack fetch
+and copy ~1.5 us; ``DeviceList((dev,))`` 0.2 us.  A jitted JAX call of the same
+function measured 4-5 us in the same environment (its dispatch is C++).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import threading
+from collections.abc import Sequence
+from typing import Any, Final
+
+import numpy as np
+
+# Quiet jaxlib's INFO log lines ("PjRt-IFRT device count ...") unless the user
+# asked for them; must be set before jaxlib's C++ logging starts.
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
+
+import jaxlib  # noqa: E402
+import jaxlib._jax as _jax  # noqa: E402
+from jaxlib import xla_client as _xc  # noqa: E402
+
+Device = Any
+"""A jaxlib device (``CpuDevice(id=0)``): opaque outside this module."""
+Buffer = Any
+"""A jaxlib single-device array (``ArrayImpl``): opaque outside this module."""
+Executable = Any
+"""A compiled, loaded jaxlib executable: opaque outside this module."""
+ResultHandler = Any
+"""What turns one output of an execution into a :data:`Buffer`."""
+
+JAXLIB_VERSION: Final[str] = jaxlib.__version__
+XlaRuntimeError: type[Exception] = _xc.XlaRuntimeError
+"""The exception jaxlib raises for runtime and compile failures."""
+
+NUM_CPU_DEVICES_ENV: Final[str] = "PLAIT_NUM_CPU_DEVICES"
+PLATFORM: Final[str] = "cpu"
+
+# ---------------------------------------------------------------------------
+# The client: one per process, made on first use.
+
+_client_lock = threading.Lock()
+_client: Any = None
+_requested_num_devices: int | None = None
+
+
+def _num_devices_from_env() -> int:
+    raw = os.environ.get(NUM_CPU_DEVICES_ENV)
+    if raw is None or raw.strip() == "":
+        return 1
+    try:
+        n = int(raw)
+    except ValueError:
+        raise ValueError(f"{NUM_CPU_DEVICES_ENV} must be a positive integer, got {raw!r}") from None
+    if n < 1:
+        raise ValueError(f"{NUM_CPU_DEVICES_ENV} must be a positive integer, got {raw!r}")
+    return n
+
+
+def set_num_cpu_devices(n: int) -> None:
+    """Ask for ``n`` CPU devices; overrides ``$PLAIT_NUM_CPU_DEVICES``.
+
+    Only possible before the client exists (before the first device, array
+    or computation); afterwards ``RuntimeError`` (the device count of a
+    client is fixed when it is made).
+    """
+    global _requested_num_devices
+    if type(n) is not int or n < 1:
+        raise ValueError(f"set_num_cpu_devices: expected a positive int, got {n!r}")
+    with _client_lock:
+        if _client is not None:
+            have = _client.device_count()
+            if have == n:
+                return
+            raise RuntimeError(
+                f"set_num_cpu_devices({n}): the CPU client already exists with {have} device(s); "
+                f"set it (or ${NUM_CPU_DEVICES_ENV}) before the first use of a device"
+            )
+        _requested_num_devices = n
+
+
+def client() -> Any:
+    """The process's CPU client, made on first call with
+    ``$PLAIT_NUM_CPU_DEVICES`` devices (default 1)."""
+    c = _client
+    if c is not None:
+        return c
+    return _make_client()
+
+
+def _make_client() -> Any:
+    global _client
+    with _client_lock:
+        if _client is None:
+            n = _requested_num_devices or _num_devices_from_env()
+            _client = _xc.make_cpu_client(num_devices=n)
+            _shardings.clear()
+        return _client
+
+
+def make_standalone_client(num_devices: int) -> Any:
+    """A fresh client that is *not* the process's client (for tests of the
+    adapter itself; arrays of different clients must not be mixed)."""
+    return _xc.make_cpu_client(num_devices=num_devices)
+
+
+def devices() -> list[Device]:
+    """All devices of the process's client, in id order."""
+    return list(client().devices())
+
+
+def default_device() -> Device:
+    """The device uncommitted values live on: the first device."""
+    return client().devices()[0]
+
+
+def default_backend() -> str:
+    """The platform name of the client: always ``"cpu"`` here."""
+    return PLATFORM
+
+
+def is_device(obj: object) -> bool:
+    """Whether ``obj`` is a jaxlib device (of any client)."""
+    return isinstance(obj, _xc.Device)
+
+
+def owns_device(device: Device) -> bool:
+    """Whether ``device`` belongs to the process's client."""
+    return any(d is device for d in client().devices())
+
+
+def device_description(device: Device) -> str:
+    """Short text naming a device in messages, e.g. ``cpu:1``."""
+    return f"{device.platform}:{device.id}"
+
+
+# ---------------------------------------------------------------------------
+# Shardings: what jaxlib asks of a sharding for a single-device array.
+
+
+class _SingleDevice(_xc.SingleDeviceSharding):  # type: ignore[misc]
+    """A sharding placing a whole array on one device.
+
+    ``batched_device_put`` and result handlers read ``_device_assignment``,
+    ``_internal_device_list``, ``memory_kind`` and call
+    ``_to_xla_hlo_sharding(ndim)``; the base class supplies ``_device``,
+    ``_internal_device_list`` and ``_memory_kind``.
+    """
+
+    @property
+    def memory_kind(self) -> None:
+        return None
+
+    @property
+    def _device_assignment(self) -> tuple[Device, ...]:
+        return (self._device,)
+
+    def _to_xla_hlo_sharding(self, ndim: int) -> Any:
+        return _xc.HloSharding.replicate()
+
+
+_shardings: dict[Device, Any] = {}
+
+
+def sharding_for(device: Device) -> Any:
+    """The (cached) single-device sharding of ``device``."""
+    s = _shardings.get(device)
+    if s is None:
+        s = _shardings[device] = _SingleDevice(device)
+    return s
+
+
+# ---------------------------------------------------------------------------
+# Host <-> device transfers.
+
+
+def device_put(value: np.ndarray, aval: Any, device: Device, committed: bool) -> Buffer:
+    """Copy a NumPy array (already of ``aval``'s canonical dtype and shape) to
+    ``device``; the result owns its memory."""
+    return _xc.batched_device_put(aval, sharding_for(device), [value], [device], committed, True, enable_x64=True)
+
+
+def copy_buffer(buf: Buffer, device: Device) -> Buffer:
+    """A fresh device copy of ``buf`` on ``device`` (same or another device)."""
+    out = _xc.batched_copy_array_to_devices_with_sharding(
+        [buf], [_xc.DeviceList((device,))], [sharding_for(device)], [_xc.ArrayCopySemantics.ALWAYS_COPY]
+    )
+    return out[0]
+
+
+_hold_lock = threading.Lock()
+"""Serialises DLPack views (external references) against deletion: deleting a
+buffer while a view is alive aborts the process."""
+
+_DL_UINT: Final[int] = 1
+_DL_DTYPE_OFFSET: Final[int] = 20  # DLManagedTensor.dl_tensor.dtype.code
+_NUMPY_DLPACK_KINDS: Final[frozenset[str]] = frozenset("biufc")
+
+_capsule_pointer = ctypes.pythonapi.PyCapsule_GetPointer
+_capsule_pointer.restype = ctypes.c_void_p
+_capsule_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+
+
+class _Capsule:
+    """Hands one DLPack capsule to ``np.from_dlpack``."""
+
+    __slots__ = ("capsule",)
+
+    def __init__(self, capsule: Any) -> None:
+        self.capsule = capsule
+
+    def __dlpack__(self, **kwargs: Any) -> Any:
+        return self.capsule
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        return (1, 0)  # kDLCPU
+
+
+def to_numpy(buf: Buffer, dtype: np.dtype[Any]) -> np.ndarray:
+    """The data of ``buf`` as a new NumPy array (writable, owning its memory).
+
+    ``dtype`` is the array's dtype (ml_dtypes types such as bfloat16 are
+    fetched as unsigned integers of their width and viewed back)."""
+    with _hold_lock:
+        capsule = _jax.buffer_to_dlpack_managed_tensor(buf)
+        if dtype.kind in _NUMPY_DLPACK_KINDS:
+            return np.from_dlpack(_Capsule(capsule)).copy()
+        address = _capsule_pointer(capsule, b"dltensor")
+        ctypes.c_uint8.from_address(address + _DL_DTYPE_OFFSET).value = _DL_UINT
+        return np.from_dlpack(_Capsule(capsule)).view(dtype).copy()
+
+
+def dlpack_capsule(buf: Buffer, device: Device) -> Any:
+    """A DLPack capsule of a private copy of ``buf``: the consumer may keep it
+    as long as it likes while the original is deleted or donated."""
+    return _jax.buffer_to_dlpack_managed_tensor(copy_buffer(buf, device))
+
+
+# ---------------------------------------------------------------------------
+# Buffers.
+
+
+def delete(buf: Buffer) -> None:
+    """Free a buffer now (no-op if it already is)."""
+    with _hold_lock:
+        buf.delete()
+
+
+def is_deleted(buf: Buffer) -> bool:
+    """Whether the buffer was deleted or donated."""
+    return bool(buf.is_deleted())
+
+
+def block_until_ready(bufs: Sequence[Buffer]) -> None:
+    """Wait until every buffer's value is computed."""
+    if len(bufs) == 1:
+        bufs[0].block_until_ready()
+    elif bufs:
+        _xc.batched_block_until_ready(list(bufs))
+
+
+def nbytes_on_device(buf: Buffer) -> int:
+    """Bytes the buffer occupies on its device."""
+    return int(buf.on_device_size_in_bytes())
+
+
+# ---------------------------------------------------------------------------
+# Compilation and execution.
+
+
+def compile_stablehlo(text: str, device: Device) -> Executable:
+    """Compile a StableHLO module given as MLIR text for one device.
+
+    The module's entry is ``func.func public @main``; a donated argument
+    carries ``{tf.aliasing_output = k : i32}`` naming the output it may reuse.
+    Raises :data:`XlaRuntimeError` with XLA's message on invalid input.
+    """
+    options = _xc.CompileOptions()
+    options.device_assignment = _xc.DeviceAssignment.create(np.array([[device.id]], dtype=np.int32))
+    return client().compile_and_load(text, _xc.DeviceList((device,)), options)
+
+
+def result_handler(aval: Any, device: Device) -> ResultHandler:
+    """A handler turning an output of ``aval`` on ``device`` into a buffer whose
+    ``.aval`` is ``aval`` itself.  Build once per compiled signature."""
+    return _xc.array_result_handler(aval, sharding_for(device), True, _skip_checks=True)
+
+
+def execute(executable: Executable, args: list[Buffer], handlers: list[ResultHandler]) -> list[Buffer]:
+    """Run ``executable`` on live buffers already on its device; one handler per
+    output.  Donated inputs are deleted by XLA when it could reuse them."""
+    return executable.execute_sharded(args).consume_with_handlers(handlers)  # type: ignore[no-any-return]
+
+
+def memory_stats(executable: Executable) -> dict[str, int]:
+    """XLA's compiled memory statistics, by field name (``argument_size_in_bytes``,
+    ``output_size_in_bytes``, ``alias_size_in_bytes``, ``temp_size_in_bytes``,
+    ``generated_code_size_in_bytes``, ``peak_memory_in_bytes`` and host_*)."""
+    stats = executable.get_compiled_memory_stats()
+    out: dict[str, int] = {}
+    for name in dir(stats):
+        if name.endswith("_in_bytes"):
+            out[name] = int(getattr(stats, name))
+    return out
+
+
+def cost_analysis(executable: Executable) -> dict[str, float]:
+    """XLA's cost estimate (``flops``, ``bytes accessed``, ...)."""
+    return {str(k): float(v) for k, v in executable.cost_analysis().items()}
+
+
+def hlo_text(executable: Executable) -> str:
+    """The optimised HLO of a compiled executable, as text."""
+    return str(executable.get_hlo_text())

@@ -1,0 +1,5 @@
+"""``python -m plait`` runs the demo."""
+
+from plait.demo import main
+
+main()
