@@ -6,16 +6,10 @@ batching, masking, dispatch) register rules for these primitives in their own
 packages; core never imports them.
 """
 
-from plait_core import (
-    dtypes,
-    errors,
-    lax,
-    primitives,
-    tree_util,
-)
+from plait_core import dtypes, errors, tree_util
 from plait_core.abstract import (
-    ShapedArray,
     ShapeDtypeStruct,
+    ShapedArray,
     get_aval,
     register_array_type,
     registered_array_types,
@@ -74,6 +68,8 @@ from plait_core.trace import (
     set_eager_backend,
     transformation,
 )
+from plait_core import primitives  # noqa: E402,F401  (defines the catalog)
+from plait_core import lax  # noqa: E402
 
 __version__ = "0.1.0"
 

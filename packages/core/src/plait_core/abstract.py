@@ -24,7 +24,7 @@ DType = np.dtype[Any]
 class ShapedArray:
     """The abstract value of an array: its shape, dtype and whether it is weakly typed."""
 
-    __slots__ = ("_hash", "dtype", "shape", "weak_type")
+    __slots__ = ("shape", "dtype", "weak_type", "_hash")
 
     shape: Shape
     dtype: DType
@@ -108,7 +108,7 @@ def _same_shape(a: Shape, b: Shape) -> bool:
 class ShapeDtypeStruct:
     """A shape and dtype standing in for an array (input or output of ``eval_shape``)."""
 
-    __slots__ = ("dtype", "shape", "sharding", "weak_type")
+    __slots__ = ("shape", "dtype", "weak_type", "sharding")
 
     def __init__(
         self, shape: Sequence[Dim], dtype: Any, *, weak_type: bool = False, sharding: Any = None

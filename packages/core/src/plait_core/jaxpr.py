@@ -39,7 +39,7 @@ class Var:
 class Literal:
     """A scalar constant written inline in an equation."""
 
-    __slots__ = ("aval", "val")
+    __slots__ = ("val", "aval")
 
     def __init__(self, val: Any, aval: ShapedArray) -> None:
         self.val = val
@@ -55,7 +55,7 @@ Atom = Union[Var, Literal]
 class JaxprEqn:
     """One equation: ``outvars = primitive[params] invars``."""
 
-    __slots__ = ("invars", "outvars", "params", "primitive")
+    __slots__ = ("primitive", "invars", "outvars", "params")
 
     def __init__(self, primitive: Primitive, invars: list[Atom], outvars: list[Var], params: dict[str, Any]) -> None:
         self.primitive = primitive
@@ -79,7 +79,7 @@ class JaxprEqn:
 class Jaxpr:
     """A first-order program with explicit constants, inputs and outputs."""
 
-    __slots__ = ("constvars", "eqns", "invars", "outvars")
+    __slots__ = ("constvars", "invars", "outvars", "eqns")
 
     def __init__(self, constvars: list[Var], invars: list[Var], outvars: list[Atom], eqns: list[JaxprEqn]) -> None:
         self.constvars = constvars
@@ -104,7 +104,7 @@ class Jaxpr:
 class ClosedJaxpr:
     """A jaxpr with the values of its constvars.  Hashed by identity."""
 
-    __slots__ = ("__weakref__", "consts", "jaxpr")
+    __slots__ = ("jaxpr", "consts", "__weakref__")
 
     def __init__(self, jaxpr: Jaxpr, consts: Sequence[Any]) -> None:
         if len(consts) != len(jaxpr.constvars):

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import numpy as np
 
-from plait_core.abstract import ShapedArray, to_numpy
+from plait_core.abstract import ShapedArray, get_aval, to_numpy
 from plait_core.errors import ConcretizationTypeError, TracerLeakError, UnexpectedTracerError
 
 if TYPE_CHECKING:
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 class Trace:
     """An interpreter of primitives.  Subclasses define :meth:`process_primitive`."""
 
-    __slots__ = ("__weakref__", "alive", "parent")
+    __slots__ = ("parent", "alive", "__weakref__")
 
     def __init__(self, parent: Trace | None = None) -> None:
         self.parent: Trace | None = parent if parent is not None else _state.trace
@@ -242,8 +242,21 @@ EagerBackend = Callable[["Primitive", Sequence[Any], dict[str, Any]], Any]
 
 
 def numpy_backend(prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> Any:
-    """Core's reference backend: run the primitive's NumPy implementation."""
-    return prim.impl(*[to_numpy(a) for a in args], **params)
+    """Core's reference backend: check the call with the primitive's abstract
+    evaluation (so eager errors read as staged ones do), then run its NumPy
+    implementation and give each result the promised dtype."""
+    where = f"an argument of {prim.name}"
+    avals = [get_aval(a, where) for a in args]
+    out_avals = prim.abstract_eval(*avals, **params)
+    out = prim.impl(*[to_numpy(a) for a in args], **params)
+    if prim.multiple_results:
+        return [_as_aval_dtype(o, a) for o, a in zip(out, out_avals)]
+    return _as_aval_dtype(out, out_avals)
+
+
+def _as_aval_dtype(value: Any, aval: ShapedArray) -> Any:
+    arr = np.asarray(value)
+    return arr if arr.dtype == aval.dtype else arr.astype(aval.dtype)
 
 
 _backend: list[EagerBackend] = [numpy_backend]

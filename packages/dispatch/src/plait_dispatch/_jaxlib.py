@@ -67,6 +67,7 @@ function measured 4-5 us in the same environment (its dispatch is C++).
 from __future__ import annotations
 
 import ctypes
+import importlib
 import os
 import threading
 from collections.abc import Sequence
@@ -78,9 +79,11 @@ import numpy as np
 # asked for them; must be set before jaxlib's C++ logging starts.
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
 
-import jaxlib  # noqa: E402
-import jaxlib._jax as _jax  # noqa: E402
-from jaxlib import xla_client as _xc  # noqa: E402
+from jaxlib import xla_client as _xc
+
+# jaxlib's C++ module ships without stubs: reach it untyped.
+_jax: Any = importlib.import_module("jaxlib._jax")
+_version: Any = importlib.import_module("jaxlib.version")
 
 Device = Any
 """A jaxlib device (``CpuDevice(id=0)``): opaque outside this module."""
@@ -91,7 +94,7 @@ Executable = Any
 ResultHandler = Any
 """What turns one output of an execution into a :data:`Buffer`."""
 
-JAXLIB_VERSION: Final[str] = jaxlib.__version__
+JAXLIB_VERSION: Final[str] = str(_version.__version__)
 XlaRuntimeError: type[Exception] = _xc.XlaRuntimeError
 """The exception jaxlib raises for runtime and compile failures."""
 

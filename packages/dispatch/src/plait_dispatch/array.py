@@ -44,7 +44,7 @@ class Array:
     They are immutable; ``np.asarray(x)`` returns a NumPy copy of the data.
     """
 
-    __slots__ = ("_buf", "_committed", "_device", "_state", "__weakref__", "aval")
+    __slots__ = ("__weakref__", "_buf", "_committed", "_device", "_state", "aval")
 
     __array_priority__ = 100  # NumPy defers binary operators to ours
 
@@ -267,12 +267,14 @@ class Array:
     def __iter__(self) -> Iterator[Array]:
         if not self.aval.shape:
             raise TypeError(f"iteration over a 0-d Array ({self.aval.str_short()})")
-        value = self._value("iterate over")
-        row_aval = ShapedArray(self.aval.shape[1:], self.aval.dtype, self.aval.weak_type)
+        return self._rows(self._value("iterate over"))
+
+    def _rows(self, value: np.ndarray) -> Iterator[Array]:
+        """Arrays of the rows of ``value``, placed and typed like this one."""
+        aval = ShapedArray(self.aval.shape[1:], self.aval.dtype, self.aval.weak_type)
+        device, committed = self._device, self._committed
         for row in value:
-            row = np.ascontiguousarray(row)
-            yield Array(_jaxlib.device_put(row, row_aval, self._device, self._committed), row_aval,
-                        self._device, self._committed)
+            yield Array(_jaxlib.device_put(row, aval, device, committed), aval, device, committed)
 
     def __bool__(self) -> bool:
         return bool(self._value("convert to bool"))
@@ -318,7 +320,7 @@ class Array:
         """
         if copy is False:
             raise BufferError("Array.__dlpack__(copy=False): plait exports DLPack tensors as copies")
-        if dl_device is not None and tuple(dl_device)[0] != _DL_CPU:
+        if dl_device is not None and int(dl_device[0]) != _DL_CPU:
             raise BufferError(f"Array.__dlpack__: cannot export to DLPack device {dl_device}; only CPU")
         return _jaxlib.dlpack_capsule(self._live_buffer("export with DLPack"), self._device)
 
