@@ -12,14 +12,18 @@ from benchmarks.harness import Result, interleaved
 def bench_make_jaxpr_chain(jax: Any | None, repeats: int = 15) -> Result:
     import plait
 
-    def chain(x: Any) -> Any:
-        for _ in range(1000):
-            x = x + 1.0
-        return x
+    def fresh_chain() -> Any:
+        # A new function object each time, so no tracing cache can answer.
+        def chain(x: Any) -> Any:
+            for _ in range(1000):
+                x = x + 1.0
+            return x
+
+        return chain
 
     x = np.zeros(3, np.float32)
-    plait_fn = lambda: plait.make_jaxpr(chain)(x)  # noqa: E731
-    jax_fn = (lambda: jax.make_jaxpr(chain)(x)) if jax is not None else None  # noqa: E731
+    plait_fn = lambda: plait.make_jaxpr(fresh_chain())(x)  # noqa: E731
+    jax_fn = (lambda: jax.make_jaxpr(fresh_chain())(x)) if jax is not None else None  # noqa: E731
     plait_fn()
     if jax_fn is not None:
         jax_fn()

@@ -11,8 +11,8 @@ import textwrap
 import ml_dtypes
 import numpy as np
 import pytest
-from plait_core import ShapedArray
 
+from plait_core import ShapedArray
 from plait_dispatch import _jaxlib
 
 DTYPES = [np.float32, np.int32, np.float16, ml_dtypes.bfloat16]
@@ -215,7 +215,7 @@ def test_plait_dispatch_never_imports_jax() -> None:
         import sys, pickle
         import numpy as np
         import plait_dispatch
-        from plait_dispatch import _jaxlib, devices
+        from plait_dispatch import _jaxlib, placement as devices
         from plait_core import ShapedArray
         x = devices.device_put(np.arange(3, dtype=np.float32))
         text = '''module @m { func.func public @main(%a: tensor<3xf32>) -> tensor<3xf32> {

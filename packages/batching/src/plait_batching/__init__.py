@@ -1,17 +1,29 @@
 """plait-batching: vmap, named-axis collectives, custom_vmap and ragged piles.
 
-This package depends on plait-core alone.  Its rules for core's
-primitives live in the registries below, keyed by primitive; the coverage
-test walks core's catalog and names every primitive without a rule.  The
-rules themselves land with issue #5.
+This package depends on plait-core alone.  Its rules for core's primitives
+live in :data:`batching_rules` (see :mod:`plait_batching.registries`), keyed
+by primitive and grouped by family under :mod:`plait_batching.rules`; the
+coverage test walks core's catalog and names every primitive without a rule.
+
+The public entry point is :func:`vmap`; :func:`batch_jaxpr` batches a closed
+jaxpr (what the rules of higher-order primitives use).
 """
 
-from collections.abc import Callable
-from typing import Any
-
-from plait_core import RuleRegistry
-
-batching_rules: RuleRegistry[Callable[..., Any]] = RuleRegistry("batching")
-ragged_rules: RuleRegistry[Callable[..., Any]] = RuleRegistry("batching (ragged piles)")
+from plait_batching import rules as _rules  # noqa: F401  (registers every rule)
+from plait_batching.api import vmap
+from plait_batching.batch_jaxpr import batch_jaxpr
+from plait_batching.registries import always_run, batching_rules, ragged_rules
+from plait_batching.trace import AxisData, BatchTrace, BatchTracer
 
 __version__ = "0.1.0"
+
+__all__ = [
+    "AxisData",
+    "BatchTrace",
+    "BatchTracer",
+    "always_run",
+    "batch_jaxpr",
+    "batching_rules",
+    "ragged_rules",
+    "vmap",
+]

@@ -11,6 +11,7 @@ body; :data:`checkpoint_policies` holds the usual ones.
 from __future__ import annotations
 
 import functools
+import types
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -79,20 +80,16 @@ def save_from_both_policies(policy_1: Policy, policy_2: Policy) -> Policy:
     return policy
 
 
-class _Policies:
-    """The checkpoint policies, as ``checkpoint_policies.<name>`` (JAX's names)."""
-
-    everything_saveable = staticmethod(everything_saveable)
-    nothing_saveable = staticmethod(nothing_saveable)
-    dots_saveable = staticmethod(dots_saveable)
-    checkpoint_dots = staticmethod(dots_saveable)
-    dots_with_no_batch_dims_saveable = staticmethod(dots_with_no_batch_dims_saveable)
-    checkpoint_dots_with_no_batch_dims = staticmethod(dots_with_no_batch_dims_saveable)
-    save_from_both_policies = staticmethod(save_from_both_policies)
-
-
-#: Namespace of the policies: ``checkpoint_policies.dots_saveable`` etc.
-checkpoint_policies = _Policies()
+#: The policies under JAX's names: ``checkpoint_policies.dots_saveable`` etc.
+checkpoint_policies = types.SimpleNamespace(
+    everything_saveable=everything_saveable,
+    nothing_saveable=nothing_saveable,
+    dots_saveable=dots_saveable,
+    checkpoint_dots=dots_saveable,
+    dots_with_no_batch_dims_saveable=dots_with_no_batch_dims_saveable,
+    checkpoint_dots_with_no_batch_dims=dots_with_no_batch_dims_saveable,
+    save_from_both_policies=save_from_both_policies,
+)
 
 
 def checkpoint(

@@ -18,7 +18,13 @@ from plait_core.abstract import ShapedArray
 from plait_core.custom_derivatives import check_value
 from plait_core.dims import SymbolicDim
 from plait_core.jaxpr import ClosedJaxpr
-from plait_core.primitives.calls import StagingCache, custom_vmap_call_p, fun_name, resolve_kwargs, stage_cached
+from plait_core.primitives.calls import (
+    StagingCache,
+    custom_vmap_call_p,
+    fun_name,
+    resolve_kwargs,
+    stage_cached,
+)
 from plait_core.tree_util import PyTreeDef, tree_flatten, tree_unflatten
 
 __all__ = ["CustomVmapRule", "custom_vmap", "custom_vmap_rule_missing_error"]

@@ -196,6 +196,8 @@ def _match(treedef: PyTreeDef, x: Any) -> list[Any]:
     if _is_zero(x):
         return [None] * treedef.num_leaves
     if treedef.node_data() is None:
+        if tree_structure(x).node_data() is not None:  # a container where a leaf belongs
+            raise _Mismatch
         return [x]
     kids, xdef = tree_flatten(x, is_leaf=lambda y: y is not x)
     sub = treedef.children()

@@ -14,3 +14,17 @@ from plait_core import RuleRegistry
 lowering_rules: RuleRegistry[Callable[..., Any]] = RuleRegistry("dispatch (StableHLO lowering)")
 
 __version__ = "0.1.0"
+
+from plait_dispatch.array import Array  # noqa: E402
+from plait_dispatch.placement import (  # noqa: E402
+    block_until_ready,
+    default_backend,
+    default_device,
+    device_count,
+    device_get,
+    device_put,
+    devices,
+    local_device_count,
+    local_devices,
+    set_num_cpu_devices,
+)

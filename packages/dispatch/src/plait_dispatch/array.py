@@ -2,7 +2,7 @@
 
 An ``Array`` wraps one jaxlib single-device buffer together with plait's
 abstract value (shape, dtype, weak type), the device it lives on and whether
-it is *committed* to that device (see :mod:`plait_dispatch.devices`).
+it is *committed* to that device (see :mod:`plait_dispatch.placement`).
 
 Deleting (``x.delete()``) or donating an Array frees its buffer; every later
 use that needs its data (``repr``, ``np.asarray``, ``float(x)``, passing it to
@@ -24,8 +24,8 @@ from collections.abc import Iterator
 from typing import Any, Final
 
 import numpy as np
-from plait_core import DeletedArrayError, ShapedArray, register_array_type
 
+from plait_core import DeletedArrayError, ShapedArray, dtypes, register_array_type
 from plait_dispatch import _jaxlib
 
 _LIVE: Final = 0
@@ -329,8 +329,12 @@ class Array:
 
 
 def _unpickle_array(value: np.ndarray, weak_type: bool) -> Array:
-    """Rebuild a pickled Array: uncommitted, on the default device."""
-    aval = ShapedArray(value.shape, value.dtype, weak_type)
+    """Rebuild a pickled Array: uncommitted, on the default device (64-bit data
+    pickled with x64 on is narrowed when loaded with x64 off)."""
+    dtype = dtypes.canonicalize_dtype(value.dtype)
+    if value.dtype != dtype:
+        value = value.astype(dtype)
+    aval = ShapedArray(value.shape, dtype, weak_type)
     device = _jaxlib.default_device()
     return Array(_jaxlib.device_put(value, aval, device, False), aval, device, False)
 

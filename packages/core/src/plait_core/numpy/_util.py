@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+
 from plait_core import dtypes, lax
 from plait_core.abstract import ShapedArray, get_aval, registered_array_types
 from plait_core.dims import Dim, Shape, definitely_equal, definitely_equal_shapes, is_symbolic
@@ -202,21 +203,24 @@ def broadcast_to_shape(x: Any, shape: Sequence[Dim], name: str = "broadcast_to")
     return lax.broadcast_in_dim(x, shape, tuple(range(nlead, len(shape))))
 
 
-def broadcast_args(name: str, *args: Any) -> list[Array]:
-    """Broadcast ``args`` to their common shape."""
+def broadcast_args(name: str, *args: Any, keep_scalars: builtins.bool = False) -> list[Array]:
+    """Broadcast ``args`` to their common shape.  With ``keep_scalars``, rank-0
+    operands stay rank-0 (elementwise primitives broadcast them themselves)."""
     shapes = [shape_of(x) for x in args]
     shape = broadcast_shapes(name, *shapes)
-    return [broadcast_to_shape(x, shape, name) for x in args]
+    return [x if keep_scalars and not s and shape else broadcast_to_shape(x, shape, name)
+            for x, s in zip(args, shapes)]
 
 
-def promote_args(name: str, *args: Any) -> list[Array]:
-    """Common dtype and common shape: the inputs of a NumPy binary function."""
-    return broadcast_args(name, *promote_dtypes(name, *args))
+def promote_args(name: str, *args: Any, keep_scalars: builtins.bool = True) -> list[Array]:
+    """Common dtype and common shape: the inputs of a NumPy binary function.
+    Rank-0 operands stay rank-0 unless ``keep_scalars=False``."""
+    return broadcast_args(name, *promote_dtypes(name, *args), keep_scalars=keep_scalars)
 
 
-def promote_args_inexact(name: str, *args: Any) -> list[Array]:
+def promote_args_inexact(name: str, *args: Any, keep_scalars: builtins.bool = True) -> list[Array]:
     """As :func:`promote_args`, computing in a floating (or complex) dtype."""
-    return broadcast_args(name, *promote_dtypes_inexact(name, *args))
+    return broadcast_args(name, *promote_dtypes_inexact(name, *args), keep_scalars=keep_scalars)
 
 
 # ---------------------------------------------------------------------------
@@ -287,9 +291,9 @@ def full_like_value(x: Any, value: Any, dtype: Any = None) -> Array:
 def slice_axis(x: Any, start: Dim, stop: Dim, axis: int, step: int = 1) -> Array:
     """``x[start:stop:step]`` along ``axis`` (static, non-negative, in-bounds bounds)."""
     shape = get_aval(x).shape
-    starts = [0] * len(shape)
-    limits = list(shape)
-    starts[axis] = start  # type: ignore[call-overload]
+    starts: list[Dim] = [0] * len(shape)
+    limits: list[Dim] = list(shape)
+    starts[axis] = start
     limits[axis] = stop
     strides = None
     if step != 1:

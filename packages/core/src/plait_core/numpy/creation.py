@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+
 from plait_core import dtypes, lax
 from plait_core.abstract import get_aval
 from plait_core.dims import Dim, Shape, SymbolicDim, canonicalize_shape, is_symbolic

@@ -16,6 +16,7 @@ import builtins
 from typing import Any
 
 import numpy as np
+
 from plait_core import dtypes as _core_dtypes
 
 DType = np.dtype[Any]
@@ -104,7 +105,7 @@ def dtype(obj: Any, align: Any = False, copy: Any = False) -> DType:
     and a Python type gives plait's default for it."""
     if obj is None:
         return _core_dtypes.default_float_dtype()
-    if obj in (builtins.int, builtins.float, builtins.complex, builtins.bool):
+    if any(obj is t for t in (builtins.int, builtins.float, builtins.complex, builtins.bool)):
         return _core_dtypes.dtype_and_weakness(obj)[0]
     value_dtype = getattr(obj, "dtype", None)
     if value_dtype is not None and not isinstance(obj, _ScalarMeta) and not isinstance(obj, type):

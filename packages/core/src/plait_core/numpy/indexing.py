@@ -258,7 +258,7 @@ class _SliceBounds:
     """A static slice of one dimension: ``length`` elements from ``start`` in steps
     of ``step`` (negative steps run backwards)."""
 
-    __slots__ = ("start", "length", "step", "size")
+    __slots__ = ("length", "size", "start", "step")
 
     def __init__(self, start: Dim, length: Dim, step: int, size: Dim) -> None:
         self.start, self.length, self.step, self.size = start, length, step, size
@@ -282,9 +282,9 @@ def _slice_bounds(s: builtins.slice, size: Dim) -> _SliceBounds:
         start, stop, step = s.indices(size)
         return _SliceBounds(start, len(range(start, stop, step)), step, size)
     if step == 1:
-        start: Dim = 0 if s.start is None else (size + s.start if s.start < 0 else s.start)
-        stop: Dim = size if s.stop is None else (size + s.stop if s.stop < 0 else s.stop)
-        return _SliceBounds(start, stop - start, 1, size)
+        lo: Dim = 0 if s.start is None else (size + s.start if s.start < 0 else s.start)
+        hi: Dim = size if s.stop is None else (size + s.stop if s.stop < 0 else s.stop)
+        return _SliceBounds(lo, hi - lo, 1, size)
     if step == -1 and s.start is None and s.stop is None:
         return _SliceBounds(size - 1, size, -1, size)
     raise TypeError(f"slicing the symbolic dimension {size} supports only unit steps "
@@ -374,8 +374,15 @@ class _Plan:
     """How an index maps onto gather/scatter: the result layout, the indices array
     and the dimension numbers (see the module docs)."""
 
-    __slots__ = ("out_shape", "indices", "offset_dims", "collapsed", "index_map", "slice_sizes",
-                 "reversed_out")
+    __slots__ = (
+        "collapsed",
+        "index_map",
+        "indices",
+        "offset_dims",
+        "out_shape",
+        "reversed_out",
+        "slice_sizes",
+    )
 
     out_shape: tuple[Dim, ...]
     indices: Array
@@ -734,8 +741,8 @@ def _prepare_take_indices(indices: Array, size: Dim, mode: str, name: str) -> tu
             raise IndexError(f"{name}: index {bad} is out of bounds for an axis of size {n}")
         return arr, "promise_in_bounds"
     if mode == "wrap":
-        from plait_core.numpy.math import remainder
         from plait_core.numpy._util import dim_as_value
+        from plait_core.numpy.math import remainder
 
         return remainder(indices, dim_as_value(size)), "promise_in_bounds"
     return indices, mode
@@ -762,10 +769,10 @@ def take(a: ArrayLike, indices: ArrayLike, axis: int | None = None, out: None = 
         ax = canonicalize_axis(axis, get_aval(x).ndim, "take")
     m = _take_mode(mode, "take")
     idx, m = _prepare_take_indices(idx, get_aval(x).shape[ax], m, "take")
-    key = (_FULL,) * ax + (idx,)
+    key: tuple[Any, ...] = (*(_FULL,) * ax, idx)
     if get_aval(idx).ndim == 0:
-        key = (_FULL,) * ax + (lax.expand_dims(idx, (0,)) if not isinstance(idx, np.ndarray)
-                               else np.asarray(idx).reshape(1),)
+        one = np.asarray(idx).reshape(1) if isinstance(idx, np.ndarray) else lax.expand_dims(idx, (0,))
+        key = (*(_FULL,) * ax, one)
         res = getitem(x, key, mode=m, fill_value=fill_value, unique_indices=unique_indices,
                       indices_are_sorted=indices_are_sorted)
         return lax.squeeze(res, (ax,))

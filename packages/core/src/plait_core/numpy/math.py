@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+
 from plait_core import dtypes, lax
 from plait_core.numpy._util import (
     Array,
@@ -388,7 +389,7 @@ def power(x1: ArrayLike, x2: ArrayLike, /) -> Array:
         if dtypes.is_int(dt) and static < 0:
             raise ValueError(f"power: integers to negative integer powers are not allowed (exponent {static})")
         return lax.integer_pow(x, static)
-    x1, x2 = promote_args("power", x1, x2)
+    x1, x2 = promote_args("power", x1, x2, keep_scalars=False)
     dt = dtype_of(x1)
     if dtypes.is_bool(dt):
         raise TypeError("power does not accept boolean inputs; convert with astype first")
@@ -437,7 +438,7 @@ minimum = _bool_or(lax.min, lax.bitwise_and, "minimum",
 
 def _nan_ignoring(name: str, pick: BinaryFn) -> BinaryFn:
     def fn(x1: ArrayLike, x2: ArrayLike, /) -> Array:
-        x1, x2 = promote_args(name, x1, x2)
+        x1, x2 = promote_args(name, x1, x2, keep_scalars=False)
         if not dtypes.is_inexact(dtype_of(x1)):
             return pick(x1, x2)
         picked = pick(x1, x2)
@@ -486,7 +487,7 @@ def nextafter(x1: ArrayLike, x2: ArrayLike, /) -> Array:
 
 def heaviside(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     """The Heaviside step: 0 for ``x1 < 0``, ``x2`` for ``x1 == 0``, 1 for ``x1 > 0``."""
-    x1, x2 = promote_args_inexact("heaviside", x1, x2)
+    x1, x2 = promote_args_inexact("heaviside", x1, x2, keep_scalars=False)
     dt = dtype_of(x1)
     zero = convert(0, dt)
     step = lax.select_n(lax.gt(x1, zero), full_like_value(x1, 0), full_like_value(x1, 1))
@@ -510,7 +511,7 @@ def signbit(x: ArrayLike, /) -> Array:
 
 def copysign(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     """``|x1|`` with the sign of ``x2``."""
-    x1, x2 = promote_args_inexact("copysign", x1, x2)
+    x1, x2 = promote_args_inexact("copysign", x1, x2, keep_scalars=False)
     if dtypes.is_complex(dtype_of(x1)):
         raise TypeError("copysign does not accept complex inputs")
     magnitude = lax.abs(x1)
@@ -604,11 +605,20 @@ def nan_to_num(x: ArrayLike, copy: builtins.bool = True, nan: float = 0.0,
 # Real and complex parts (complex support is limited to what lax offers)
 
 
+def complex_part(name: str, x: Array) -> Array:
+    """``lax.<name>`` of a complex value, where lax offers it."""
+    op = getattr(lax, name, None)
+    if op is None:
+        raise TypeError(f"{name} of a complex array ({dtype_of(x).name}) is not supported: "
+                        f"plait's lax has no {name} operation")
+    return op(x)
+
+
 def real(val: ArrayLike, /) -> Array:
     """The real part (the input itself for real dtypes)."""
     val = as_array(val, "real")
     if dtypes.is_complex(dtype_of(val)):
-        return lax.real(val)
+        return complex_part("real", val)
     return val
 
 
@@ -616,7 +626,7 @@ def imag(val: ArrayLike, /) -> Array:
     """The imaginary part (zeros for real dtypes)."""
     val = as_array(val, "imag")
     if dtypes.is_complex(dtype_of(val)):
-        return lax.imag(val)
+        return complex_part("imag", val)
     return full_like_value(val, 0)
 
 
@@ -624,7 +634,7 @@ def conjugate(x: ArrayLike, /) -> Array:
     """The complex conjugate (the input itself for real dtypes)."""
     x = as_array(x, "conjugate")
     if dtypes.is_complex(dtype_of(x)):
-        return lax.conj(x)
+        return complex_part("conj", x)
     return x
 
 

@@ -134,7 +134,8 @@ def _pad_by_index(x: Array, ax: int, n: int, lo: int, hi: int, mode: str) -> Arr
 def _pad_stat(x: Array, ax: int, lo: int, hi: int, mode: str) -> Array:
     from plait_core.numpy.math import round as _round
     from plait_core.numpy.reductions import max as _max
-    from plait_core.numpy.reductions import mean, min as _min
+    from plait_core.numpy.reductions import mean
+    from plait_core.numpy.reductions import min as _min
 
     if mode == "mean":
         stat = mean(x, axis=ax, keepdims=True)

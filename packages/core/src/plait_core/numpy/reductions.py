@@ -22,6 +22,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+
 from plait_core import dtypes, lax
 from plait_core.dims import Dim
 from plait_core.numpy._util import (
@@ -157,7 +158,7 @@ def _extremum(name: str, reduce: Callable[[Array, tuple[int, ...]], Array],
         if where is not None:
             w = broadcast_to_shape(_to_bool(as_array(where, name, "where")), x.shape, name)
             x = lax.select_n(w, broadcast_to_shape(init, x.shape, name), x)
-        if any(type(x.shape[ax]) is int and x.shape[ax] == 0 for ax in axes):
+        if builtins.any(type(x.shape[ax]) is int and x.shape[ax] == 0 for ax in axes):
             shape = tuple(d for i, d in enumerate(x.shape) if i not in axes)
             return _keepdims(broadcast_to_shape(init, shape, name), axes, keepdims)
         if dtypes.is_bool(dtype_of(x)):
@@ -268,9 +269,12 @@ def var(a: ArrayLike, axis: Any = None, dtype: Any = None, out: None = None, ddo
     count = _count("var", x, axes, where, comp)
     count_arr = convert(count, comp) if not hasattr(count, "shape") else count
     centre = lax.div(lax.reduce_sum(_mask("var", xc, where, 0), axes), count_arr)
-    centred = lax.sub(xc, lax.expand_dims(centre, tuple(sorted(axes))) if axes else centre)
+    kept = tuple(i for i in range(x.ndim) if i not in axes)
+    centred = lax.sub(xc, lax.broadcast_in_dim(centre, tuple(x.shape), kept))
     if dtypes.is_complex(comp):
-        squares = lax.real(lax.mul(centred, lax.conj(centred)))
+        from plait_core.numpy.math import complex_part
+
+        squares = complex_part("real", lax.mul(centred, complex_part("conj", centred)))
     else:
         squares = lax.mul(centred, centred)
     total = lax.reduce_sum(_mask("var", squares, where, 0), axes)

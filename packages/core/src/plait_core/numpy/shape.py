@@ -28,7 +28,6 @@ from plait_core.numpy._util import (
     Array,
     ArrayLike,
     as_array,
-    broadcast_shapes as _broadcast_shapes,
     broadcast_to_shape,
     canonicalize_axes,
     canonicalize_axis,
@@ -38,6 +37,9 @@ from plait_core.numpy._util import (
     dtype_of,
     promote_dtypes,
     shape_str,
+)
+from plait_core.numpy._util import (
+    broadcast_shapes as _broadcast_shapes,
 )
 from plait_core.trace import Tracer
 
@@ -226,7 +228,9 @@ def broadcast_to(array: ArrayLike, shape: Any) -> Array:
 
 def broadcast_shapes(*shapes: Sequence[Dim]) -> tuple[Dim, ...]:
     """The shape ``shapes`` broadcast to (``ValueError`` if incompatible)."""
-    norm = [(s,) if isinstance(s, (builtins.int, np.integer)) else tuple(s) for s in shapes]
+    norm: list[tuple[Dim, ...]] = [
+        (builtins.int(s),) if isinstance(s, (builtins.int, np.integer)) else tuple(s) for s in shapes
+    ]
     return _broadcast_shapes("broadcast_shapes", *norm)
 
 

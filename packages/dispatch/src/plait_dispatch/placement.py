@@ -18,8 +18,8 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from plait_core import Tracer, dtypes, get_aval, to_numpy, tree_util
 
+from plait_core import Tracer, dtypes, get_aval, to_numpy, tree_util
 from plait_dispatch import _jaxlib
 from plait_dispatch.array import Array
 

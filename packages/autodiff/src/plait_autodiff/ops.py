@@ -1,0 +1,173 @@
+"""Small array operations for the rules, each binding one of core's primitives.
+
+Rules compute with these rather than with ``plait_core.lax`` so that they
+bind exactly the primitive they mean (operands already have matching dtypes
+inside a rule) and skip no-op equations (a reshape to the same shape, a sum
+over no axes).  Every function works on concrete arrays and tracers alike.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from plait_core import get_aval
+from plait_core.abstract import ShapedArray
+from plait_core.dims import Dim, definitely_equal
+from plait_core.primitives import ad_helpers as ad
+from plait_core.primitives import elementwise as ew
+from plait_core.primitives import reductions as red
+from plait_core.primitives import structural as st
+
+DType = np.dtype[Any]
+
+
+def aval(x: Any) -> ShapedArray:
+    """The abstract value of ``x``."""
+    return get_aval(x)
+
+
+def const(like: Any, value: Any) -> np.ndarray:
+    """A scalar constant of the dtype of ``like`` (a value or an abstract value)."""
+    dt = like.dtype if isinstance(like, ShapedArray) else aval(like).dtype
+    return np.asarray(value, dt)
+
+
+def same_shape(a: Sequence[Dim], b: Sequence[Dim]) -> bool:
+    """Same rank and provably equal dimensions."""
+    return len(a) == len(b) and all(definitely_equal(x, y) for x, y in zip(a, b))
+
+
+# ---------------------------------------------------------------------------
+# Elementwise
+
+
+def neg(x: Any) -> Any:
+    return ew.neg_p.bind(x)
+
+
+def add(x: Any, y: Any) -> Any:
+    return ew.add_p.bind(x, y)
+
+
+def sub(x: Any, y: Any) -> Any:
+    return ew.sub_p.bind(x, y)
+
+
+def mul(x: Any, y: Any) -> Any:
+    return ew.mul_p.bind(x, y)
+
+
+def div(x: Any, y: Any) -> Any:
+    return ew.div_p.bind(x, y)
+
+
+def square(x: Any) -> Any:
+    return ew.integer_pow_p.bind(x, y=2)
+
+
+def integer_pow(x: Any, y: int) -> Any:
+    return ew.integer_pow_p.bind(x, y=y)
+
+
+def select(pred: Any, on_true: Any, on_false: Any) -> Any:
+    """``on_true`` where ``pred`` else ``on_false`` (``select_n(pred, on_false, on_true)``)."""
+    return ew.select_n_p.bind(pred, on_false, on_true)
+
+
+def convert(x: Any, dtype: DType, weak_type: bool = False) -> Any:
+    """``x`` converted to ``dtype`` (no equation when it already has that type)."""
+    a = aval(x)
+    if a.dtype == dtype and a.weak_type == weak_type:
+        return x
+    return ew.convert_element_type_p.bind(x, new_dtype=np.dtype(dtype), weak_type=weak_type)
+
+
+def eq(x: Any, y: Any) -> Any:
+    return ew.eq_p.bind(x, y)
+
+
+# ---------------------------------------------------------------------------
+# Structural
+
+
+def broadcast_in_dim(x: Any, shape: Sequence[Dim], dims: Sequence[int]) -> Any:
+    a = aval(x)
+    shape = tuple(shape)
+    if tuple(dims) == tuple(range(a.ndim)) and same_shape(a.shape, shape):
+        return x
+    return st.broadcast_in_dim_p.bind(x, shape=shape, broadcast_dimensions=tuple(dims))
+
+
+def broadcast_to(x: Any, shape: Sequence[Dim]) -> Any:
+    """A rank-0 ``x`` broadcast to ``shape``; any other ``x`` must already have it."""
+    a = aval(x)
+    if a.ndim == 0 and len(shape):
+        return broadcast_in_dim(x, shape, ())
+    return x
+
+
+def reshape(x: Any, shape: Sequence[Dim]) -> Any:
+    if same_shape(aval(x).shape, tuple(shape)):
+        return x
+    return st.reshape_p.bind(x, new_sizes=tuple(shape), dimensions=None)
+
+
+def transpose(x: Any, perm: Sequence[int]) -> Any:
+    if tuple(perm) == tuple(range(len(perm))):
+        return x
+    return st.transpose_p.bind(x, permutation=tuple(perm))
+
+
+def reduce_sum(x: Any, axes: Sequence[int]) -> Any:
+    if not axes:
+        return x
+    return red.reduce_sum_p.bind(x, axes=tuple(sorted(axes)))
+
+
+def sum_to_shape(ct: Any, target: ShapedArray) -> Any:
+    """Undo the broadcast of a rank-0 operand of an elementwise primitive:
+    a cotangent of the result's shape summed to ``target``'s (rank 0) shape."""
+    a = aval(ct)
+    if target.ndim == 0 and a.ndim:
+        return reduce_sum(ct, range(a.ndim))
+    return ct
+
+
+def slice_(x: Any, start: Sequence[Dim], limit: Sequence[Dim], strides: Sequence[int] | None = None) -> Any:
+    return st.slice_p.bind(
+        x, start_indices=tuple(start), limit_indices=tuple(limit), strides=None if strides is None else tuple(strides)
+    )
+
+
+def pad(x: Any, value: Any, config: Sequence[tuple[int, int, int]]) -> Any:
+    if all(c == (0, 0, 0) for c in config):
+        return x
+    return st.pad_p.bind(x, value, padding_config=tuple(tuple(c) for c in config))
+
+
+def concatenate(xs: Sequence[Any], dimension: int) -> Any:
+    if len(xs) == 1:
+        return xs[0]
+    return st.concatenate_p.bind(*xs, dimension=dimension)
+
+
+def rev(x: Any, dims: Sequence[int]) -> Any:
+    if not dims:
+        return x
+    return st.rev_p.bind(x, dimensions=tuple(dims))
+
+
+def iota(dtype: DType, shape: Sequence[Dim], dimension: int) -> Any:
+    return st.iota_p.bind(dtype=np.dtype(dtype), shape=tuple(shape), dimension=dimension)
+
+
+def zeros_like(x: Any) -> Any:
+    return ad.zeros_like_p.bind(x)
+
+
+def full(shape: Sequence[Dim], value: Any, dtype: DType) -> Any:
+    """An array of ``shape`` filled with ``value``."""
+    scalar = np.asarray(value, dtype)
+    return broadcast_in_dim(scalar, tuple(shape), ()) if len(shape) else scalar
