@@ -57,11 +57,12 @@ def main() -> None:
         s = pnp.exp(scale) * 2.0          # known: computed right away
         return [pnp.sin(v) * s]            # unknown: staged, with s as a residual
 
+    scale = np.array([0.0, 0.5, 1.0], np.float32)
     pe_jaxpr, out_pvals = trace_to_jaxpr_partial(
-        affine, [PartialVal.known(np.float32(0.5)), PartialVal.unknown(ShapedArray((3,), np.float32))]
+        affine, [PartialVal.known(scale), PartialVal.unknown(ShapedArray((3,), np.float32))]
     )
     print(pe_jaxpr)
-    print("residual computed now:", np.asarray(pe_jaxpr.consts[0]), "= 2·e^0.5 =", round(2 * np.exp(0.5), 5))
+    print("residual computed now:", np.round(np.asarray(pe_jaxpr.consts[0]), 5), "= 2·exp(scale) =", np.round(2 * np.exp(scale), 5))
 
     _section("4. control flow: a staged scan (cumulative product of 1.1)")
 

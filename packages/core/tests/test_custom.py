@@ -775,3 +775,59 @@ def test_custom_ivjp_errors() -> None:
     xs, dxs = rule_of(lambda xs, ys, dys: ((lax.neg(ys),), None))([None], [x], [None])
     _close(xs[0], -x)
     assert dxs == [None]
+
+
+# ---------------------------------------------------------------------------
+# Shared front-end behaviour
+
+
+def test_custom_functions_nest_inside_calls() -> None:
+    from plait_core.lax import named_call
+
+    f = _make_sin_times()
+    g = named_call(lambda x: f(x, lax.add(x, x)), name="outer")
+    x = _x((3,))
+    closed = pc.make_jaxpr(g)(x)
+    pc.check_jaxpr(closed)
+    (call,) = closed.eqns
+    inner = {e.primitive.name for e in call.params["call_jaxpr"].eqns}
+    assert "custom_jvp_call" in inner
+    _close(_run(closed, x)[0], np.sin(x) * (x + x))
+    _close(g(x), np.sin(x) * (x + x))
+
+
+def test_non_array_arguments_and_missing_signatures() -> None:
+    f = _make_sin_times()
+    with pytest.raises(TypeError, match=r"custom_jvp function f: the argument leaf at \[1\] has type str, which is not an array or scalar"):
+        pc.make_jaxpr(lambda v: f(v, "y"))(_x((2,)))
+    g = custom_jvp(max)
+    with pytest.raises(TypeError, match=r"custom_jvp function max: cannot resolve the keyword arguments \['key'\] because the function's signature is not available"):
+        g(1.0, 2.0, key=abs)
+    assert g(1.0, 2.0) == 2.0
+
+
+def test_unhashable_static_argument_is_not_cached() -> None:
+    count = []
+
+    def f(fns: list[Any], x: Any) -> Any:
+        count.append(1)
+        return fns[0](x)
+
+    fj = custom_jvp(f, nondiff_argnums=(0,))
+    x = _x((2,))
+    for _ in range(2):
+        closed = pc.make_jaxpr(lambda v: fj([lax.sin], v))(x)
+        _close(_run(closed, x)[0], np.sin(x))
+    assert len(count) == 2
+
+
+def test_rule_wrappers_check_their_arguments() -> None:
+    p, (x, y) = _vjp_with()
+    with pytest.raises(ValueError, match=r"fwd_jaxpr_thunk of f: expected 2 flags \(one per operand\), got 3"):
+        p["fwd_jaxpr_thunk"]((True, True, True))
+    body = _only_eqn(pc.make_jaxpr(_make_vmap())(x, y)).params
+    tree1 = pc.tree_util.tree_structure((1,))
+    with pytest.raises(ValueError, match="custom_vmap_call: in_tree has 1 leaves but there are 2 values"):
+        custom_vmap_call_p.bind(x, y, **dict(body, in_tree=tree1))
+    with pytest.raises(TypeError, match="custom_vmap_call: the param out_tree must be a PyTreeDef, got tuple"):
+        custom_vmap_call_p.bind(x, y, **dict(body, out_tree=(1,)))

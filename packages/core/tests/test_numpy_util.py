@@ -48,9 +48,10 @@ def assert_close(actual: np.ndarray, expected: Any, rtol: float, atol: float) ->
 def check(fn: Callable[..., Any], *args: Any, expected: Any, dtype: Any = None,
           rtol: float = 1e-5, atol: float = 1e-6) -> list[np.ndarray]:
     """Eager == staged (bitwise, same dtype) and both close to ``expected``
-    (a value or a pytree of values).  ``dtype``: the dtype every output must have."""
+    (one value, or a tuple of values for several outputs; a list is one array).
+    ``dtype``: the dtype every output must have."""
     eager, staged = run_both(fn, *args)
-    want, _ = tree_flatten(expected)
+    want = list(expected) if isinstance(expected, tuple) else [expected]
     assert len(eager) == len(staged) == len(want)
     for e, s, w in zip(eager, staged, want):
         assert e.dtype == s.dtype, (e.dtype, s.dtype)
@@ -59,6 +60,23 @@ def check(fn: Callable[..., Any], *args: Any, expected: Any, dtype: Any = None,
         if dtype is not None:
             assert e.dtype == np.dtype(dtype), (e.dtype, dtype)
     return eager
+
+
+def check_staged(fn: Callable[..., Any], *args: Any, expected: Any, dtype: Any = None,
+                 rtol: float = 1e-5, atol: float = 1e-6) -> list[np.ndarray]:
+    """Only the staged run (for code using operators, which on NumPy inputs would
+    run NumPy's own operators eagerly)."""
+    closed = plait_core.make_jaxpr(fn)(*args)
+    plait_core.check_jaxpr(closed)
+    flat_args, _ = tree_flatten(args)
+    staged = [np.asarray(s) for s in plait_core.eval_jaxpr(closed.jaxpr, closed.consts, *flat_args)]
+    want = list(expected) if isinstance(expected, tuple) else [expected]
+    assert len(staged) == len(want)
+    for s, w in zip(staged, want):
+        assert_close(s, w, rtol, atol)
+        if dtype is not None:
+            assert s.dtype == np.dtype(dtype), (s.dtype, dtype)
+    return staged
 
 
 def tol(dt: Any) -> dict[str, float]:

@@ -265,3 +265,12 @@ def test_chain_of_1000_equations_stages_every_equation() -> None:
     closed = pc.make_jaxpr(chain)(np.zeros(3, f32))
     assert len(closed.eqns) == 1000
     np.testing.assert_allclose(pc.eval_jaxpr(closed.jaxpr, closed.consts, np.zeros(3, f32))[0], 1000.0)
+
+
+def test_dimension_as_value_stages_and_needs_a_binding() -> None:
+    n = pc.SymbolicDim.var("n")
+    closed = pc.make_jaxpr(lambda x: lax.dimension_as_value(x.shape[0]))(pc.ShapeDtypeStruct((n, 3), f32))
+    assert str(closed) == "{ lambda ; a:f32[n,3]. let\n    b:i32[] = dim_as_value[dim=n] \n  in (b,) }".replace(" \n", "\n")
+    assert lax.dimension_as_value(3) == 3
+    with pytest.raises(ValueError, match=r"the symbolic size n has no value here: its names \(n\) take values only inside mask"):
+        pc.eval_jaxpr(closed.jaxpr, closed.consts, np.zeros((2, 3), f32))

@@ -29,7 +29,7 @@ from plait_core.dce import dce_closed_jaxpr
 from plait_core.dims import definitely_equal_shapes, dim_as_int
 from plait_core.jaxpr import eval_jaxpr
 from plait_core.primitives.structural import broadcast_in_dim_p
-from plait_core.tree_util import PyTreeDef, tree_flatten, tree_map, tree_structure, tree_unflatten
+from plait_core.tree_util import PyTreeDef, tree_flatten, tree_unflatten
 
 from plait_autodiff import ops
 from plait_autodiff.jvp import jvp_flat
@@ -102,14 +102,6 @@ def _check_leaves(leaves: Sequence[Any], tree: PyTreeDef, where: str) -> None:
 def _check_callable(fun: Any, what: str) -> None:
     if not callable(fun):
         raise TypeError(f"{what}: expected a callable function, got {_describe(fun)}")
-
-
-def _aux_primal(x: Any) -> Any:
-    from plait_autodiff.jvp import JVPTracer
-
-    while type(x) is JVPTracer and not x._trace.alive:
-        x = x.primal
-    return x
 
 
 # ---------------------------------------------------------------------------
@@ -264,7 +256,7 @@ def linearize(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> 
     primals_out = tree_unflatten(out_tree, outs[:n])
     if has_aux:
         assert flat.aux_tree is not None
-        return primals_out, f_jvp, tree_unflatten(flat.aux_tree, [_aux_primal(a) for a in outs[n:]])
+        return primals_out, f_jvp, tree_unflatten(flat.aux_tree, outs[n:])
     return primals_out, f_jvp
 
 
@@ -316,7 +308,7 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[
     primals_out = tree_unflatten(out_tree, outs[:n])
     if has_aux:
         assert flat.aux_tree is not None
-        return primals_out, pullback, tree_unflatten(flat.aux_tree, [_aux_primal(a) for a in outs[n:]])
+        return primals_out, pullback, tree_unflatten(flat.aux_tree, outs[n:])
     return primals_out, pullback
 
 
@@ -570,7 +562,7 @@ def jacfwd(
         jac = _assemble(flat.out_tree, in_tree, blocks, argnums)
         if has_aux:
             assert flat.aux_tree is not None
-            return jac, tree_unflatten(flat.aux_tree, [_aux_primal(x) for x in outs[n:]])
+            return jac, tree_unflatten(flat.aux_tree, outs[n:])
         return jac
 
     return jac_fun
@@ -620,7 +612,7 @@ def jacrev(
         jac = _assemble(flat.out_tree, in_tree, blocks, argnums)
         if has_aux:
             assert flat.aux_tree is not None
-            return jac, tree_unflatten(flat.aux_tree, [_aux_primal(x) for x in outs[n:]])
+            return jac, tree_unflatten(flat.aux_tree, outs[n:])
         return jac
 
     return jac_fun
@@ -642,7 +634,3 @@ def hessian(
     _check_callable(fun, "hessian")
     return jacfwd(jacrev(fun, argnums, has_aux, holomorphic), argnums, has_aux, holomorphic)
 
-
-# Re-exported helpers used by tests and other modules.
-tree_map_ = tree_map
-tree_structure_ = tree_structure

@@ -70,6 +70,12 @@ from plait_core.trace import (
 )
 from plait_core import primitives  # noqa: E402,F401  (defines the catalog)
 from plait_core import lax  # noqa: E402
+from plait_core import numpy  # noqa: E402  (installs array methods on tracers)
+from plait_core import nn, random, tree  # noqa: E402
+from plait_core.checkpoint import checkpoint, checkpoint_policies, remat  # noqa: E402
+from plait_core.custom_batching import custom_vmap  # noqa: E402
+from plait_core.custom_derivatives import custom_jvp, custom_vjp  # noqa: E402
+from plait_core.invertible import custom_ivjp, invertible  # noqa: E402
 
 __version__ = "0.1.0"
 
@@ -102,6 +108,14 @@ __all__ = [
     "axis_frame_size",
     "bound_axis_names",
     "check_jaxpr",
+    "checkpoint",
+    "checkpoint_policies",
+    "custom_ivjp",
+    "custom_jvp",
+    "custom_vjp",
+    "custom_vmap",
+    "invertible",
+    "remat",
     "concrete_or_error",
     "config",
     "current_trace",
@@ -121,6 +135,10 @@ __all__ = [
     "jaxpr_as_fun",
     "lax",
     "make_jaxpr",
+    "nn",
+    "numpy",
+    "random",
+    "tree",
     "partial_eval_jaxpr",
     "partial_eval_rules",
     "pp_jaxpr",

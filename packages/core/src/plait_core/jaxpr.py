@@ -312,8 +312,10 @@ def pp_eqn(eqn: JaxprEqn, namer: _Namer, indent: int = 0) -> str:
     outs = " ".join(namer.binder(v) for v in eqn.outvars) or "_"
     params = ""
     if eqn.params:
-        items = ", ".join(f"{k}={_format_param(v, indent + 4)}" for k, v in sorted(eqn.params.items()))
-        params = f"[{items}]"
+        items = ", ".join(
+            f"{k}={_format_param(v, indent + 4)}" for k, v in sorted(eqn.params.items()) if v is not None
+        )
+        params = f"[{items}]" if items else ""
     return f"{outs} = {eqn.primitive.name}{params} {ins}".rstrip()
 
 

@@ -7,4 +7,5 @@ from plait_core.lax.control_flow import *  # noqa: F403
 from plait_core.lax.elementwise import *  # noqa: F403
 from plait_core.lax.linalg import *  # noqa: F403
 from plait_core.lax.reductions import *  # noqa: F403
+from plait_core.lax.shapes import *  # noqa: F403
 from plait_core.lax.structural import *  # noqa: F403

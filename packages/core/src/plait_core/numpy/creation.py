@@ -174,34 +174,38 @@ def copy(a: ArrayLike, order: str | None = None) -> Array:
 # Filled arrays
 
 
+def _full(shape: Any, fill_value: ArrayLike, dtype: Any, name: str) -> Array:
+    shp = shape_arg(shape, name)
+    dt = _dtype_arg(dtype, name)
+    if dt is None:
+        dt, weak = result_dtype(name, fill_value)
+    else:
+        weak = False
+    value = convert(as_array(fill_value, name, "fill_value"), dt, weak)
+    if get_aval(value).ndim == 0:
+        return lax.broadcast_in_dim(value, shp, ())
+    return broadcast_to_shape(value, shp, name)
+
+
 def full(shape: Any, fill_value: ArrayLike, dtype: Any = None) -> Array:
     """An array of ``shape`` filled with ``fill_value`` (which may be an array that
     broadcasts to ``shape``); the dtype defaults to that of ``fill_value``."""
-    shp = shape_arg(shape, "full")
-    dt = _dtype_arg(dtype, "full")
-    if dt is None:
-        dt, weak = result_dtype("full", fill_value)
-    else:
-        weak = False
-    value = convert(as_array(fill_value, "full", "fill_value"), dt, weak)
-    if get_aval(value).ndim == 0:
-        return lax.broadcast_in_dim(value, shp, ())
-    return broadcast_to_shape(value, shp, "full")
+    return _full(shape, fill_value, dtype, "full")
 
 
 def zeros(shape: Any, dtype: Any = None) -> Array:
     """An array of zeros (default float dtype)."""
-    return full(shape, 0, _dtype_arg(dtype, "zeros") or dtypes.default_float_dtype())
+    return _full(shape, 0, _dtype_arg(dtype, "zeros") or dtypes.default_float_dtype(), "zeros")
 
 
 def ones(shape: Any, dtype: Any = None) -> Array:
     """An array of ones (default float dtype)."""
-    return full(shape, 1, _dtype_arg(dtype, "ones") or dtypes.default_float_dtype())
+    return _full(shape, 1, _dtype_arg(dtype, "ones") or dtypes.default_float_dtype(), "ones")
 
 
 def empty(shape: Any, dtype: Any = None) -> Array:
     """An array of the given shape; plait fills it with zeros."""
-    return zeros(shape, dtype)
+    return _full(shape, 0, _dtype_arg(dtype, "empty") or dtypes.default_float_dtype(), "empty")
 
 
 def _like(a: ArrayLike, dtype: Any, shape: Any, name: str) -> tuple[Shape, DType, builtins.bool]:

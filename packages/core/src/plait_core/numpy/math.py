@@ -475,8 +475,9 @@ def hypot(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     result = lax.mul(big, lax.sqrt(lax.add(convert(1, dt), lax.mul(ratio, ratio))))
     result = lax.select_n(zero, result, big)
     # An infinite side makes the hypotenuse infinite even when the other is NaN.
-    is_inf = lax.eq(big, convert(np.inf, dt))
-    return lax.select_n(is_inf, result, big)
+    inf = convert(np.inf, dt)
+    is_inf = lax.bitwise_or(lax.eq(a, inf), lax.eq(b, inf))
+    return lax.select_n(is_inf, result, full_like_value(result, np.inf))
 
 
 def nextafter(x1: ArrayLike, x2: ArrayLike, /) -> Array:

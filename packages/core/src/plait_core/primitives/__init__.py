@@ -12,5 +12,6 @@ from plait_core.primitives import (  # noqa: F401
     elementwise,
     linalg,
     reductions,
+    shapes,
     structural,
 )

@@ -1,0 +1,188 @@
+"""JVP and transpose rules of reductions, cumulative scans and ``sort``.
+
+``reduce_sum`` and ``cumsum`` are linear.  ``reduce_max``/``reduce_min``
+share the tangent equally among the elements that attain the extreme;
+``reduce_prod`` multiplies each tangent by the product of the other elements
+(computed without division, so zeros are fine).  ``cumprod``, ``cummax`` and
+``cummin`` are differentiated through an equivalent associative scan built
+from slices; ``sort`` carries a permutation and applies it to the tangents
+with another ``sort`` (whose transpose sorts by the inverse permutation).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+from plait_core import dtypes
+from plait_core.dims import dim_as_int
+from plait_core.primitives import elementwise as ew
+from plait_core.primitives import reductions as red
+
+from plait_autodiff import ops
+from plait_autodiff.jvp import jvp_flat
+from plait_autodiff.registries import jvp_rules
+from plait_autodiff.rules.common import def_transpose, deflinear, defjvp_zero
+from plait_autodiff.tangents import Zero, instantiate
+from plait_autodiff.transpose import NonlinearError, is_undefined
+
+for _p in (red.reduce_and_p, red.reduce_or_p, red.argmax_p, red.argmin_p):
+    defjvp_zero(_p)
+
+
+# ---------------------------------------------------------------------------
+# reduce_sum and cumsum: linear
+
+
+def _reduce_sum_transpose(ct: Any, x: Any, *, axes: tuple[int, ...]) -> list[Any]:
+    shape = x.aval.shape
+    kept = [d for d in range(len(shape)) if d not in axes]
+    return [ops.broadcast_in_dim(ct, shape, kept)]
+
+
+deflinear(red.reduce_sum_p, _reduce_sum_transpose)
+deflinear(red.cumsum_p, lambda ct, x, *, axis, reverse: [red.cumsum_p.bind(ct, axis=axis, reverse=not reverse)])
+
+
+# ---------------------------------------------------------------------------
+# reduce_max / reduce_min
+
+
+def _extremum_jvp(prim: Any) -> Callable[..., tuple[Any, Any]]:
+    def rule(primals: Sequence[Any], tangents: Sequence[Any], *, axes: tuple[int, ...]) -> tuple[Any, Any]:
+        (x,), (t,) = primals, tangents
+        ans = prim.bind(x, axes=axes)
+        a = ops.aval(x)
+        kept = [d for d in range(a.ndim) if d not in axes]
+        at_extreme = ops.eq(x, ops.broadcast_in_dim(ans, a.shape, kept))
+        one, zero = ops.full(a.shape, 1, a.dtype), ops.full(a.shape, 0, a.dtype)
+        count = ops.reduce_sum(ops.select(at_extreme, one, zero), axes)
+        share = ops.reduce_sum(ops.select(at_extreme, t, zero), axes)
+        return ans, ops.div(share, count)
+
+    return rule
+
+
+jvp_rules[red.reduce_max_p] = _extremum_jvp(red.reduce_max_p)
+jvp_rules[red.reduce_min_p] = _extremum_jvp(red.reduce_min_p)
+
+
+# ---------------------------------------------------------------------------
+# reduce_prod
+
+
+def _to_last_axis(x: Any, axes: tuple[int, ...]) -> Any:
+    """``x`` with the reduced ``axes`` moved to the end and merged into one."""
+    a = ops.aval(x)
+    kept = [d for d in range(a.ndim) if d not in axes]
+    moved = ops.transpose(x, (*kept, *axes))
+    n: Any = 1
+    for d in axes:
+        n = n * a.shape[d]
+    return ops.reshape(moved, (*(a.shape[d] for d in kept), n))
+
+
+def _exclusive_products(x: Any) -> Any:
+    """For each element along the last axis, the product of all the others."""
+    a = ops.aval(x)
+    last = a.ndim - 1
+    one = ops.const(x, 1)
+    keep = [(0, 0, 0)] * last
+    before = ops.pad(red.cumprod_p.bind(x, axis=last, reverse=False), one, [*keep, (1, -1, 0)])
+    after = ops.pad(red.cumprod_p.bind(x, axis=last, reverse=True), one, [*keep, (-1, 1, 0)])
+    return ops.mul(before, after)
+
+
+def _reduce_prod_jvp(primals: Sequence[Any], tangents: Sequence[Any], *, axes: tuple[int, ...]) -> tuple[Any, Any]:
+    (x,), (t,) = primals, tangents
+    ans = red.reduce_prod_p.bind(x, axes=axes)
+    if not axes:
+        return ans, t
+    xs, ts = _to_last_axis(x, axes), _to_last_axis(t, axes)
+    last = ops.aval(xs).ndim - 1
+    return ans, ops.reduce_sum(ops.mul(ts, _exclusive_products(xs)), (last,))
+
+
+jvp_rules[red.reduce_prod_p] = _reduce_prod_jvp
+
+
+# ---------------------------------------------------------------------------
+# cumprod / cummax / cummin through an associative scan
+
+
+def associative_scan(op: Callable[[Any, Any], Any], x: Any, axis: int, reverse: bool) -> Any:
+    """The inclusive scan of ``op`` along ``axis`` from slices and ``op``
+    (log2(n) doubling steps), differentiable with the rules of its pieces."""
+    a = ops.aval(x)
+    if reverse:
+        return ops.rev(associative_scan(op, ops.rev(x, (axis,)), axis, False), (axis,))
+    n = dim_as_int(a.shape[axis], "the derivative of a cumulative reduction")
+    shape = list(a.shape)
+
+    def take(v: Any, lo: int, hi: int) -> Any:
+        start, limit = [0] * len(shape), list(shape)
+        start[axis], limit[axis] = lo, hi
+        return ops.slice_(v, start, limit)
+
+    k = 1
+    while k < n:
+        x = ops.concatenate([take(x, 0, k), op(take(x, k, n), take(x, 0, n - k))], axis)
+        k *= 2
+    return x
+
+
+def _cumulative_jvp(prim: Any, op: Callable[[Any, Any], Any]) -> Callable[..., tuple[Any, Any]]:
+    def rule(primals: Sequence[Any], tangents: Sequence[Any], *, axis: int, reverse: bool) -> tuple[Any, Any]:
+        (x,), (t,) = primals, tangents
+        ans = prim.bind(x, axis=axis, reverse=reverse)
+        _, (t_out,) = jvp_flat(lambda v: [associative_scan(op, v, axis, reverse)], [x], [t])
+        return ans, t_out
+
+    return rule
+
+
+jvp_rules[red.cumprod_p] = _cumulative_jvp(red.cumprod_p, ops.mul)
+jvp_rules[red.cummax_p] = _cumulative_jvp(red.cummax_p, ew.max_p.bind)
+jvp_rules[red.cummin_p] = _cumulative_jvp(red.cummin_p, ew.min_p.bind)
+
+
+# ---------------------------------------------------------------------------
+# sort
+
+
+def _sort_jvp(
+    primals: Sequence[Any], tangents: Sequence[Any], *, dimension: int, is_stable: bool, num_keys: int
+) -> tuple[list[Any], list[Any]]:
+    shape = ops.aval(primals[0]).shape
+    iota = ops.iota(dtypes.int32, shape, dimension)
+    *ans, perm = red.sort_p.bind(*primals, iota, dimension=dimension, is_stable=is_stable, num_keys=num_keys)
+    moving = [instantiate(t) for t in tangents if type(t) is not Zero]
+    # Sorting by the inverse permutation applies the permutation (and is linear in the values).
+    inverse = red.sort_p.bind(perm, iota, dimension=dimension, is_stable=True, num_keys=1)[1]
+    moved = iter(red.sort_p.bind(inverse, *moving, dimension=dimension, is_stable=True, num_keys=1)[1:])
+    out = [t if type(t) is Zero else next(moved) for t in tangents]
+    return ans, out
+
+
+jvp_rules[red.sort_p] = _sort_jvp
+
+
+@def_transpose(red.sort_p)
+def _sort_transpose(cts: Sequence[Any], *operands: Any, dimension: int, is_stable: bool, num_keys: int) -> list[Any]:
+    keys = operands[:num_keys]
+    if any(is_undefined(k) for k in keys):
+        raise NonlinearError("cannot transpose sort with respect to its sort keys: the order depends on them")
+    linear = [i for i, x in enumerate(operands) if is_undefined(x)]
+    shape = ops.aval(keys[0]).shape
+    iota = ops.iota(dtypes.int32, shape, dimension)
+    perm = red.sort_p.bind(*keys, iota, dimension=dimension, is_stable=is_stable, num_keys=num_keys)[-1]
+    moving = [instantiate(cts[i]) for i in linear]
+    back = red.sort_p.bind(perm, *moving, dimension=dimension, is_stable=True, num_keys=1)[1:]
+    out: list[Any] = [None] * len(operands)
+    for i, ct in zip(linear, back):
+        out[i] = ct
+    return out
+
+
+_ = np  # keep NumPy imported for readers of the constants above
