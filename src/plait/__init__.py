@@ -37,6 +37,7 @@ from plait_core import (
     make_jaxpr,
     remat,
 )
+from plait_batching import register_vmappable, vmap
 from plait_core import lax as lax
 from plait_core import numpy as numpy
 from plait_core import nn as nn
@@ -81,7 +82,9 @@ __all__ = [
     "custom_vjp",
     "custom_vmap",
     "invertible",
+    "register_vmappable",
     "remat",
+    "vmap",
     "enable_x64",
     "eval_jaxpr",
     "eval_shape",

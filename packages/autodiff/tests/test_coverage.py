@@ -2,10 +2,10 @@
 "not supported: why" entry."""
 
 import pytest
-from plait_core import all_primitives
 
 import plait_autodiff
 from plait_autodiff import jvp_rules
+from plait_core import all_primitives
 
 
 def test_catalog_is_not_empty() -> None:

@@ -110,7 +110,7 @@ def test_arange(args: Any) -> None:
     raw = np.arange(*args)
     want = F32 if raw.dtype.kind == "f" else I32
     check(lambda: pnp.arange(*args), expected=raw, dtype=want)
-    check(lambda: pnp.arange(*args, dtype=np.float32), expected=np.arange(*args, dtype=np.float32), dtype=F32)
+    check(lambda: pnp.arange(*args, dtype=np.float32), expected=np.arange(*args, dtype=np.float32), dtype=F32)  # type: ignore[misc]
 
 
 def test_arange_stages_iota_and_errors() -> None:
@@ -138,7 +138,7 @@ def test_arange_of_a_symbolic_size() -> None:
 def test_linspace(num: int, endpoint: bool) -> None:
     check(lambda: pnp.linspace(-1.0, 3.0, num, endpoint=endpoint),
           expected=np.linspace(-1.0, 3.0, num, endpoint=endpoint), dtype=F32, rtol=1e-6, atol=1e-6)
-    out, step = pnp.linspace(-1.0, 3.0, num, endpoint=endpoint, retstep=True)
+    _, step = pnp.linspace(-1.0, 3.0, num, endpoint=endpoint, retstep=True)
     _, want_step = np.linspace(-1.0, 3.0, num, endpoint=endpoint, retstep=True)
     np.testing.assert_allclose(np.asarray(step), want_step, rtol=1e-6)
 
@@ -147,7 +147,7 @@ def test_linspace_arrays_axis_and_int_dtype() -> None:
     a = np.array([0.0, 1.0], np.float32)
     b = np.array([[4.0, 5.0], [6.0, 7.0]], np.float32)
     for axis in (0, 1, -1, 2):
-        check(lambda s, e: pnp.linspace(s, e, 5, axis=axis), a, b, expected=np.linspace(a, b, 5, axis=axis),
+        check(lambda s, e, axis=axis: pnp.linspace(s, e, 5, axis=axis), a, b, expected=np.linspace(a, b, 5, axis=axis),
               rtol=1e-6)
     check(lambda: pnp.linspace(-3, 4, 6, dtype=np.int32), expected=np.linspace(-3, 4, 6, dtype=np.int32),
           dtype=I32)
@@ -160,7 +160,7 @@ def test_linspace_arrays_axis_and_int_dtype() -> None:
 def test_eye_tri(args: Any) -> None:
     check(lambda: pnp.eye(*args), expected=np.eye(*args), dtype=F32)
     check(lambda: pnp.tri(*args), expected=np.tri(*args), dtype=F32)
-    check(lambda: pnp.eye(*args, dtype=np.int32), expected=np.eye(*args, dtype=np.int32), dtype=I32)
+    check(lambda: pnp.eye(*args, dtype=np.int32), expected=np.eye(*args, dtype=np.int32), dtype=I32)  # type: ignore[misc]
     check(lambda: pnp.identity(args[0], dtype=bool), expected=np.identity(args[0], dtype=bool), dtype=bool)
 
 
@@ -178,7 +178,7 @@ def test_tril_triu(k: int, shape: Any) -> None:
 @pytest.mark.parametrize("sparse", [False, True])
 def test_meshgrid(indexing: str, sparse: bool) -> None:
     xs = (np.arange(3, dtype=np.float32), np.arange(4, dtype=np.float32) * 2, np.arange(2, dtype=np.float32))
-    want = np.meshgrid(*xs, indexing=indexing, sparse=sparse)
+    want = np.meshgrid(*xs, indexing=indexing, sparse=sparse)  # type: ignore[call-overload]
     check(lambda *v: pnp.meshgrid(*v, indexing=indexing, sparse=sparse), *xs, expected=tuple(want))
     with pytest.raises(ValueError, match="meshgrid: indexing must be 'xy' or 'ij', got 'yx'"):
         pnp.meshgrid(*xs, indexing="yx")

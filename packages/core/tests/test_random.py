@@ -86,7 +86,7 @@ def test_categorical_frequencies_follow_softmax() -> None:
 def test_bits_dtypes() -> None:
     b8 = np.asarray(random.bits(random.PRNGKey(7), (1000,), np.uint8))
     assert b8.dtype == np.uint8 and b8.max() > 200
-    with pytest.raises(TypeError, match="random.bits: dtype must be uint8, uint16 or uint32, got int32"):
+    with pytest.raises(TypeError, match=r"random.bits: dtype must be uint8, uint16 or uint32, got int32"):
         random.bits(random.PRNGKey(7), (3,), np.int32)
 
 

@@ -96,7 +96,7 @@ def test_bind_rejects_non_array_arguments() -> None:
 
 
 def test_output_leaf_that_is_not_an_array() -> None:
-    with pytest.raises(TypeError, match="make_jaxpr: output leaf 1 .* has type str"):
+    with pytest.raises(TypeError, match=r"make_jaxpr: output leaf 1 .* has type str"):
         pc.make_jaxpr(lambda x: (x, "label"))(np.ones(2, f32))
 
 

@@ -1,18 +1,52 @@
 """plait-autodiff: forward and reverse mode (jvp, linearize, vjp, grad), custom rules, checkpoint and invertible AD.
 
-This package depends on plait-core alone.  Its rules for core's
-primitives live in the registries below, keyed by primitive; the coverage
-test walks core's catalog and names every primitive without a rule.  The
-rules themselves land with issue #4.
+This package depends on plait-core alone.  Its rules for core's primitives
+live in the registries of :mod:`plait_autodiff.registries`, keyed by
+primitive; the coverage test walks core's catalog and names every primitive
+without a rule.
+
+The public API follows JAX: :func:`jvp`, :func:`linearize`, :func:`vjp`,
+:func:`grad`, :func:`value_and_grad`, :func:`linear_transpose`,
+:func:`jacfwd`, :func:`jacrev`, :func:`hessian`.
 """
 
-from collections.abc import Callable
-from typing import Any
-
-from plait_core import RuleRegistry
-
-jvp_rules: RuleRegistry[Callable[..., Any]] = RuleRegistry("autodiff (jvp)")
-transpose_rules: RuleRegistry[Callable[..., Any]] = RuleRegistry("autodiff (transpose)")
-inverse_rules: RuleRegistry[Callable[..., Any]] = RuleRegistry("autodiff (inverse)")
+from plait_autodiff import rules
+from plait_autodiff.api import (
+    grad,
+    hessian,
+    jacfwd,
+    jacrev,
+    jvp,
+    linear_transpose,
+    linearize,
+    value_and_grad,
+    vjp,
+)
+from plait_autodiff.jvp import JVPTrace, JVPTracer
+from plait_autodiff.registries import inverse_rules, jvp_rules, transpose_rules
+from plait_autodiff.tangents import Zero, to_tangent_type
+from plait_autodiff.transpose import NonlinearError, UndefinedPrimal
 
 __version__ = "0.1.0"
+
+__all__ = [
+    "JVPTrace",
+    "JVPTracer",
+    "NonlinearError",
+    "UndefinedPrimal",
+    "Zero",
+    "grad",
+    "hessian",
+    "inverse_rules",
+    "jacfwd",
+    "jacrev",
+    "jvp",
+    "jvp_rules",
+    "linear_transpose",
+    "linearize",
+    "rules",
+    "to_tangent_type",
+    "transpose_rules",
+    "value_and_grad",
+    "vjp",
+]

@@ -14,6 +14,12 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
+
+from plait_autodiff import ops
+from plait_autodiff.jaxpr_util import eval_jaxpr
+from plait_autodiff.jvp import jvp_flat
+from plait_autodiff.tangents import Zero, instantiate, is_float0, to_tangent_type
+from plait_autodiff.transpose import UndefinedPrimal, backward_pass
 from plait_core import (
     ClosedJaxpr,
     PartialEvalTrace,
@@ -21,20 +27,14 @@ from plait_core import (
     dtypes,
     get_aval,
     to_numpy,
-    transformation,
     trace_pytree_function,
+    transformation,
 )
 from plait_core.abstract import ShapedArray
 from plait_core.dce import dce_closed_jaxpr
 from plait_core.dims import definitely_equal_shapes, dim_as_int
-from plait_core.jaxpr import eval_jaxpr
 from plait_core.primitives.structural import broadcast_in_dim_p
 from plait_core.tree_util import PyTreeDef, tree_flatten, tree_unflatten
-
-from plait_autodiff import ops
-from plait_autodiff.jvp import jvp_flat
-from plait_autodiff.tangents import Zero, instantiate, is_float0, to_tangent_type
-from plait_autodiff.transpose import UndefinedPrimal, backward_pass
 
 __all__ = [
     "grad",
@@ -83,7 +83,13 @@ class _FlatFun:
 def _describe(x: Any) -> str:
     if isinstance(x, (tuple, list)):
         return f"a {type(x).__name__} of length {len(x)}"
+    if isinstance(x, Tracer):
+        return f"a single array of type {x.aval.str_short()}"
     return f"a value of type {type(x).__name__}"
+
+
+def _dtype_name(dt: Any) -> str:
+    return "float0" if dt == dtypes.float0 else str(np.dtype(dt).name)
 
 
 def _check_leaves(leaves: Sequence[Any], tree: PyTreeDef, where: str) -> None:
@@ -124,8 +130,8 @@ def _check_tangent(what: str, kind: str, k: int, t: Any, primal: ShapedArray) ->
         else:
             hint = " (integer and boolean values have float0 tangents)" if is_float0(expected) else ""
             raise TypeError(
-                f"{what}: {kind} leaf {k} has dtype {a.dtype.name}, but its primal has type {primal.str_short()} "
-                f"so the {kind} must have dtype {expected.dtype.name}{hint}"
+                f"{what}: {kind} leaf {k} has dtype {_dtype_name(a.dtype)}, but its primal has type "
+                f"{primal.str_short()} so the {kind} must have dtype {_dtype_name(expected.dtype)}{hint}"
             )
     if not definitely_equal_shapes(a.shape, expected.shape):
         raise ValueError(
@@ -295,10 +301,14 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[
     and tangent dtypes of ``primals_out`` and returns a tuple with one
     cotangent per positional argument (``float0`` zeros for integer inputs)."""
     _check_callable(fun, "vjp")
+    return _vjp(fun, primals, has_aux, "vjp")
+
+
+def _vjp(fun: Callable[..., Any], primals: tuple[Any, ...], has_aux: bool, what: str) -> tuple[Any, ...]:
     leaves, in_tree = tree_flatten(primals)
     for k, p in enumerate(leaves):
-        _primal_aval("vjp", k, p)
-    flat = _FlatFun(fun, in_tree, has_aux, "vjp")
+        _primal_aval(what, k, p)
+    flat = _FlatFun(fun, in_tree, has_aux, what)
     outs, linear = linearize_flat(flat, leaves)
     assert flat.out_tree is not None
     out_tree, n = flat.out_tree, flat.out_tree.num_leaves
@@ -407,9 +417,9 @@ def value_and_grad(
         f, dyn = _split_args(fun, args, kwargs, nums)
         _check_input_dtypes(what, tree_flatten(dyn)[0], holomorphic, allow_int)
         if has_aux:
-            out, pullback, aux = vjp(f, *dyn, has_aux=True)
+            out, pullback, aux = _vjp(f, dyn, True, what)
         else:
-            out, pullback = vjp(f, *dyn)
+            out, pullback = _vjp(f, dyn, False, what)
         aval = _check_scalar_output(what, out, holomorphic)
         grads = pullback(np.ones((), aval.dtype))
         g = grads[0] if isinstance(argnums, int) else grads
@@ -598,7 +608,7 @@ def jacrev(
             size = _concrete_size(oa, "jacrev")
             rows: list[list[Any]] = [[] for _ in leaves]
             for k in range(size):
-                cts = [Zero(to_tangent_type(b)) for b in out_avals] + [
+                cts: list[Any] = [Zero(to_tangent_type(b)) for b in out_avals] + [
                     Zero(to_tangent_type(get_aval(x))) for x in outs[n:]
                 ]
                 cts[o] = _basis(oa, k)

@@ -16,15 +16,14 @@ import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from plait_autodiff.jaxpr_util import eval_jaxpr
+from plait_autodiff.registries import jvp_rules
+from plait_autodiff.tangents import Zero, instantiate, is_float0, to_tangent_type
 from plait_core import ClosedJaxpr, Trace, Tracer, get_aval, set_current_trace, transformation
 from plait_core.abstract import ShapedArray
 from plait_core.config import config
-from plait_core.jaxpr import eval_jaxpr
 from plait_core.primitive import Primitive
 from plait_core.staging import trace_to_jaxpr
-
-from plait_autodiff.registries import jvp_rules
-from plait_autodiff.tangents import Zero, instantiate, is_float0, to_tangent_type
 
 __all__ = [
     "JVPTrace",

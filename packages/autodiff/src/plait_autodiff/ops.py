@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+
 from plait_core import get_aval
 from plait_core.abstract import ShapedArray
 from plait_core.dims import Dim, definitely_equal
@@ -115,9 +116,10 @@ def reshape(x: Any, shape: Sequence[Dim]) -> Any:
 
 
 def transpose(x: Any, perm: Sequence[int]) -> Any:
-    if tuple(perm) == tuple(range(len(perm))):
+    perm = tuple(int(p) for p in perm)
+    if perm == tuple(range(len(perm))):
         return x
-    return st.transpose_p.bind(x, permutation=tuple(perm))
+    return st.transpose_p.bind(x, permutation=perm)
 
 
 def reduce_sum(x: Any, axes: Sequence[int]) -> Any:

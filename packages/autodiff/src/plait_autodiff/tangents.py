@@ -13,9 +13,9 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+
 from plait_core import dtypes, get_aval
 from plait_core.abstract import ShapedArray
-from plait_core.custom_derivatives import tangent_aval
 from plait_core.primitives.ad_helpers import add_any_p
 from plait_core.primitives.structural import broadcast_in_dim_p
 
@@ -24,9 +24,13 @@ __all__ = ["Zero", "add_tangents", "instantiate", "is_float0", "to_tangent_type"
 
 def to_tangent_type(aval: ShapedArray) -> ShapedArray:
     """The type of the tangents (and cotangents) of a value of type ``aval``:
-    ``aval`` itself for floating and complex dtypes, ``float0`` of the same
-    shape for integers and booleans."""
-    return tangent_aval(aval)
+    ``aval``'s shape and dtype for floating and complex dtypes, ``float0`` of
+    the same shape for integers and booleans.  Tangent types are strongly
+    typed (so a loop carrying a tangent keeps its type whatever constants
+    the body multiplies it by)."""
+    if dtypes.is_inexact(aval.dtype):
+        return aval.strip_weak_type()
+    return ShapedArray(aval.shape, dtypes.float0, False)
 
 
 def is_float0(aval: ShapedArray) -> bool:

@@ -17,14 +17,14 @@ import weakref
 from collections.abc import Sequence
 from typing import Any
 
+from plait_autodiff.jaxpr_util import literal_value
+from plait_autodiff.registries import transpose_rules
+from plait_autodiff.tangents import Zero, add_tangents, instantiate, to_tangent_type
 from plait_core import ClosedJaxpr, Jaxpr, Tracer, Var
 from plait_core.abstract import ShapedArray
 from plait_core.config import config
 from plait_core.jaxpr import Literal
 from plait_core.staging import trace_to_jaxpr
-
-from plait_autodiff.registries import transpose_rules
-from plait_autodiff.tangents import Zero, add_tangents, instantiate, to_tangent_type
 
 __all__ = [
     "NonlinearError",
@@ -83,7 +83,7 @@ def backward_pass(jaxpr: Jaxpr, consts: Sequence[Any], args: Sequence[Any], cts_
             env[v] = x
 
     def read(a: Any) -> Any:
-        return a.val if type(a) is Literal else env[a]
+        return literal_value(a) if type(a) is Literal else env[a]
 
     linear_eqns = []
     for eqn in jaxpr.eqns:
@@ -104,8 +104,8 @@ def backward_pass(jaxpr: Jaxpr, consts: Sequence[Any], args: Sequence[Any], cts_
             return
         cts[v] = add_tangents(cts[v], ct) if v in cts else ct
 
-    for v, ct in zip(jaxpr.outvars, cts_out):
-        write(v, ct)
+    for a, ct in zip(jaxpr.outvars, cts_out):
+        write(a, ct)
 
     for eqn in reversed(linear_eqns):
         outs = [cts.pop(v, None) for v in eqn.outvars]

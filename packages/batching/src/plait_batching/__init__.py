@@ -9,11 +9,12 @@ The public entry point is :func:`vmap`; :func:`batch_jaxpr` batches a closed
 jaxpr (what the rules of higher-order primitives use).
 """
 
-from plait_batching import rules as _rules  # noqa: F401  (registers every rule)
+from plait_batching import rules as _rules
 from plait_batching.api import vmap
 from plait_batching.batch_jaxpr import batch_jaxpr
 from plait_batching.registries import always_run, batching_rules, ragged_rules
 from plait_batching.trace import AxisData, BatchTrace, BatchTracer
+from plait_batching.vmappable import register_vmappable
 
 __version__ = "0.1.0"
 
@@ -25,5 +26,6 @@ __all__ = [
     "batch_jaxpr",
     "batching_rules",
     "ragged_rules",
+    "register_vmappable",
     "vmap",
 ]

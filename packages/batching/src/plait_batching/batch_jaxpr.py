@@ -13,11 +13,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from plait_core import ClosedJaxpr, ShapedArray, eval_jaxpr, extend_axis_env, trace_to_jaxpr, transformation
-from plait_core.primitives.calls import StagingCache, hashable_key
-
 from plait_batching.moves import broadcast_batch, moveaxis
 from plait_batching.trace import AxisData, BatchTrace, BatchTracer
+from plait_core import ClosedJaxpr, ShapedArray, eval_jaxpr, extend_axis_env, trace_to_jaxpr, transformation
+from plait_core.primitives.calls import StagingCache, hashable_key
 
 _cache = StagingCache(256)
 

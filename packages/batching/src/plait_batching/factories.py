@@ -17,18 +17,17 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from plait_core import Primitive, get_aval
-from plait_core.primitives.structural import broadcast_in_dim_p
-
 from plait_batching.moves import BDim, moveaxis, shift, shift_all
 from plait_batching.registries import batching_rules
 from plait_batching.trace import AxisData
+from plait_core import Primitive, ShapedArray, get_aval
+from plait_core.primitives.structural import broadcast_in_dim_p
 
 
 def vectorized_rule(prim: Primitive) -> Callable[..., tuple[Any, BDim]]:
     """The rule of a one-operand elementwise primitive."""
 
-    def rule(axis: AxisData, args: Sequence[Any], dims: Sequence[BDim], **params: Any) -> tuple[Any, BDim]:
+    def rule(axis: AxisData, args: Sequence[Any], dims: Sequence[BDim], /, **params: Any) -> tuple[Any, BDim]:
         (x,), (d,) = args, dims
         return prim.bind(x, **params), d
 
@@ -42,17 +41,22 @@ def defvectorized(*prims: Primitive) -> None:
 
 
 def broadcast_operands(
-    axis: AxisData, args: Sequence[Any], dims: Sequence[BDim], scalar_ok: Callable[[int], bool]
+    prim: Primitive, axis: AxisData, args: Sequence[Any], dims: Sequence[BDim], scalar_ok: Callable[[int], bool],
+    params: dict[str, Any],
 ) -> tuple[list[Any], BDim]:
     """Operands of an elementwise primitive made to agree on the batch.
 
     Returns the operands and the batch dimension of the result.  When every
     batched operand is batched at the same place and has the result's rank,
     and every unbatched operand is a scalar where ``scalar_ok`` allows one,
-    they are returned as they are; otherwise the batch goes in front."""
+    they are returned as they are; otherwise every operand is brought to the
+    result's full shape with the batch where a full-rank batched operand has
+    it."""
     avals = [get_aval(x) for x in args]
     ranks = [a.ndim - (d is not None) for a, d in zip(avals, dims)]
     out_rank = max(ranks)
+    if any(0 < r < out_rank for r in ranks):  # shapes that do not agree: the primitive says how
+        prim.abstract_eval(*[a if d is None else _element(a, d) for a, d in zip(avals, dims)], **params)
     first = next(d for d in dims if d is not None)
     if all(
         (d is None and r == 0 and scalar_ok(i)) or (d == first and r == out_rank)
@@ -62,20 +66,28 @@ def broadcast_operands(
     k = ranks.index(out_rank)
     ref, rd = avals[k].shape, dims[k]
     elem_shape = ref if rd is None else ref[:rd] + ref[rd + 1 :]
-    full = (axis.size, *elem_shape)
+    # Keep the batch where a full-rank batched operand has it (fewer transposes), else in front.
+    at = next((d for d, r in zip(dims, ranks) if d is not None and r == out_rank), 0)
+    full = elem_shape[:at] + (axis.size,) + elem_shape[at:]
+    rest = tuple(i for i in range(out_rank + 1) if i != at)
     out: list[Any] = []
     for i, (x, d, r) in enumerate(zip(args, dims, ranks)):
         if d is None:
             if r == 0 and scalar_ok(i):
                 out.append(x)
             else:
-                out.append(broadcast_in_dim_p.bind(x, shape=full, broadcast_dimensions=tuple(range(1, r + 1))))
+                dims_in = rest if r else ()
+                out.append(broadcast_in_dim_p.bind(x, shape=full, broadcast_dimensions=dims_in))
+        elif r < out_rank:  # a batched scalar against full-rank operands
+            out.append(broadcast_in_dim_p.bind(x, shape=full, broadcast_dimensions=(at,)))
         else:
-            x = moveaxis(x, d, 0)
-            if r < out_rank:  # a batched scalar against full-rank operands
-                x = broadcast_in_dim_p.bind(x, shape=full, broadcast_dimensions=(0,))
-            out.append(x)
-    return out, 0
+            out.append(moveaxis(x, d, at))
+    return out, at
+
+
+def _element(aval: ShapedArray, bdim: int) -> ShapedArray:
+    """The abstract value of one element of a value batched at ``bdim``."""
+    return aval.update(shape=aval.shape[:bdim] + aval.shape[bdim + 1 :])
 
 
 def _any_position(i: int) -> bool:
@@ -87,8 +99,8 @@ def broadcasting_rule(
 ) -> Callable[..., tuple[Any, BDim]]:
     """The rule of an n-ary elementwise primitive (see :func:`broadcast_operands`)."""
 
-    def rule(axis: AxisData, args: Sequence[Any], dims: Sequence[BDim], **params: Any) -> tuple[Any, BDim]:
-        ops, d = broadcast_operands(axis, args, dims, scalar_ok)
+    def rule(axis: AxisData, args: Sequence[Any], dims: Sequence[BDim], /, **params: Any) -> tuple[Any, BDim]:
+        ops, d = broadcast_operands(prim, axis, args, dims, scalar_ok, params)
         return prim.bind(*ops, **params), d
 
     return rule
@@ -106,7 +118,7 @@ def reducer_rule(prim: Primitive, param: str = "axes") -> Callable[..., tuple[An
     one element: a tuple (reductions: those dimensions disappear) or an int
     (cumulative operations: the shape is kept)."""
 
-    def rule(axis: AxisData, args: Sequence[Any], dims: Sequence[BDim], **params: Any) -> tuple[Any, BDim]:
+    def rule(axis: AxisData, args: Sequence[Any], dims: Sequence[BDim], /, **params: Any) -> tuple[Any, BDim]:
         (x,), (d,) = args, dims
         assert d is not None
         which = params[param]
@@ -128,7 +140,7 @@ def defreducer(*prims: Primitive, param: str = "axes") -> None:
 def unbatched_rule(prim: Primitive) -> Callable[..., tuple[Any, BDim]]:
     """The rule of a primitive without operands: its result never depends on the batch."""
 
-    def rule(axis: AxisData, args: Sequence[Any], dims: Sequence[BDim], **params: Any) -> tuple[Any, BDim]:
+    def rule(axis: AxisData, args: Sequence[Any], dims: Sequence[BDim], /, **params: Any) -> tuple[Any, BDim]:
         return prim.bind(*args, **params), None
 
     return rule

@@ -66,14 +66,6 @@ def shift_all(dims: Sequence[int], bdim: int) -> tuple[int, ...]:
     return tuple(d if d < bdim else d + 1 for d in dims)
 
 
-def batch_size_of(args: Sequence[Any], dims: Sequence[BDim]) -> Dim:
-    """The batch size, read off the first batched operand."""
-    for x, d in zip(args, dims):
-        if d is not None:
-            return get_aval(x).shape[d]
-    raise ValueError("batch_size_of: no operand is batched")
-
-
 def split_dim(x: Any, dim: int, sizes: Sequence[Dim]) -> Any:
     """``x`` with dimension ``dim`` split into dimensions of ``sizes`` (row-major)."""
     shape = get_aval(x).shape

@@ -20,12 +20,10 @@ from __future__ import annotations
 from collections.abc import Hashable, Sequence
 from typing import Any, NamedTuple
 
-from plait_core import ClosedJaxpr, Primitive, ShapedArray, Trace, Tracer, get_aval, set_current_trace
-from plait_core.dims import Dim
-
 from plait_batching.axis_use import params_use_axis
 from plait_batching.registries import always_run, batching_rules
-
+from plait_core import ClosedJaxpr, Primitive, ShapedArray, Trace, Tracer, get_aval, set_current_trace
+from plait_core.dims import Dim
 
 #: The families whose primitives carry jaxprs in their params.
 _HIGHER_ORDER_FAMILIES = frozenset({"control_flow", "call"})
@@ -119,7 +117,4 @@ class BatchTrace(Trace):
         name = self.axis.name
         if name is None or prim.family not in _HIGHER_ORDER_FAMILIES:
             return False
-        for p in params.values():
-            if isinstance(p, (ClosedJaxpr, tuple)) and params_use_axis(p, name):
-                return True
-        return False
+        return any(isinstance(p, (ClosedJaxpr, tuple)) and params_use_axis(p, name) for p in params.values())

@@ -3,17 +3,12 @@
 This package depends on plait-core alone (and jaxlib).  Its rules for core's
 primitives live in the registries below, keyed by primitive; the coverage
 test walks core's catalog and names every primitive without a rule.  The
-rules themselves land with issue #3.
+rules live in :mod:`plait_dispatch.lowering`.
 """
 
-from collections.abc import Callable
-from typing import Any
-
-from plait_core import RuleRegistry
-
-lowering_rules: RuleRegistry[Callable[..., Any]] = RuleRegistry("dispatch (StableHLO lowering)")
-
 __version__ = "0.1.0"
+
+from plait_dispatch.lowering import lowering_rules  # noqa: E402
 
 from plait_dispatch.array import Array  # noqa: E402
 from plait_dispatch.placement import (  # noqa: E402
@@ -28,3 +23,20 @@ from plait_dispatch.placement import (  # noqa: E402
     local_devices,
     set_num_cpu_devices,
 )
+
+# The lowering rules register themselves in ``lowering_rules`` on import.
+from plait_dispatch import lowering  # noqa: E402,F401
+from plait_dispatch.api import (  # noqa: E402
+    Compiled,
+    DeletedArrayError,
+    JitWrapped,
+    Lowered,
+    MemoryAnalysis,
+    Traced,
+    clear_caches,
+    jit,
+    stats,
+)
+from plait_dispatch.eager import install as _install_eager_backend  # noqa: E402
+
+_install_eager_backend()

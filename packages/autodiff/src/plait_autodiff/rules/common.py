@@ -15,17 +15,17 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from plait_core.primitive import Primitive
-
 from plait_autodiff import ops
 from plait_autodiff.registries import jvp_rules, transpose_rules
 from plait_autodiff.tangents import Zero, add_tangents, instantiate
 from plait_autodiff.transpose import NonlinearError, is_undefined
+from plait_core.primitive import Primitive
 
 Deriv = Callable[..., Any]
 
 __all__ = [
     "bcast_like",
+    "declare_nonlinear",
     "def_transpose",
     "deflinear",
     "defjvp",
@@ -120,3 +120,17 @@ def def_transpose(prim: Primitive) -> Callable[[Callable[..., Sequence[Any]]], C
         return rule
 
     return deco
+
+
+def declare_nonlinear(*prims: Primitive) -> None:
+    """Record that these primitives have no transpose because they are not
+    linear (those that have a transpose rule are skipped).  Reverse mode never
+    needs one: their JVPs are built from linear primitives, and those are
+    what a linearized program contains."""
+    for p in prims:
+        if p not in transpose_rules:
+            transpose_rules.not_supported(
+                p,
+                f"{p.name} is not linear in its operands; its JVP is built from linear primitives, "
+                "which are what reverse mode transposes",
+            )

@@ -15,14 +15,22 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from plait_core import dtypes
-from plait_core.primitives import elementwise as ew
 
 from plait_autodiff import ops
 from plait_autodiff.registries import jvp_rules
-from plait_autodiff.rules.common import bcast_like, def_transpose, deflinear, defjvp, defjvp_zero, linear_only_in
+from plait_autodiff.rules.common import (
+    bcast_like,
+    declare_nonlinear,
+    def_transpose,
+    defjvp,
+    defjvp_zero,
+    deflinear,
+    linear_only_in,
+)
 from plait_autodiff.tangents import Zero, instantiate, zeros_of
 from plait_autodiff.transpose import NonlinearError, UndefinedPrimal, is_undefined
+from plait_core import all_primitives, dtypes
+from plait_core.primitives import elementwise as ew
 
 c = ops.const
 
@@ -30,7 +38,7 @@ c = ops.const
 # Piecewise constant and integer-valued: zero derivative
 
 for _p in (
-    ew.sign_p, ew.floor_p, ew.ceil_p, ew.round_p, ew.is_finite_p, ew.not_p, ew.nextafter_p,
+    ew.sign_p, ew.floor_p, ew.ceil_p, ew.round_p, ew.is_finite_p, ew.not_p,
     ew.and_p, ew.or_p, ew.xor_p, ew.eq_p, ew.ne_p, ew.lt_p, ew.le_p, ew.gt_p, ew.ge_p,
     ew.shift_left_p, ew.shift_right_arithmetic_p, ew.shift_right_logical_p, ew.bitcast_convert_type_p,
 ):  # fmt: skip
@@ -254,6 +262,10 @@ defjvp(
 )
 
 
+# nextafter(x, y) moves x by one ulp: it follows x.
+defjvp(ew.nextafter_p, lambda t, ans, x, y: t, None)
+
+
 # ---------------------------------------------------------------------------
 # select_n and clamp
 
@@ -317,3 +329,5 @@ def _convert_transpose(ct: Any, x: Any, *, new_dtype: Any, weak_type: bool) -> l
     if not dtypes.is_inexact(target.dtype):
         return [None]
     return [ops.convert(ct, np.dtype(target.dtype), target.weak_type)]
+
+declare_nonlinear(*(p for p in all_primitives() if p.family == "elementwise"))

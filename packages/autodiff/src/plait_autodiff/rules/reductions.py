@@ -14,18 +14,16 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import numpy as np
-from plait_core import dtypes
-from plait_core.dims import dim_as_int
-from plait_core.primitives import elementwise as ew
-from plait_core.primitives import reductions as red
-
 from plait_autodiff import ops
 from plait_autodiff.jvp import jvp_flat
 from plait_autodiff.registries import jvp_rules
-from plait_autodiff.rules.common import def_transpose, deflinear, defjvp_zero
+from plait_autodiff.rules.common import declare_nonlinear, def_transpose, defjvp_zero, deflinear
 from plait_autodiff.tangents import Zero, instantiate
 from plait_autodiff.transpose import NonlinearError, is_undefined
+from plait_core import all_primitives, dtypes
+from plait_core.dims import dim_as_int
+from plait_core.primitives import elementwise as ew
+from plait_core.primitives import reductions as red
 
 for _p in (red.reduce_and_p, red.reduce_or_p, red.argmax_p, red.argmin_p):
     defjvp_zero(_p)
@@ -184,5 +182,4 @@ def _sort_transpose(cts: Sequence[Any], *operands: Any, dimension: int, is_stabl
         out[i] = ct
     return out
 
-
-_ = np  # keep NumPy imported for readers of the constants above
+declare_nonlinear(*(p for p in all_primitives() if p.family == "reduction"))

@@ -15,16 +15,22 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+
+from plait_autodiff import ops
+from plait_autodiff.registries import jvp_rules
+from plait_autodiff.rules.common import (
+    declare_nonlinear,
+    def_transpose,
+    defjvp_zero,
+    deflinear,
+    linear_only_in,
+)
+from plait_autodiff.tangents import Zero, add_tangents, instantiate, zeros_of
+from plait_autodiff.transpose import NonlinearError, is_undefined
 from plait_core import dtypes
 from plait_core.dims import definitely_equal, dim_as_int
 from plait_core.primitives import structural as st
 from plait_core.primitives.indexing_prims import GatherDimensionNumbers, ScatterDimensionNumbers
-
-from plait_autodiff import ops
-from plait_autodiff.registries import jvp_rules
-from plait_autodiff.rules.common import def_transpose, deflinear, defjvp_zero, linear_only_in
-from plait_autodiff.tangents import Zero, add_tangents, instantiate, zeros_of
-from plait_autodiff.transpose import NonlinearError, is_undefined
 
 defjvp_zero(st.iota_p)
 
@@ -108,11 +114,11 @@ def _slice_transpose(ct: Any, x: Any, *, start_indices: Any, limit_indices: Any,
     xs = x.aval.shape
     ints = [dim_as_int(d, "the transpose of slice") for d in (*start_indices, *limit_indices, *xs)]
     n = len(xs)
-    starts, limits, dims = ints[:n], ints[n : 2 * n], ints[2 * n :]
+    starts, dims = ints[:n], ints[2 * n :]
     steps = strides or (1,) * n
     out_shape = ops.aval(ct).shape
     config = []
-    for s, lim, d, k, m in zip(starts, limits, dims, steps, out_shape):
+    for s, d, k, m in zip(starts, dims, steps, out_shape):
         m = dim_as_int(m, "the transpose of slice")
         used = 0 if m == 0 else 1 + (m - 1) * k  # elements the strided slice spans
         config.append((s, d - s - used, k - 1) if m else (s, d - s, 0))
@@ -350,3 +356,5 @@ def _scatter_extremal_jvp(prim: Any) -> Any:
 
 jvp_rules[st.scatter_min_p] = _scatter_extremal_jvp(st.scatter_min_p)
 jvp_rules[st.scatter_max_p] = _scatter_extremal_jvp(st.scatter_max_p)
+
+declare_nonlinear(st.scatter_min_p, st.scatter_max_p, st.iota_p)

@@ -3,9 +3,8 @@ elementwise in one operand; ``add_any`` adds two operands of one shape."""
 
 from __future__ import annotations
 
-from plait_core.primitives.ad_helpers import add_any_p, stop_gradient_p, zeros_like_p
-
 from plait_batching.factories import defbroadcasting, defvectorized
+from plait_core.primitives.ad_helpers import add_any_p, stop_gradient_p, zeros_like_p
 
 defvectorized(stop_gradient_p, zeros_like_p)
 defbroadcasting(add_any_p, scalar_ok=lambda i: False)

@@ -19,6 +19,10 @@ from collections.abc import Hashable, Sequence
 from typing import Any
 
 import numpy as np
+
+from plait_batching.moves import BDim, broadcast_batch, merge_dims, moveaxis, split_dim
+from plait_batching.registries import always_run, batching_rules
+from plait_batching.trace import AxisData
 from plait_core import dtypes, get_aval
 from plait_core.axes import axis_frame_size
 from plait_core.dims import Dim
@@ -26,10 +30,6 @@ from plait_core.primitives import collectives as c
 from plait_core.primitives.elementwise import add_p, convert_element_type_p, div_p, mul_p
 from plait_core.primitives.reductions import reduce_max_p, reduce_min_p, reduce_sum_p
 from plait_core.primitives.structural import iota_p
-
-from plait_batching.moves import BDim, broadcast_batch, merge_dims, moveaxis, split_dim
-from plait_batching.registries import always_run, batching_rules
-from plait_batching.trace import AxisData
 
 
 def _split_names(axis: AxisData, names: tuple[Hashable, ...]) -> tuple[bool, tuple[Hashable, ...]]:
@@ -50,7 +50,7 @@ def _reduction(prim: Any, own: Any) -> Any:
     """The rule of ``psum``/``pmax``/``pmin``: ``own(x, bdim, axis)`` reduces over
     this vmap's batch; the other names go to the parent."""
 
-    def rule(axis: AxisData, args: Sequence[Any], dims: Sequence[BDim], *, axes: tuple[Hashable, ...]) -> tuple[Any, BDim]:
+    def rule(axis: AxisData, args: Sequence[Any], dims: Sequence[BDim], /, *, axes: tuple[Hashable, ...]) -> tuple[Any, BDim]:
         (x,), (d,) = args, dims
         mine, rest = _split_names(axis, axes)
         if not mine:
@@ -79,7 +79,7 @@ batching_rules[c.pmax_p] = _reduction(c.pmax_p, _own_extreme(reduce_max_p))
 batching_rules[c.pmin_p] = _reduction(c.pmin_p, _own_extreme(reduce_min_p))
 
 
-def _pmean_rule(axis: AxisData, args: Sequence[Any], dims: Sequence[BDim], *, axes: tuple[Hashable, ...]) -> tuple[Any, BDim]:
+def _pmean_rule(axis: AxisData, args: Sequence[Any], dims: Sequence[BDim], /, *, axes: tuple[Hashable, ...]) -> tuple[Any, BDim]:
     (x,), (d,) = args, dims
     mine, rest = _split_names(axis, axes)
     if not mine:
@@ -96,7 +96,7 @@ def _pmean_rule(axis: AxisData, args: Sequence[Any], dims: Sequence[BDim], *, ax
 batching_rules[c.pmean_p] = _pmean_rule
 
 
-def all_gather_rule(axis_data: AxisData, args: Sequence[Any], dims: Sequence[BDim], **params: Any) -> tuple[Any, BDim]:
+def all_gather_rule(axis_data: AxisData, args: Sequence[Any], dims: Sequence[BDim], /, **params: Any) -> tuple[Any, BDim]:
     """``all_gather``: this vmap's share stacks its batch at ``axis``; the other
     names are gathered by the parent and the pieces ordered as the names are."""
     (x,), (d,) = args, dims
@@ -131,9 +131,9 @@ def all_gather_rule(axis_data: AxisData, args: Sequence[Any], dims: Sequence[BDi
 batching_rules[c.all_gather_p] = all_gather_rule
 
 
-def _axis_index_rule(axis: AxisData, args: Sequence[Any], dims: Sequence[BDim], *, axis_name: Any) -> tuple[Any, BDim]:
+def _axis_index_rule(axis: AxisData, args: Sequence[Any], dims: Sequence[BDim], /, *, axis_name: Any) -> tuple[Any, BDim]:
     names = c.axis_names(axis_name)
-    mine, rest = _split_names(axis, names)
+    mine, _rest = _split_names(axis, names)
     if not mine:
         return c.axis_index_p.bind(axis_name=axis_name), None
     own = iota_p.bind(dtype=dtypes.int32, shape=(axis.size,), dimension=0)

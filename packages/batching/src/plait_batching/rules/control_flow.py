@@ -21,16 +21,16 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from plait_core import ClosedJaxpr, eval_jaxpr, get_aval, trace_to_jaxpr
-from plait_core.primitives.control_flow import cond_p, convert_constvars, join_consts, scan_p, while_p
-from plait_core.primitives.elementwise import clamp_p, select_n_p
-from plait_core.primitives.reductions import reduce_or_p
-from plait_core.primitives.structural import broadcast_in_dim_p
 
 from plait_batching.batch_jaxpr import batch_jaxpr
 from plait_batching.moves import BDim, front_if_batched, moveaxis, to_front
 from plait_batching.registries import batching_rules
 from plait_batching.trace import AxisData
+from plait_core import ClosedJaxpr, eval_jaxpr, get_aval, trace_to_jaxpr
+from plait_core.primitives.control_flow import cond_p, convert_constvars, join_consts, scan_p, while_p
+from plait_core.primitives.elementwise import clamp_p, select_n_p
+from plait_core.primitives.reductions import reduce_or_p
+from plait_core.primitives.structural import broadcast_in_dim_p
 
 
 def _split(xs: Sequence[Any], *sizes: int) -> list[list[Any]]:
@@ -73,7 +73,7 @@ def _select(pred: Any, on_true: Any, on_false: Any) -> Any:
 
 
 def _cond_rule(
-    axis: AxisData, args: Sequence[Any], dims: Sequence[BDim], *, branches: tuple[ClosedJaxpr, ...]
+    axis: AxisData, args: Sequence[Any], dims: Sequence[BDim], /, *, branches: tuple[ClosedJaxpr, ...]
 ) -> tuple[list[Any], list[BDim]]:
     index, *ops = args
     di, *dops = dims
@@ -113,7 +113,7 @@ batching_rules[cond_p] = _cond_rule
 
 
 def _while_rule(
-    axis: AxisData, args: Sequence[Any], dims: Sequence[BDim], *, cond_jaxpr: ClosedJaxpr, body_jaxpr: ClosedJaxpr,
+    axis: AxisData, args: Sequence[Any], dims: Sequence[BDim], /, *, cond_jaxpr: ClosedJaxpr, body_jaxpr: ClosedJaxpr,
     cond_nconsts: int, body_nconsts: int,
 ) -> tuple[list[Any], list[BDim]]:  # fmt: skip
     cconsts, bconsts, init = _split(args, cond_nconsts, body_nconsts)
@@ -167,7 +167,7 @@ batching_rules[while_p] = _while_rule
 
 
 def _scan_rule(
-    axis: AxisData, args: Sequence[Any], dims: Sequence[BDim], *, jaxpr: ClosedJaxpr, num_consts: int,
+    axis: AxisData, args: Sequence[Any], dims: Sequence[BDim], /, *, jaxpr: ClosedJaxpr, num_consts: int,
     num_carry: int, linear: tuple[bool, ...], **params: Any,
 ) -> tuple[list[Any], list[BDim]]:  # fmt: skip
     consts, init, xs = _split(args, num_consts, num_carry)

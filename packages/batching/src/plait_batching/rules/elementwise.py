@@ -14,13 +14,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from plait_core import get_aval
-from plait_core.primitives import elementwise as ew
-
 from plait_batching.factories import defbroadcasting, defvectorized
 from plait_batching.moves import BDim, moveaxis
 from plait_batching.registries import batching_rules
 from plait_batching.trace import AxisData
+from plait_core import get_aval
+from plait_core.primitives import elementwise as ew
 
 UNARY = (
     ew.neg_p, ew.sign_p, ew.floor_p, ew.ceil_p, ew.round_p, ew.is_finite_p, ew.exp_p, ew.exp2_p,
@@ -42,7 +41,7 @@ defbroadcasting(ew.select_n_p, scalar_ok=lambda i: i == 0)
 defbroadcasting(ew.clamp_p, scalar_ok=lambda i: i != 1)
 
 
-def _bitcast_rule(axis: AxisData, args: Sequence[Any], dims: Sequence[BDim], *, new_dtype: Any) -> tuple[Any, BDim]:
+def _bitcast_rule(axis: AxisData, args: Sequence[Any], dims: Sequence[BDim], /, *, new_dtype: Any) -> tuple[Any, BDim]:
     (x,), (d,) = args, dims
     assert d is not None
     if d == get_aval(x).ndim - 1:  # a wider target consumes the last dimension: not the batch's

@@ -19,6 +19,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from plait_batching.moves import BDim, moveaxis, to_front
+from plait_batching.registries import batching_rules
+from plait_batching.trace import AxisData
 from plait_core import dtypes, get_aval
 from plait_core.dims import Dim
 from plait_core.primitives.elementwise import convert_element_type_p
@@ -35,17 +38,13 @@ from plait_core.primitives.indexing_prims import (
 )
 from plait_core.primitives.structural import broadcast_in_dim_p, concatenate_p
 
-from plait_batching.moves import BDim, moveaxis, to_front
-from plait_batching.registries import batching_rules
-from plait_batching.trace import AxisData
-
 
 def _plus1(dims: Sequence[int]) -> tuple[int, ...]:
     return tuple(d + 1 for d in dims)
 
 
 def _gather_rule(
-    axis: AxisData, args: Sequence[Any], dims: Sequence[BDim], *, dimension_numbers: GatherDimensionNumbers,
+    axis: AxisData, args: Sequence[Any], dims: Sequence[BDim], /, *, dimension_numbers: GatherDimensionNumbers,
     slice_sizes: tuple[Dim, ...], **params: Any,
 ) -> tuple[Any, BDim]:  # fmt: skip
     (operand, indices), (do, di) = args, dims
@@ -84,7 +83,7 @@ batching_rules[gather_p] = _gather_rule
 
 def _scatter_rule(prim: Any) -> Any:
     def rule(
-        axis: AxisData, args: Sequence[Any], dims: Sequence[BDim], *, dimension_numbers: ScatterDimensionNumbers,
+        axis: AxisData, args: Sequence[Any], dims: Sequence[BDim], /, *, dimension_numbers: ScatterDimensionNumbers,
         **params: Any,
     ) -> tuple[Any, BDim]:  # fmt: skip
         (operand, indices, updates), (do, di, du) = args, dims
@@ -121,7 +120,7 @@ for _p in (scatter_p, scatter_add_p, scatter_mul_p, scatter_min_p, scatter_max_p
 # dynamic_slice / dynamic_update_slice with batched start indices
 
 
-def _index_vectors(axis: AxisData, idx: Sequence[Any], dims: Sequence[BDim]) -> Any:
+def _index_vectors(axis: AxisData, idx: Sequence[Any], dims: Sequence[BDim], /) -> Any:
     """Scalar start indices (some batched) as one int32 array of shape (batch, n)."""
     cols = []
     for i, d in zip(idx, dims):

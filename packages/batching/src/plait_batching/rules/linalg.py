@@ -21,15 +21,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from plait_batching.moves import BDim, merge_dims, moveaxis, shift_all, split_dim
+from plait_batching.registries import batching_rules
+from plait_batching.trace import AxisData
 from plait_core import get_aval
 from plait_core.dims import Dim, dim_as_int
 from plait_core.primitives.linalg import ConvDimensionNumbers, conv_general_dilated_p, dot_general_p
 from plait_core.primitives.structural import concatenate_p, expand_dims_p, squeeze_p
 from plait_core.primitives.structural import slice_p as slice_prim
-
-from plait_batching.moves import BDim, merge_dims, moveaxis, shift_all, split_dim
-from plait_batching.registries import batching_rules
-from plait_batching.trace import AxisData
 
 # ---------------------------------------------------------------------------
 # dot_general
@@ -41,7 +40,7 @@ def _free_position(ndim: int, used: Sequence[int], d: int) -> int:
 
 
 def _dot_general_rule(
-    axis: AxisData, args: Sequence[Any], dims: Sequence[BDim], *, dimension_numbers: Any, **params: Any
+    axis: AxisData, args: Sequence[Any], dims: Sequence[BDim], /, *, dimension_numbers: Any, **params: Any
 ) -> tuple[Any, BDim]:
     (lhs, rhs), (dl, dr) = args, dims
     (lc, rc), (lb, rb) = dimension_numbers
@@ -94,7 +93,7 @@ def _unfold(x: Any, target: int, groups: int, batch: Dim) -> tuple[Any, int]:
 
 
 def _conv_rule(
-    axis: AxisData, args: Sequence[Any], dims: Sequence[BDim], *, dimension_numbers: ConvDimensionNumbers,
+    axis: AxisData, args: Sequence[Any], dims: Sequence[BDim], /, *, dimension_numbers: ConvDimensionNumbers,
     feature_group_count: int, batch_group_count: int, **params: Any,
 ) -> tuple[Any, BDim]:  # fmt: skip
     (lhs, rhs), (dl, dr) = args, dims

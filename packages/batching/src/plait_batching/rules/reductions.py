@@ -11,12 +11,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from plait_core.primitives import reductions as r
-
 from plait_batching.factories import defreducer
 from plait_batching.moves import BDim, shift, to_front
 from plait_batching.registries import batching_rules
 from plait_batching.trace import AxisData
+from plait_core.primitives import reductions as r
 
 defreducer(
     r.reduce_sum_p, r.reduce_prod_p, r.reduce_max_p, r.reduce_min_p, r.reduce_and_p, r.reduce_or_p,
@@ -26,7 +25,7 @@ defreducer(r.cumsum_p, r.cumprod_p, r.cummax_p, r.cummin_p, param="axis")
 
 
 def _sort_rule(
-    axis: AxisData, args: Sequence[Any], dims: Sequence[BDim], *, dimension: int, is_stable: bool, num_keys: int
+    axis: AxisData, args: Sequence[Any], dims: Sequence[BDim], /, *, dimension: int, is_stable: bool, num_keys: int
 ) -> tuple[list[Any], list[BDim]]:
     d0 = dims[0]
     if d0 is not None and all(d == d0 for d in dims):  # batched alike: sort in place

@@ -12,29 +12,31 @@ where a mask of the padding says so.  ``dynamic_slice`` and
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 import numpy as np
-from plait_core import get_aval
-from plait_core.dims import Dim
-from plait_core.primitives import structural as st
-from plait_core.primitives.elementwise import select_n_p
 
 from plait_batching.factories import defunbatched, defvectorized
 from plait_batching.moves import BDim, moveaxis, shift, shift_all, to_front
 from plait_batching.registries import batching_rules
 from plait_batching.rules.indexing import dynamic_slice_as_gather, dynamic_update_slice_as_scatter
 from plait_batching.trace import AxisData
+from plait_core import Primitive, get_aval
+from plait_core.dims import Dim
+from plait_core.primitives import structural as st
+from plait_core.primitives.elementwise import select_n_p
 
-Rule = Any
+R = TypeVar("R", bound=Callable[..., tuple[Any, BDim]])
 
 defvectorized(st.copy_p)
 defunbatched(st.iota_p)
 
 
-def _rule(prim: Any) -> Any:
-    def deco(rule: Rule) -> Rule:
+def _rule(prim: Primitive) -> Callable[[R], R]:
+    """Register the decorated function as ``prim``'s rule."""
+
+    def deco(rule: R) -> R:
         batching_rules[prim] = rule
         return rule
 
@@ -43,7 +45,7 @@ def _rule(prim: Any) -> Any:
 
 @_rule(st.broadcast_in_dim_p)
 def _broadcast_in_dim(
-    axis: AxisData, args: Sequence[Any], dims: Sequence[BDim], *, shape: tuple[Dim, ...],
+    axis: AxisData, args: Sequence[Any], dims: Sequence[BDim], /, *, shape: tuple[Dim, ...],
     broadcast_dimensions: tuple[int, ...],
 ) -> tuple[Any, BDim]:  # fmt: skip
     (x,), (d,) = args, dims
@@ -57,7 +59,7 @@ def _broadcast_in_dim(
 
 @_rule(st.reshape_p)
 def _reshape(
-    axis: AxisData, args: Sequence[Any], dims: Sequence[BDim], *, new_sizes: tuple[Dim, ...],
+    axis: AxisData, args: Sequence[Any], dims: Sequence[BDim], /, *, new_sizes: tuple[Dim, ...],
     dimensions: tuple[int, ...] | None,
 ) -> tuple[Any, BDim]:  # fmt: skip
     (x,), (d,) = args, dims
@@ -71,7 +73,7 @@ def _reshape(
 
 
 @_rule(st.squeeze_p)
-def _squeeze(axis: AxisData, args: Sequence[Any], dims: Sequence[BDim], *, dimensions: tuple[int, ...]) -> tuple[Any, BDim]:
+def _squeeze(axis: AxisData, args: Sequence[Any], dims: Sequence[BDim], /, *, dimensions: tuple[int, ...]) -> tuple[Any, BDim]:
     (x,), (d,) = args, dims
     assert d is not None
     out = st.squeeze_p.bind(x, dimensions=shift_all(dimensions, d))
@@ -79,7 +81,7 @@ def _squeeze(axis: AxisData, args: Sequence[Any], dims: Sequence[BDim], *, dimen
 
 
 @_rule(st.expand_dims_p)
-def _expand_dims(axis: AxisData, args: Sequence[Any], dims: Sequence[BDim], *, dimensions: tuple[int, ...]) -> tuple[Any, BDim]:
+def _expand_dims(axis: AxisData, args: Sequence[Any], dims: Sequence[BDim], /, *, dimensions: tuple[int, ...]) -> tuple[Any, BDim]:
     (x,), (d,) = args, dims
     assert d is not None
     x = moveaxis(x, d, 0)
@@ -87,21 +89,21 @@ def _expand_dims(axis: AxisData, args: Sequence[Any], dims: Sequence[BDim], *, d
 
 
 @_rule(st.transpose_p)
-def _transpose(axis: AxisData, args: Sequence[Any], dims: Sequence[BDim], *, permutation: tuple[int, ...]) -> tuple[Any, BDim]:
+def _transpose(axis: AxisData, args: Sequence[Any], dims: Sequence[BDim], /, *, permutation: tuple[int, ...]) -> tuple[Any, BDim]:
     (x,), (d,) = args, dims
     assert d is not None
     return st.transpose_p.bind(x, permutation=(d,) + shift_all(permutation, d)), 0
 
 
 @_rule(st.rev_p)
-def _rev(axis: AxisData, args: Sequence[Any], dims: Sequence[BDim], *, dimensions: tuple[int, ...]) -> tuple[Any, BDim]:
+def _rev(axis: AxisData, args: Sequence[Any], dims: Sequence[BDim], /, *, dimensions: tuple[int, ...]) -> tuple[Any, BDim]:
     (x,), (d,) = args, dims
     assert d is not None
     return st.rev_p.bind(x, dimensions=shift_all(dimensions, d)), d
 
 
 @_rule(st.pad_p)
-def _pad(axis: AxisData, args: Sequence[Any], dims: Sequence[BDim], *, padding_config: Any) -> tuple[Any, BDim]:
+def _pad(axis: AxisData, args: Sequence[Any], dims: Sequence[BDim], /, *, padding_config: Any) -> tuple[Any, BDim]:
     (x, pv), (dx, dv) = args, dims
     if dv is None:
         assert dx is not None
@@ -121,7 +123,7 @@ def _pad(axis: AxisData, args: Sequence[Any], dims: Sequence[BDim], *, padding_c
 
 
 @_rule(st.concatenate_p)
-def _concatenate(axis: AxisData, args: Sequence[Any], dims: Sequence[BDim], *, dimension: int) -> tuple[Any, BDim]:
+def _concatenate(axis: AxisData, args: Sequence[Any], dims: Sequence[BDim], /, *, dimension: int) -> tuple[Any, BDim]:
     d0 = dims[0]
     if d0 is not None and all(d == d0 for d in dims):
         return st.concatenate_p.bind(*args, dimension=shift(dimension, d0)), d0
@@ -131,7 +133,7 @@ def _concatenate(axis: AxisData, args: Sequence[Any], dims: Sequence[BDim], *, d
 
 @_rule(st.slice_p)
 def _slice(
-    axis: AxisData, args: Sequence[Any], dims: Sequence[BDim], *, start_indices: tuple[Dim, ...],
+    axis: AxisData, args: Sequence[Any], dims: Sequence[BDim], /, *, start_indices: tuple[Dim, ...],
     limit_indices: tuple[Dim, ...], strides: tuple[int, ...] | None,
 ) -> tuple[Any, BDim]:  # fmt: skip
     (x,), (d,) = args, dims
@@ -146,7 +148,7 @@ def _slice(
 
 
 @_rule(st.dynamic_slice_p)
-def _dynamic_slice(axis: AxisData, args: Sequence[Any], dims: Sequence[BDim], *, slice_sizes: tuple[Dim, ...]) -> tuple[Any, BDim]:
+def _dynamic_slice(axis: AxisData, args: Sequence[Any], dims: Sequence[BDim], /, *, slice_sizes: tuple[Dim, ...]) -> tuple[Any, BDim]:
     x, *idx = args
     dx, *didx = dims
     if all(d is None for d in didx):
@@ -158,7 +160,7 @@ def _dynamic_slice(axis: AxisData, args: Sequence[Any], dims: Sequence[BDim], *,
 
 
 @_rule(st.dynamic_update_slice_p)
-def _dynamic_update_slice(axis: AxisData, args: Sequence[Any], dims: Sequence[BDim]) -> tuple[Any, BDim]:
+def _dynamic_update_slice(axis: AxisData, args: Sequence[Any], dims: Sequence[BDim], /) -> tuple[Any, BDim]:
     x, upd, *idx = args
     dx, du, *didx = dims
     if all(d is None for d in didx):

@@ -259,7 +259,7 @@ def canonicalize_axes(axis: Any, ndim: int, name: str, argname: str = "axis") ->
 # Dimensions as values
 
 
-def dim_as_value(d: Dim) -> Any:
+def _dim_as_value(d: Dim) -> Any:
     """A dimension as a value usable in arithmetic (``mean`` divides by one).
 
     Constant dimensions are Python ints (weakly typed).  Symbolic dimensions are

@@ -94,9 +94,21 @@ inexact = np.inexact
 floating = np.floating
 complexfloating = np.complexfloating
 
-finfo = _core_dtypes.finfo
-iinfo = _core_dtypes.iinfo
-issubdtype = _core_dtypes.issubdtype
+
+
+def finfo(dtype: Any) -> Any:
+    """Machine limits of a floating dtype (``bfloat16`` included)."""
+    return _core_dtypes.finfo(np.dtype(dtype))
+
+
+def iinfo(dtype: Any) -> Any:
+    """Machine limits of an integer dtype."""
+    return _core_dtypes.iinfo(np.dtype(dtype))
+
+
+def issubdtype(arg1: Any, arg2: Any) -> builtins.bool:
+    """``numpy.issubdtype`` that also knows ``bfloat16`` is a floating type."""
+    return _core_dtypes.issubdtype(arg1, arg2)
 
 
 def dtype(obj: Any, align: Any = False, copy: Any = False) -> DType:

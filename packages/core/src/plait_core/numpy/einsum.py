@@ -111,6 +111,7 @@ def _interleaved(args: Sequence[Any]) -> tuple[str, list[Any]]:
     alphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
     def term(sub: Sequence[Any]) -> str:
+        """One sublist as letters."""
         parts = []
         for s in sub:
             if s is Ellipsis:
@@ -140,16 +141,19 @@ class _Term:
 
     @property
     def sizes(self) -> dict[Label, Dim]:
+        """The size of each label."""
         shape = get_aval(self.value).shape
         return dict(zip(self.labels, shape))
 
     def sum_out(self, drop: Sequence[Label]) -> _Term:
+        """Sum over the dimensions labelled by ``drop``."""
         axes = tuple(i for i, lab in enumerate(self.labels) if lab in drop)
         if not axes:
             return self
         return _Term(lax.reduce_sum(self.value, axes), [lab for lab in self.labels if lab not in drop])
 
     def broadcast_label(self, label: Label, size: Dim) -> _Term:
+        """Broadcast the (size-1) dimension of ``label`` to ``size``."""
         shape = list(get_aval(self.value).shape)
         i = self.labels.index(label)
         if definitely_equal(shape[i], size):

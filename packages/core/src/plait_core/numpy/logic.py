@@ -155,7 +155,7 @@ def where(condition: ArrayLike, x: ArrayLike | None = None, y: ArrayLike | None 
     With ``condition`` alone this is :func:`nonzero` (``size`` and ``fill_value``
     as there)."""
     if x is None and y is None:
-        from plait_core.numpy.indexing import nonzero
+        from plait_core.numpy.selection import nonzero
 
         return nonzero(condition, size=size, fill_value=fill_value)
     if x is None or y is None:

@@ -19,7 +19,7 @@ import numpy as np
 
 from plait_core import dtypes, lax
 from plait_core.abstract import is_known_value
-from plait_core.numpy import indexing, linalg, logic, math, reductions, shape, sorting
+from plait_core.numpy import indexing, linalg, logic, math, reductions, selection, shape, sorting, updates
 from plait_core.numpy._util import Array
 from plait_core.trace import concrete_or_error
 
@@ -27,7 +27,11 @@ Binary = Callable[[Any, Any], Any]
 
 
 def _is_operand(x: Any) -> builtins.bool:
-    return is_known_value(x) and not isinstance(x, (list, tuple, str))
+    if isinstance(x, (list, tuple)):
+        # Python would otherwise try list repetition with the array as the count.
+        raise TypeError(f"array operators do not accept a {type(x).__name__}; convert it with "
+                        "plait.numpy.asarray first")
+    return is_known_value(x) and not isinstance(x, str)
 
 
 def _forward(fn: Binary, name: str) -> Callable[[Any, Any], Any]:
@@ -196,7 +200,7 @@ _METHODS: dict[str, Callable[..., Any]] = {
     "max": _method(reductions.max),
     "mean": _method(reductions.mean),
     "min": _method(reductions.min),
-    "nonzero": _method(indexing.nonzero),
+    "nonzero": _method(selection.nonzero),
     "prod": _method(reductions.prod),
     "ptp": _method(reductions.ptp),
     "ravel": _method(shape.ravel),
@@ -209,7 +213,7 @@ _METHODS: dict[str, Callable[..., Any]] = {
     "std": _method(reductions.std),
     "sum": _method(reductions.sum),
     "swapaxes": _method(shape.swapaxes),
-    "take": _method(indexing.take),
+    "take": _method(selection.take),
     "tolist": _tolist,
     "trace": _method(shape.trace),
     "transpose": _transpose,
@@ -221,7 +225,7 @@ def _properties() -> dict[str, property]:
     return {
         "T": property(lambda self: shape.transpose(self), doc="The array with its axes reversed."),
         "mT": property(lambda self: shape.matrix_transpose(self), doc="The array with its last two axes swapped."),
-        "at": property(lambda self: indexing.IndexUpdateHelper(self),
+        "at": property(lambda self: updates.IndexUpdateHelper(self),
                        doc="Functional index updates: ``x.at[idx].set(y)``, ``.add``, ``.get``, ..."),
         "real": property(lambda self: math.real(self), doc="The real part."),
         "imag": property(lambda self: math.imag(self), doc="The imaginary part (zeros for real arrays)."),

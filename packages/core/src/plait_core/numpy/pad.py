@@ -114,7 +114,7 @@ def _pad_edge(x: Array, ax: int, n: int, lo: int, hi: int) -> Array:
 
 def _pad_by_index(x: Array, ax: int, n: int, lo: int, hi: int, mode: str) -> Array:
     """Periodic extensions: each output position reads a source position."""
-    from plait_core.numpy.indexing import take
+    from plait_core.numpy.selection import take
 
     i = np.arange(-lo, n + hi)
     if mode == "wrap":

@@ -28,12 +28,12 @@ from plait_core.dims import Dim
 from plait_core.numpy._util import (
     Array,
     ArrayLike,
+    _dim_as_value,
     as_array,
     broadcast_to_shape,
     canonicalize_axes,
     canonicalize_axis,
     convert,
-    dim_as_value,
     dtype_of,
     full_like_value,
     shape_str,
@@ -232,7 +232,7 @@ def _float_computation(dt: DType) -> DType:
 
 def _count(name: str, x: Array, axes: tuple[int, ...], where: ArrayLike | None, dt: DType) -> Any:
     if where is None:
-        return dim_as_value(_reduced_size(tuple(x.shape), axes))
+        return _dim_as_value(_reduced_size(tuple(x.shape), axes))
     w = broadcast_to_shape(_to_bool(as_array(where, name, "where")), x.shape, name)
     return lax.reduce_sum(convert(w, dt), axes)
 
@@ -312,7 +312,7 @@ def average(a: ArrayLike, axis: Any = None, weights: ArrayLike | None = None,
         if not returned:
             return avg
         axes = canonicalize_axes(axis, x.ndim, "average")
-        n = dim_as_value(_reduced_size(tuple(x.shape), axes))
+        n = _dim_as_value(_reduced_size(tuple(x.shape), axes))
         return avg, full_like_value(avg, n)
     w = as_array(weights, "average", "weights")
     if tuple(w.shape) != tuple(x.shape):

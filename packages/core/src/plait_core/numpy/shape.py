@@ -27,13 +27,13 @@ from plait_core.dims import (
 from plait_core.numpy._util import (
     Array,
     ArrayLike,
+    _dim_as_value,
     as_array,
     broadcast_to_shape,
     canonicalize_axes,
     canonicalize_axis,
     concrete_int,
     convert,
-    dim_as_value,
     dtype_of,
     promote_dtypes,
     shape_str,
@@ -226,7 +226,7 @@ def broadcast_to(array: ArrayLike, shape: Any) -> Array:
     return broadcast_to_shape(x, shape_arg(shape, "broadcast_to"), "broadcast_to")
 
 
-def broadcast_shapes(*shapes: Sequence[Dim]) -> tuple[Dim, ...]:
+def broadcast_shapes(*shapes: Sequence[Dim] | int) -> tuple[Dim, ...]:
     """The shape ``shapes`` broadcast to (``ValueError`` if incompatible)."""
     norm: list[tuple[Dim, ...]] = [
         (builtins.int(s),) if isinstance(s, (builtins.int, np.integer)) else tuple(s) for s in shapes
@@ -482,15 +482,15 @@ def repeat(a: ArrayLike, repeats: Any, axis: int | None = None, *,
     n = dim_as_int(shp[ax], "repeat with one count per element (the axis length)")
     if counts.shape[0] != n:
         raise ValueError(f"repeat: {counts.shape[0]} repeat counts for an axis of length {n}")
-    from plait_core.numpy.indexing import take
+    from plait_core.numpy.selection import take
 
     idx = np.repeat(np.arange(n, dtype=dtypes.default_int_dtype()), counts)
     return take(x, idx, axis=ax, mode="clip")
 
 
 def _repeat_traced(x: Array, repeats: Array, ax: int, total: int | None) -> Array:
-    from plait_core.numpy.indexing import take
     from plait_core.numpy.reductions import cumsum
+    from plait_core.numpy.selection import take
 
     if total is None:
         raise TypeError("repeat: traced repeat counts need total_repeat_length= (the length of the result "
@@ -565,7 +565,7 @@ def _roll_one(x: Array, shift: Any, ax: int) -> Array:
     if isinstance(shift, Tracer) and shift.to_concrete_value() is None:
         from plait_core.numpy.math import remainder, subtract
 
-        size = dim_as_value(n)
+        size = _dim_as_value(n)
         start = subtract(size, remainder(shift, size))
         doubled = lax.concatenate([x, x], ax)
         starts: list[Any] = [0] * get_aval(x).ndim

@@ -14,10 +14,10 @@ from plait_core.abstract import get_aval
 from plait_core.numpy._util import (
     Array,
     ArrayLike,
+    _dim_as_value,
     as_array,
     canonicalize_axis,
     convert,
-    dim_as_value,
     dtype_of,
     promote_dtypes,
 )
@@ -42,8 +42,6 @@ def sort(a: ArrayLike, axis: int | None = -1, *, kind: str | None = None, order:
     (first with ``descending``)."""
     del kind, stable
     x, ax = _prepare(a, axis, order, "sort")
-    if get_aval(x).ndim == 0:
-        return x
     out = lax.sort(x, dimension=ax)
     return lax.rev(out, (ax,)) if descending else out
 
@@ -56,14 +54,12 @@ def argsort(a: ArrayLike, axis: int | None = -1, *, kind: str | None = None, ord
     x, ax = _prepare(a, axis, order, "argsort")
     shape = tuple(get_aval(x).shape)
     idt = dtypes.default_int_dtype()
-    if not shape:
-        return convert(0, idt)
     if descending:
         x = lax.rev(x, (ax,))
     positions = lax.broadcasted_iota(idt, shape, ax)
     _, perm = lax.sort((x, positions), dimension=ax, is_stable=True, num_keys=1)
     if descending:
-        last = convert(dim_as_value(shape[ax]) - 1, idt)
+        last = convert(_dim_as_value(shape[ax]) - 1, idt)
         perm = lax.sub(lax.broadcast_in_dim(last, shape, ()), lax.rev(perm, (ax,)))
     return perm
 
@@ -77,7 +73,7 @@ def searchsorted(a: ArrayLike, v: ArrayLike, side: str = "left", sorter: ArrayLi
     if get_aval(arr).ndim != 1:
         raise ValueError(f"searchsorted: a must be 1-D, got shape {tuple(get_aval(arr).shape)}")
     if sorter is not None:
-        from plait_core.numpy.indexing import take
+        from plait_core.numpy.selection import take
 
         arr = take(arr, sorter, mode="clip")
     arr, vals = promote_dtypes("searchsorted", arr, v)

@@ -1,0 +1,16 @@
+"""plait-autodiff's rules for core's primitives, one module per family
+(importing this package registers them all)."""
+
+from plait_autodiff.rules import (
+    ad_helpers,
+    calls,
+    collectives,
+    control_flow,
+    elementwise,
+    linalg,
+    reductions,
+    shapes,
+    structural,
+)
+
+__all__ = ["ad_helpers", "calls", "collectives", "control_flow", "elementwise", "linalg", "reductions", "shapes", "structural"]

@@ -1,0 +1,198 @@
+"""Rules of the call primitives.
+
+* ``closed_call`` (what ``jit`` binds) stays a call: its JVP is a call of
+  the JVP of its body, its transpose a call of the transposed body (core's
+  partial evaluation splits it into a known and an unknown call), so
+  compiled code stays compiled under every transformation.
+* ``checkpoint`` likewise stays a checkpoint; core's partial evaluation
+  applies its policy, so the transposed body recomputes what was not saved.
+* ``custom_jvp_call`` runs the user's JVP rule (staged by core's front-end);
+  its transpose transposes the primal function.
+* ``custom_vjp_call`` runs the forward rule and emits ``custom_lin``, a
+  linear primitive whose transpose is the user's backward rule.
+* ``custom_vmap_call`` is differentiated through its primal function.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from plait_autodiff.jaxpr_util import eval_jaxpr, hoist_consts
+from plait_autodiff.jvp import jvp_flat, jvp_jaxpr
+from plait_autodiff.registries import jvp_rules, transpose_rules
+from plait_autodiff.tangents import Zero, instantiate, to_tangent_type
+from plait_autodiff.transpose import backward_pass, is_undefined, transpose_jaxpr
+from plait_core import ClosedJaxpr
+from plait_core.abstract import ShapedArray
+from plait_core.primitive import Primitive
+from plait_core.primitives.calls import (
+    checkpoint_p,
+    closed_call_p,
+    custom_jvp_call_p,
+    custom_vjp_call_p,
+    custom_vmap_call_p,
+    remap_jit_info,
+)
+
+__all__ = ["custom_lin_p"]
+
+
+def _nonzero(ts: Sequence[Any]) -> list[bool]:
+    return [type(t) is not Zero for t in ts]
+
+
+def _merge(flags: Sequence[bool], given: Sequence[Any], primals: Sequence[Any]) -> list[Any]:
+    it = iter(given)
+    return [next(it) if f else Zero.from_primal_value(p) for f, p in zip(flags, primals)]
+
+
+# ---------------------------------------------------------------------------
+# closed_call and checkpoint: the JVP and the transpose stay calls
+
+
+def _call_jvp(prim: Primitive, jaxpr_param: str) -> Any:
+    def rule(primals: Sequence[Any], tangents: Sequence[Any], **params: Any) -> tuple[list[Any], list[Any]]:
+        closed: ClosedJaxpr = params[jaxpr_param]
+        nz = _nonzero(tangents)
+        body, out_nz = jvp_jaxpr(closed, nz, False)
+        body, consts = hoist_consts(body)
+        given = [t for t in tangents if type(t) is not Zero]
+        new_params = dict(params)
+        new_params[jaxpr_param] = body
+        if "jit_info" in params:
+            origin = (None,) * len(consts) + tuple(range(len(primals))) + (None,) * len(given)
+            new_params["jit_info"] = remap_jit_info(params["jit_info"], origin)
+        outs = prim.bind(*consts, *primals, *given, **new_params)
+        n = len(closed.out_avals)
+        return outs[:n], _merge(out_nz, outs[n:], outs[:n])
+
+    return rule
+
+
+def _call_transpose(prim: Primitive, jaxpr_param: str) -> Any:
+    def rule(cts: Sequence[Any], *args: Any, **params: Any) -> list[Any]:
+        closed: ClosedJaxpr = params[jaxpr_param]
+        linear = [is_undefined(x) for x in args]
+        ct_nz = _nonzero(cts)
+        body, consts = hoist_consts(transpose_jaxpr(closed, linear, ct_nz))
+        residuals = [x for x, lin in zip(args, linear) if not lin]
+        given = [ct for ct in cts if type(ct) is not Zero]
+        new_params = dict(params)
+        new_params[jaxpr_param] = body
+        if "jit_info" in params:
+            origin = (None,) * len(consts) + tuple(i for i, lin in enumerate(linear) if not lin) + (None,) * len(given)
+            new_params["jit_info"] = remap_jit_info(params["jit_info"], origin)
+            new_params["name"] = f"transpose({params['name']})"
+        if "differentiated" in params:
+            new_params["differentiated"] = True
+        results = iter(prim.bind(*consts, *residuals, *given, **new_params))
+        return [next(results) if lin else None for lin in linear]
+
+    return rule
+
+
+jvp_rules[closed_call_p] = _call_jvp(closed_call_p, "call_jaxpr")
+transpose_rules[closed_call_p] = _call_transpose(closed_call_p, "call_jaxpr")
+jvp_rules[checkpoint_p] = _call_jvp(checkpoint_p, "jaxpr")
+transpose_rules[checkpoint_p] = _call_transpose(checkpoint_p, "jaxpr")
+
+
+# ---------------------------------------------------------------------------
+# custom_jvp_call
+
+
+def _custom_jvp_call_jvp(primals: Sequence[Any], tangents: Sequence[Any], **params: Any) -> tuple[list[Any], list[Any]]:
+    nz = _nonzero(tangents)
+    rule = params["jvp_jaxpr_fun"](nz)
+    given = [t for t in tangents if type(t) is not Zero]
+    outs = eval_jaxpr(rule.jaxpr.jaxpr, rule.jaxpr.consts, *primals, *given)
+    n = len(params["call_jaxpr"].out_avals)
+    return outs[:n], _merge(rule.out_nonzeros, outs[n:], outs[:n])
+
+
+jvp_rules[custom_jvp_call_p] = _custom_jvp_call_jvp
+
+
+def _inline_transpose(jaxpr_param: str) -> Any:
+    """Transpose a call by transposing the function it calls, inline."""
+
+    def rule(cts: Sequence[Any], *args: Any, **params: Any) -> list[Any]:
+        closed: ClosedJaxpr = params[jaxpr_param]
+        return backward_pass(closed.jaxpr, closed.consts, args, cts)
+
+    return rule
+
+
+transpose_rules[custom_jvp_call_p] = _inline_transpose("call_jaxpr")
+
+
+# ---------------------------------------------------------------------------
+# custom_vjp_call and custom_lin
+
+custom_lin_p = Primitive("custom_lin", family="ad", multiple_results=True)
+"""``custom_lin(*residuals, *tangents; num_res, bwd, out_avals, in_nonzeros)``:
+the linear map whose transpose is a ``custom_vjp`` backward rule.  It only
+appears in linearized programs; evaluating it (forward mode of a
+``custom_vjp`` function) is an error."""
+
+
+@custom_lin_p.def_abstract_eval
+def _custom_lin_abstract_eval(*avals: ShapedArray, num_res: int, bwd: Any, out_avals: tuple[ShapedArray, ...], in_nonzeros: tuple[bool, ...]) -> list[ShapedArray]:
+    return list(out_avals)
+
+
+@custom_lin_p.def_impl
+def _custom_lin_impl(*args: Any, num_res: int, bwd: Any, out_avals: Any, in_nonzeros: Any) -> Any:
+    raise TypeError(
+        "can't apply forward-mode differentiation (jvp) to a custom_vjp function: it defines a reverse-mode "
+        "rule only. Use vjp or grad, or give the function a custom_jvp rule instead"
+    )
+
+
+def _custom_vjp_call_jvp(primals: Sequence[Any], tangents: Sequence[Any], **params: Any) -> tuple[list[Any], Any]:
+    nz = _nonzero(tangents)
+    fwd = params["fwd_jaxpr_thunk"](nz)
+    outs = eval_jaxpr(fwd.jaxpr.jaxpr, fwd.jaxpr.consts, *primals)
+    n = len(params["call_jaxpr"].out_avals)
+    primal_out, residuals = outs[:n], outs[n:]
+    given = [instantiate(t) for t in tangents if type(t) is not Zero]
+    out_avals = tuple(to_tangent_type(a) for a in params["call_jaxpr"].out_avals)
+    tangent_out = custom_lin_p.bind(
+        *residuals, *given, num_res=len(residuals), bwd=params["bwd"], out_avals=out_avals, in_nonzeros=tuple(nz)
+    )
+    return primal_out, list(tangent_out)
+
+
+jvp_rules[custom_vjp_call_p] = _custom_vjp_call_jvp
+transpose_rules[custom_vjp_call_p] = _inline_transpose("call_jaxpr")
+
+
+def _custom_lin_transpose(cts: Sequence[Any], *args: Any, num_res: int, bwd: Any, out_avals: Any, in_nonzeros: tuple[bool, ...]) -> list[Any]:
+    residuals = args[:num_res]
+    cts_out = [None if type(ct) is Zero else ct for ct in cts]
+    cts_in = bwd(*residuals, *cts_out)
+    picked = [ct for ct, z in zip(cts_in, in_nonzeros) if z]
+    return [None] * num_res + [Zero(to_tangent_type(a.aval)) if ct is None else ct for ct, a in zip(picked, args[num_res:])]
+
+
+transpose_rules[custom_lin_p] = _custom_lin_transpose
+jvp_rules.not_supported(
+    custom_lin_p,
+    "custom_lin only appears in linearized programs, which are transposed, not differentiated again "
+    "(higher derivatives differentiate the backward rule instead)",
+)
+
+
+# ---------------------------------------------------------------------------
+# custom_vmap_call: differentiated through the function it calls
+
+
+def _custom_vmap_call_jvp(primals: Sequence[Any], tangents: Sequence[Any], **params: Any) -> tuple[list[Any], list[Any]]:
+    closed: ClosedJaxpr = params["call_jaxpr"]
+    outs, out_ts = jvp_flat(lambda *xs: eval_jaxpr(closed.jaxpr, closed.consts, *xs), primals, tangents)
+    return outs, out_ts
+
+
+jvp_rules[custom_vmap_call_p] = _custom_vmap_call_jvp
+transpose_rules[custom_vmap_call_p] = _inline_transpose("call_jaxpr")

@@ -1,0 +1,66 @@
+"""Rules of the named-axis collectives.
+
+``psum``, ``pmean`` and ``all_gather`` are linear: the transpose of a sum over
+the axis is a sum over the axis, and the transpose of gathering is summing
+the gathered cotangents and keeping this position's slot.  ``pmax``/``pmin``
+share the tangent among the positions attaining the extreme (as
+``reduce_max`` does); ``axis_index`` is integer-valued.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from plait_autodiff import ops
+from plait_autodiff.registries import jvp_rules
+from plait_autodiff.rules.common import declare_nonlinear, defjvp_zero, deflinear
+from plait_core import dtypes
+from plait_core.primitives import collectives as co
+from plait_core.primitives import structural as st
+
+defjvp_zero(co.axis_index_p)
+deflinear(co.psum_p, lambda ct, x, *, axes: [co.psum_p.bind(ct, axes=axes)])
+deflinear(co.pmean_p, lambda ct, x, *, axes: [co.pmean_p.bind(ct, axes=axes)])
+
+
+def _extremum_jvp(prim: Any) -> Any:
+    def rule(primals: Sequence[Any], tangents: Sequence[Any], *, axes: Any) -> tuple[Any, Any]:
+        (x,), (t,) = primals, tangents
+        ans = prim.bind(x, axes=axes)
+        a = ops.aval(x)
+        at_extreme = ops.eq(x, ans)
+        one, zero = ops.full(a.shape, 1, a.dtype), ops.full(a.shape, 0, a.dtype)
+        count = co.psum_p.bind(ops.select(at_extreme, one, zero), axes=axes)
+        share = co.psum_p.bind(ops.select(at_extreme, t, zero), axes=axes)
+        return ans, ops.div(share, count)
+
+    return rule
+
+
+jvp_rules[co.pmax_p] = _extremum_jvp(co.pmax_p)
+jvp_rules[co.pmin_p] = _extremum_jvp(co.pmin_p)
+
+
+def _all_gather_transpose(ct: Any, x: Any, *, axis_name: Any, axis: int, tiled: bool) -> list[Any]:
+    names = co.axis_names(axis_name)
+    summed = co.psum_p.bind(ct, axes=names)
+    me = co.axis_index_p.bind(axis_name=axis_name)
+    shape = x.aval.shape
+    zero = np.zeros((), dtypes.int32)
+    if tiled:
+        starts = [zero] * len(shape)
+        starts[axis] = ops.mul(me, np.asarray(int(shape[axis]), dtypes.int32))
+        return [st.dynamic_slice_p.bind(summed, *starts, slice_sizes=tuple(shape))]
+    starts = [zero] * (len(shape) + 1)
+    starts[axis] = me
+    sizes = (*shape[:axis], 1, *shape[axis:])
+    piece = st.dynamic_slice_p.bind(summed, *starts, slice_sizes=tuple(sizes))
+    return [st.squeeze_p.bind(piece, dimensions=(axis,))]
+
+
+deflinear(co.all_gather_p, _all_gather_transpose)
+
+declare_nonlinear(co.pmax_p, co.pmin_p, co.axis_index_p)

@@ -1,0 +1,44 @@
+"""The public API of plait-dispatch (what ``plait`` re-exports)."""
+
+from __future__ import annotations
+
+from plait_core import DeletedArrayError
+from plait_dispatch.aot import Compiled, Lowered, MemoryAnalysis, Traced
+from plait_dispatch.array import Array
+from plait_dispatch.cache import clear_caches, stats
+from plait_dispatch.jit import JitWrapped, jit
+from plait_dispatch.placement import (
+    block_until_ready,
+    default_backend,
+    default_device,
+    device_count,
+    device_get,
+    device_put,
+    devices,
+    local_device_count,
+    local_devices,
+    set_num_cpu_devices,
+)
+
+__all__ = [
+    "Array",
+    "Compiled",
+    "DeletedArrayError",
+    "JitWrapped",
+    "Lowered",
+    "MemoryAnalysis",
+    "Traced",
+    "block_until_ready",
+    "clear_caches",
+    "default_backend",
+    "default_device",
+    "device_count",
+    "device_get",
+    "device_put",
+    "devices",
+    "jit",
+    "local_device_count",
+    "local_devices",
+    "set_num_cpu_devices",
+    "stats",
+]

@@ -1,0 +1,632 @@
+"""``jit``: stage a function once per signature, compile it with XLA, cache it.
+
+A jitted function traces its Python function once per *signature* (the
+arguments' pytree structure, the shape, dtype and weak type of every leaf,
+the values of the static arguments, the x64 flag and bound axis names),
+lowers it to StableHLO and compiles it.
+
+Calling it binds core's ``closed_call`` with a :class:`~plait_dispatch.cache.JitInfo`
+(device, donations), so every interpreter (autodiff, batching, staging)
+sees one call.  Outside any transformation the call runs the compiled
+executable directly: the first call of a signature computes a *handler*
+for it, and later calls whose arguments are all uncommitted Arrays find it
+by their types alone (one dictionary lookup), with no flattening and no
+re-validation of what the cache proved.  Other calls (pytrees, host values,
+static or keyword arguments, committed Arrays) flatten their arguments and
+look the signature up in the tracing cache first.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import threading
+from collections.abc import Callable, Hashable, Iterable, Sequence
+from typing import Any, Final, Protocol, TypeVar, cast
+
+from plait_core import ShapeDtypeStruct, ShapedArray, Tracer, config, eval_jaxpr, shaped_abstractify, trace_to_jaxpr
+from plait_core.primitives.calls import check_output_leaves, closed_call_p, context_key, fun_name, hoist_consts
+from plait_core.trace import EvalTrace
+from plait_core.trace import _state as _trace_state
+from plait_core.tree_util import (
+    DictKey,
+    PyTreeDef,
+    SequenceKey,
+    keystr,
+    tree_flatten,
+    tree_flatten_with_path,
+    tree_structure,
+    tree_unflatten,
+)
+from plait_dispatch import _jaxlib
+from plait_dispatch.aot import Lowered, StagedCall, Traced
+from plait_dispatch.array import Array
+from plait_dispatch.cache import (
+    CompiledCall,
+    JitInfo,
+    Signature,
+    compiled_call,
+    computation_device,
+    explain_cache_miss,
+    operand_buffer,
+    stats,
+)
+
+__all__ = ["JitWrapped", "jit"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+_MISS: Final = object()
+"""What a fast handler returns when the arguments are not its case."""
+
+_MAX_SIGNATURES: Final = 4096
+
+
+class JitWrapped(Protocol):
+    """A jitted function: call it, or stage it ahead of time."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any: ...
+
+    def trace(self, *args: Any, **kwargs: Any) -> Traced: ...
+
+    def lower(self, *args: Any, **kwargs: Any) -> Lowered: ...
+
+    def eval_shape(self, *args: Any, **kwargs: Any) -> Any: ...
+
+    def clear_cache(self) -> None: ...
+
+    def _cache_size(self) -> int: ...
+
+
+def jit(
+    fun: Callable[..., Any] | None = None,
+    /,
+    *,
+    static_argnums: int | Sequence[int] | None = None,
+    static_argnames: str | Iterable[str] | None = None,
+    donate_argnums: int | Sequence[int] | None = None,
+    donate_argnames: str | Iterable[str] | None = None,
+    device: Any = None,
+    inline: bool = False,
+    keep_unused: bool = False,
+    backend: str | None = None,
+) -> Any:
+    """Compile ``fun`` with XLA: the result computes what ``fun`` does, tracing
+    and compiling once per signature and reusing the executable after.
+
+    * ``static_argnums`` / ``static_argnames``: arguments passed to ``fun`` as
+      Python values (they must be hashable; a new value traces again).  Given
+      one, the other is inferred from ``fun``'s signature.
+    * ``donate_argnums`` / ``donate_argnames``: arguments whose buffers the
+      computation may reuse for outputs of the same shape and dtype.  Donated
+      Arrays are deleted by the call (using them again raises
+      :class:`~plait_core.DeletedArrayError`); a donation no output can use
+      warns once.
+    * ``device``: run on this device (committed results).  By default a call
+      runs where its committed arguments are, else on the default device.
+    * ``inline``: inside another transformation, stage ``fun``'s equations
+      directly instead of one call.
+    * ``keep_unused``: keep arguments ``fun`` does not use as parameters of
+      the compiled computation (by default they are pruned).
+
+    The jitted function has ``.trace(*args)``, ``.lower(*args)``,
+    ``.eval_shape(*args)`` and ``.clear_cache()``.  Used without ``fun``
+    (``@jit(static_argnames="n")``) it returns a decorator.
+    """
+    if fun is None:
+        return functools.partial(
+            jit,
+            static_argnums=static_argnums,
+            static_argnames=static_argnames,
+            donate_argnums=donate_argnums,
+            donate_argnames=donate_argnames,
+            device=device,
+            inline=inline,
+            keep_unused=keep_unused,
+            backend=backend,
+        )
+    if not callable(fun):
+        raise TypeError(f"jit: expected a function, got {type(fun).__name__}: {fun!r}")
+    if backend is not None and backend != _jaxlib.PLATFORM:
+        raise ValueError(f"jit: unknown backend {backend!r}; plait runs on {_jaxlib.PLATFORM!r}")
+    if device is not None:
+        _check_device(device)
+    for flag, name in ((inline, "inline"), (keep_unused, "keep_unused")):
+        if not isinstance(flag, bool):
+            raise TypeError(f"jit: {name} must be a bool, got {flag!r}")
+    state = _JitState(
+        fun, static_argnums, static_argnames, donate_argnums, donate_argnames, device, inline, keep_unused
+    )
+    return state.make_wrapper()
+
+
+def _check_device(device: Any) -> None:
+    if not _jaxlib.is_device(device):
+        raise TypeError(f"jit: device must be a device from plait.devices(), got {type(device).__name__}: {device!r}")
+    if not _jaxlib.owns_device(device):
+        raise ValueError(f"jit: device {device!r} is not one of plait's devices {_jaxlib.devices()}")
+
+
+# ---------------------------------------------------------------------------
+# Argument specifications: statics and donations by position and by name.
+
+
+def _as_ints(value: int | Sequence[int] | None, what: str) -> tuple[int, ...]:
+    if value is None:
+        return ()
+    seq = (value,) if isinstance(value, int) else tuple(value)
+    for v in seq:
+        if type(v) is not int:
+            raise TypeError(f"jit: {what} must be ints, got {v!r}")
+    return seq
+
+
+def _as_names(value: str | Iterable[str] | None, what: str) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    seq = (value,) if isinstance(value, str) else tuple(value)
+    for v in seq:
+        if not isinstance(v, str):
+            raise TypeError(f"jit: {what} must be strings, got {v!r}")
+    return seq
+
+
+class _ArgSpec:
+    """Which arguments are static / donated, by position and by name, with
+    the inference JAX does between the two from the function's signature."""
+
+    def __init__(self, fun: Callable[..., Any], nums: tuple[int, ...], names: tuple[str, ...], what: str,
+                 infer_nums: bool, infer_names: bool) -> None:
+        params = _positional_params(fun)
+        self.param_names = params
+        if params is not None:
+            var_pos = _has_var_positional(fun)
+            for n in nums:
+                if not var_pos and not -len(params) <= n < len(params):
+                    raise ValueError(
+                        f"jit of {fun_name(fun)}: {what}_argnums contains {n}, but the function takes "
+                        f"{len(params)} positional argument(s)"
+                    )
+            kw = _keyword_names(fun)
+            if kw is not None:
+                for name in names:
+                    if name not in kw:
+                        raise ValueError(
+                            f"jit of {fun_name(fun)}: {what}_argnames contains {name!r}, which is not a "
+                            f"parameter of the function (parameters: {', '.join(kw) or 'none'})"
+                        )
+            if infer_names:
+                names = names + tuple(params[n] for n in nums if -len(params) <= n < len(params))
+            if infer_nums:
+                nums = nums + tuple(i for i, p in enumerate(params) if p in names)
+        self.nums = tuple(sorted(set(n if n >= 0 or params is None else n + len(params) for n in nums)))
+        self.names = frozenset(names)
+
+
+def _signature(fun: Callable[..., Any]) -> inspect.Signature | None:
+    try:
+        return inspect.signature(fun)
+    except (TypeError, ValueError):
+        return None
+
+
+def _positional_params(fun: Callable[..., Any]) -> tuple[str, ...] | None:
+    sig = _signature(fun)
+    if sig is None:
+        return None
+    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    return tuple(p.name for p in sig.parameters.values() if p.kind in kinds)
+
+
+def _keyword_names(fun: Callable[..., Any]) -> tuple[str, ...] | None:
+    """Names that may be passed by keyword, or None when any name may."""
+    sig = _signature(fun)
+    if sig is None:
+        return None
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in sig.parameters.values()):
+        return None
+    kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    return tuple(p.name for p in sig.parameters.values() if p.kind in kinds)
+
+
+def _has_var_positional(fun: Callable[..., Any]) -> bool:
+    sig = _signature(fun)
+    return sig is not None and any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in sig.parameters.values())
+
+
+def _definition_site(fun: Callable[..., Any]) -> str:
+    f: Any = inspect.unwrap(fun) if callable(fun) else fun
+    while isinstance(f, functools.partial):
+        f = f.func
+    code = getattr(f, "__code__", None)
+    if code is None:
+        return "an unknown place"
+    return f"{code.co_filename}:{code.co_firstlineno}"
+
+
+# ---------------------------------------------------------------------------
+# The state of one jitted function.
+
+
+class _JitState:
+    def __init__(
+        self,
+        fun: Callable[..., Any],
+        static_argnums: int | Sequence[int] | None,
+        static_argnames: str | Iterable[str] | None,
+        donate_argnums: int | Sequence[int] | None,
+        donate_argnames: str | Iterable[str] | None,
+        device: Any,
+        inline: bool,
+        keep_unused: bool,
+    ) -> None:
+        self.fun = fun
+        self.name = fun_name(fun)
+        self.desc = f"jit({self.name})"
+        s_nums, s_names = _as_ints(static_argnums, "static_argnums"), _as_names(static_argnames, "static_argnames")
+        d_nums, d_names = _as_ints(donate_argnums, "donate_argnums"), _as_names(donate_argnames, "donate_argnames")
+        self.static = _ArgSpec(fun, s_nums, s_names, "static", static_argnums is None, static_argnames is None)
+        self.donate = _ArgSpec(fun, d_nums, d_names, "donate", donate_argnums is None, donate_argnames is None)
+        both = set(self.static.nums) & set(self.donate.nums) or self.static.names & self.donate.names
+        if both:
+            raise ValueError(
+                f"jit of {self.name}: arguments {sorted(both, key=str)} are both static and donated; "
+                "static arguments are Python values and cannot be donated"
+            )
+        self.param_names = self.static.param_names
+        self.device = device
+        self.inline = inline
+        self.keep_unused = keep_unused
+        self.has_statics = bool(self.static.nums or self.static.names)
+        self.entries: dict[Hashable, StagedCall] = {}
+        self.seen: list[Signature] = []
+        self.lock = threading.RLock()
+        self.fast: dict[tuple[ShapedArray, ...], Callable[[tuple[Any, ...]], Any]] = {}
+
+    # -- the wrapper -------------------------------------------------------
+
+    def make_wrapper(self) -> JitWrapped:
+        fast = self.fast
+        slow = self.call
+        state = _trace_state
+
+        def jitted(*args: Any, **kwargs: Any) -> Any:
+            if not kwargs and state.trace.__class__ is EvalTrace:
+                try:
+                    handler = fast[tuple([a.aval for a in args])]
+                except Exception:
+                    pass
+                else:
+                    out = handler(args)
+                    if out is not _MISS:
+                        return out
+            return slow(args, kwargs)
+
+        functools.update_wrapper(jitted, self.fun)
+        wrapper = cast(Any, jitted)
+        wrapper.trace = self.trace
+        wrapper.lower = self.lower
+        wrapper.eval_shape = self.eval_shape
+        wrapper.clear_cache = self.clear_cache
+        wrapper._cache_size = self.cache_size
+        wrapper.__plait_jit__ = self
+        return cast(JitWrapped, wrapper)
+
+    def clear_cache(self) -> None:
+        """Forget every traced signature (and its fast handlers)."""
+        with self.lock:
+            self.entries.clear()
+            self.fast.clear()
+            self.seen.clear()
+
+    def cache_size(self) -> int:
+        """Number of signatures traced and cached."""
+        return len(self.entries)
+
+    # -- staging -----------------------------------------------------------
+
+    def split(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[
+        tuple[Any, ...], dict[str, Any], tuple[tuple[str, Any], ...], list[int]
+    ]:
+        """``(dynamic args, dynamic kwargs, statics as (label, value), positions of the dynamic args)``."""
+        if not self.has_statics:
+            return args, kwargs, (), list(range(len(args)))
+        nargs = len(args)
+        static_pos = {n for n in self.static.nums if n < nargs}
+        dyn_pos = [i for i in range(nargs) if i not in static_pos]
+        statics: list[tuple[str, Any]] = [(self.arg_label(i), args[i]) for i in sorted(static_pos)]
+        dyn_kwargs = {}
+        for k, v in kwargs.items():
+            if k in self.static.names:
+                statics.append((k, v))
+            else:
+                dyn_kwargs[k] = v
+        for label, value in statics:
+            try:
+                hash(value)
+            except TypeError:
+                raise ValueError(
+                    f"{self.desc}: static argument {label} has the unhashable type {type(value).__name__} "
+                    f"({_short(value)}); static arguments must be hashable (use a tuple instead of a list, "
+                    "or make the argument dynamic)"
+                ) from None
+        return tuple(args[i] for i in dyn_pos), dyn_kwargs, tuple(statics), dyn_pos
+
+    def arg_label(self, i: int) -> str:
+        names = self.param_names
+        if names is not None and i < len(names):
+            return repr(names[i])
+        return f"args[{i}]"
+
+    def leaf_info(self, dyn: Any, dyn_pos: list[int]) -> tuple[tuple[str, ...], tuple[bool, ...]]:
+        """Per argument leaf: a readable name and whether it is donated."""
+        names: list[str] = []
+        donated: list[bool] = []
+        paths, _ = tree_flatten_with_path(dyn)
+        params = self.param_names
+        for path, _leaf in paths:
+            top, rest = path[:2], path[2:]
+            if isinstance(top[0], SequenceKey) and top[0].idx == 0 and isinstance(top[1], SequenceKey):
+                pos = dyn_pos[top[1].idx]
+                base = params[pos] if params is not None and pos < len(params) else f"args[{pos}]"
+                is_donated = pos in self.donate.nums or base in self.donate.names
+            else:
+                key = top[1].key if isinstance(top[1], DictKey) else str(top[1])
+                base = str(key)
+                is_donated = base in self.donate.names
+            names.append(base + keystr(rest))
+            donated.append(is_donated)
+        return tuple(names), tuple(donated)
+
+    def abstractify(self, leaves: list[Any], dyn: Any, dyn_pos: list[int]) -> tuple[ShapedArray, ...]:
+        """The abstract values of the argument leaves; a leaf that is not an
+        array or scalar is a ``TypeError`` naming the argument."""
+        avals = []
+        for k, x in enumerate(leaves):
+            if type(x) is Array:
+                avals.append(x.aval)
+                continue
+            try:
+                avals.append(shaped_abstractify(x))
+            except TypeError:
+                names, _ = self.leaf_info(dyn, dyn_pos)
+                raise TypeError(
+                    f"{self.desc}: argument {names[k]} has type {type(x).__name__} ({_short(x)}), which is not "
+                    "an array or scalar. Pass arrays (or pytrees of arrays), or mark the argument static "
+                    "with static_argnums / static_argnames"
+                ) from None
+        return tuple(avals)
+
+    def staged(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[StagedCall, list[Any]]:
+        """The staged call for these arguments (traced on a miss) and their leaves."""
+        dyn_args, dyn_kwargs, statics, dyn_pos = self.split(args, kwargs)
+        dyn = (dyn_args, dyn_kwargs)
+        leaves, in_tree = tree_flatten(dyn)
+        avals = self.abstractify(leaves, dyn, dyn_pos)
+        static_key = tuple((label, type(v), v) for label, v in statics)
+        key = (in_tree, avals, static_key, context_key())
+        entry = self.entries.get(key)
+        if entry is not None:
+            stats.bump("trace_hits")
+            return entry, leaves
+        with self.lock:
+            entry = self.entries.get(key)
+            if entry is not None:
+                return entry, leaves
+            entry = self.trace_new(leaves, in_tree, avals, statics, dyn, dyn_pos, args, kwargs)
+            if not any(isinstance(c, Tracer) for c in entry.consts):
+                if len(self.entries) >= _MAX_SIGNATURES:
+                    self.entries.clear()
+                    self.fast.clear()
+                self.entries[key] = entry
+            return entry, leaves
+
+    def trace_new(
+        self,
+        leaves: list[Any],
+        in_tree: PyTreeDef,
+        avals: tuple[ShapedArray, ...],
+        statics: tuple[tuple[str, Any], ...],
+        dyn: Any,
+        dyn_pos: list[int],
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+    ) -> StagedCall:
+        stats.bump("traces")
+        leaf_names, leaf_donated = self.leaf_info(dyn, dyn_pos)
+        signature = Signature(in_tree, avals, tuple((label, v) for label, v in statics), context_key())
+        if config.explain_cache_misses:
+            where = f"{self.desc} (defined at {_definition_site(self.fun)})"
+            explain_cache_miss(where, signature, self.seen, leaf_names)
+        self.seen.append(signature)
+        if len(self.seen) > 64:
+            del self.seen[0]
+        static_pos = {n for n in self.static.nums if n < len(args)}
+        static_kwargs = {k: v for k, v in kwargs.items() if k in self.static.names}
+        fun = self.fun
+        out_trees: list[PyTreeDef] = []
+        what = self.desc
+
+        def flat_fun(*tracers: Any) -> list[Any]:
+            dargs, dkwargs = tree_unflatten(in_tree, tracers)
+            it = iter(dargs)
+            full = [args[i] if i in static_pos else next(it) for i in range(len(args))]
+            out = fun(*full, **dkwargs, **static_kwargs)
+            out_leaves, out_tree = tree_flatten(out)
+            check_output_leaves(out_leaves, out_tree, what)
+            out_trees.append(out_tree)
+            return out_leaves
+
+        closed = trace_to_jaxpr(flat_fun, avals)
+        body, consts = hoist_consts(closed)
+        nc = len(consts)
+        info = JitInfo(
+            self.device,
+            (False,) * nc + leaf_donated,
+            self.keep_unused,
+            (None,) * nc + leaf_names,
+        )
+        donate_argnums = tuple(sorted({dyn_pos[i] for i in range(len(dyn_pos))} & set(self.donate.nums)))
+        return StagedCall(
+            self.name, self.desc, closed, body, consts, tuple(body.in_avals), in_tree, out_trees[0], info,
+            leaf_names, donate_argnums,
+        )
+
+    # -- calling -----------------------------------------------------------
+
+    def call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """The general path: flatten, find or trace the signature, then run it
+        (outside transformations) or bind it as a call (inside)."""
+        entry, leaves = self.staged(args, kwargs)
+        if _trace_state.trace.__class__ is EvalTrace:
+            return self.run(entry, leaves, args, kwargs)
+        if self.inline:
+            outs = eval_jaxpr(entry.body.jaxpr, [], *entry.consts, *leaves)
+        else:
+            outs = closed_call_p.bind(
+                *entry.consts, *leaves, call_jaxpr=entry.body, name=self.name, jit_info=entry.info
+            )
+        return tree_unflatten(entry.out_tree, outs)
+
+    def run(self, entry: StagedCall, leaves: list[Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        operands = [*entry.consts, *leaves]
+        device, committed = computation_device(operands, self.device, self.desc, entry.info.names)
+        call = compiled_call(entry.body, entry.operand_avals, device, entry.info, self.desc)
+        outs = call.call(operands, committed, self.desc)
+        if (
+            not committed
+            and not kwargs
+            and not self.has_statics
+            and len(leaves) == len(args)
+            and all(type(a) is Array for a in args)
+            and entry.in_tree == _flat_tree(len(args))
+        ):
+            self.install_fast(entry, call)
+        return tree_unflatten(entry.out_tree, outs)
+
+    def install_fast(self, entry: StagedCall, call: CompiledCall) -> None:
+        """Remember a handler for calls with all-Array arguments of this signature."""
+        try:
+            const_bufs = [operand_buffer(c, a, call.device, "use") for c, a in zip(entry.consts, entry.operand_avals)]
+        except Exception:
+            return
+        handler = _fast_handler(entry, call, const_bufs)
+        if handler is not None:
+            with self.lock:
+                self.fast[entry.in_avals] = handler
+
+    # -- ahead of time -------------------------------------------------------
+
+    def trace(self, *args: Any, **kwargs: Any) -> Traced:
+        """Stage for these arguments (static ones fixed): a :class:`Traced`."""
+        entry, _ = self.staged(args, kwargs)
+        return Traced(entry)
+
+    def lower(self, *args: Any, **kwargs: Any) -> Lowered:
+        """Stage and lower for these arguments: a :class:`Lowered`."""
+        return self.trace(*args, **kwargs).lower()
+
+    def eval_shape(self, *args: Any, **kwargs: Any) -> Any:
+        """The output's shapes and dtypes as a tree of ``ShapeDtypeStruct``,
+        without compiling or running anything."""
+        entry, _ = self.staged(args, kwargs)
+        return tree_unflatten(
+            entry.out_tree, [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in entry.out_avals]
+        )
+
+
+@functools.lru_cache(maxsize=64)
+def _flat_tree(n: int) -> PyTreeDef:
+    return tree_structure((tuple(range(n)), {}))
+
+
+@functools.lru_cache(maxsize=64)
+def _tuple_tree(n: int) -> PyTreeDef:
+    return tree_structure(tuple(range(n)))
+
+
+_LEAF: Final = tree_structure(0)
+
+
+def _short(x: Any) -> str:
+    r = repr(x)
+    return r if len(r) <= 60 else r[:57] + "..."
+
+
+# ---------------------------------------------------------------------------
+# Fast handlers: one closure per signature, specialised to what it must do.
+
+
+def _fast_handler(
+    entry: StagedCall, call: CompiledCall, const_bufs: list[Any]
+) -> Callable[[tuple[Any, ...]], Any] | None:
+    """A handler running ``call`` on a tuple of uncommitted Arrays of the
+    signature's types, or returning ``_MISS`` when they are not (a committed
+    or deleted Array makes the run refuse before it starts)."""
+    import plait_core
+
+    nc = len(entry.consts)
+    passed = call.kept
+    passed_consts = [const_bufs[k] for k in passed if k < nc]
+    passed_args = tuple(k - nc for k in passed if k >= nc)
+    nargs = len(entry.in_avals)
+    pruned = passed_args != tuple(range(nargs))
+    donated = tuple(k - nc for k, d in enumerate(call.donated) if d and k >= nc)
+    execute = call.execute
+    wrap = call.wrap
+    device = call.device
+    out_tree = entry.out_tree
+    x64 = config.x64_enabled
+    cfg = plait_core.config
+
+    single = out_tree == _LEAF and not call.float0_outs
+    flat_tuple = out_tree == _tuple_tree(len(entry.out_avals))
+    aval0 = entry.out_avals[0] if single else None
+
+    if single and not passed_consts and not pruned and not donated and not call.const_bufs:
+        run = _jaxlib.execute
+        executable = call.executable
+        handlers = call.handlers
+
+        def simple(args: tuple[Any, ...]) -> Any:
+            if cfg.x64_enabled is not x64:
+                return _MISS
+            try:
+                outs = run(executable, [a._committed or a._buf for a in args], handlers)
+            except Exception:
+                return _MISS
+            return Array(outs[0], aval0, device, False)  # type: ignore[arg-type]
+
+        return simple
+
+    def general(args: tuple[Any, ...]) -> Any:
+        if cfg.x64_enabled is not x64:
+            return _MISS
+        bufs = [a._committed or a._buf for a in args]
+        if pruned:
+            for b in bufs:
+                if b is None or b is True:
+                    return _MISS
+            bufs = [bufs[k] for k in passed_args]
+        if passed_consts:
+            bufs = passed_consts + bufs
+        try:
+            outs = execute(bufs)
+        except Exception:
+            return _MISS
+        for k in donated:
+            args[k]._donate()
+        res = wrap(outs, False)
+        if single:
+            return res[0]
+        if flat_tuple:
+            return tuple(res)
+        return tree_unflatten(out_tree, res)
+
+    return general
+
+
+def jit_state(f: Any) -> _JitState | None:
+    """The state behind a jitted function (``None`` if ``f`` is not one)."""
+    s = getattr(f, "__plait_jit__", None)
+    return s if isinstance(s, _JitState) else None

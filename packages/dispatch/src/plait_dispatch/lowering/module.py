@@ -1,0 +1,385 @@
+"""Building StableHLO MLIR text: types, constants, SSA values, blocks, regions
+and functions.
+
+Every operation is written in MLIR's *generic* form
+(``%3 = "stablehlo.add"(%1, %2) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>``):
+one syntax for every dialect (``stablehlo``, ``chlo``, ``func``), so the
+emitter needs no per-operation printing rules and whatever jaxlib's parser
+accepts for one operation it accepts for all.
+
+SSA names are numbered per function (``%0``, ``%1``, ...), across the nested
+regions of its operations too, so a region may use any value defined above it
+(``stablehlo.case`` and ``stablehlo.while`` regions capture values that way;
+reductions, sorts and scatters use only their block arguments).
+
+Types: ``bool`` is ``i1``, unsigned integers are ``ui8``..``ui64``,
+``bfloat16`` is ``bf16``, complex types are ``complex<f32>``/``complex<f64>``.
+Weak types do not exist in HLO.  ``float0`` (the tangent type of integers)
+has no HLO type; inside a module a ``float0`` value is an all-false ``i1``
+tensor of its shape, and :func:`plait_dispatch.lowering.lower_jaxpr` keeps
+such values out of the entry function's parameters and results.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Final
+
+import ml_dtypes
+import numpy as np
+
+from plait_core import ShapedArray, dtypes
+
+DType = np.dtype[Any]
+
+_ELEMENT_TYPES: Final[dict[DType, str]] = {
+    np.dtype(np.bool_): "i1",
+    np.dtype(np.int8): "i8",
+    np.dtype(np.int16): "i16",
+    np.dtype(np.int32): "i32",
+    np.dtype(np.int64): "i64",
+    np.dtype(np.uint8): "ui8",
+    np.dtype(np.uint16): "ui16",
+    np.dtype(np.uint32): "ui32",
+    np.dtype(np.uint64): "ui64",
+    np.dtype(ml_dtypes.bfloat16): "bf16",
+    np.dtype(np.float16): "f16",
+    np.dtype(np.float32): "f32",
+    np.dtype(np.float64): "f64",
+    np.dtype(np.complex64): "complex<f32>",
+    np.dtype(np.complex128): "complex<f64>",
+    np.dtype(ml_dtypes.float8_e4m3fn): "f8E4M3FN",
+    np.dtype(ml_dtypes.float8_e5m2): "f8E5M2",
+}
+
+BOOL: Final[DType] = np.dtype(np.bool_)
+FLOAT0: Final[DType] = dtypes.float0
+
+
+class LoweringError(ValueError):
+    """A program cannot be written as StableHLO (a symbolic shape, an unknown dtype)."""
+
+
+def element_type(dtype: DType) -> str:
+    """The MLIR element type of a dtype (``float0`` is carried as ``i1``)."""
+    if dtype == FLOAT0:
+        return "i1"
+    t = _ELEMENT_TYPES.get(dtype)
+    if t is None:
+        raise LoweringError(f"the dtype {dtype} has no StableHLO element type")
+    return t
+
+
+def concrete_shape(aval: ShapedArray) -> tuple[int, ...]:
+    """The shape of ``aval`` as ints; :class:`LoweringError` for a symbolic one."""
+    shape = []
+    for d in aval.shape:
+        if type(d) is int:
+            shape.append(d)
+            continue
+        constant = getattr(d, "is_constant", False)
+        if not constant:
+            raise LoweringError(
+                f"cannot lower a value of type {aval.str_short()}: StableHLO needs concrete shapes, "
+                f"and the dimension {d} is symbolic (evaluate it first, e.g. under mask with a logical_env)"
+            )
+        shape.append(int(d))
+    return tuple(shape)
+
+
+def tensor_type(aval: ShapedArray) -> str:
+    """``tensor<2x3xf32>``; a scalar is ``tensor<f32>``."""
+    dims = "".join(f"{d}x" for d in concrete_shape(aval))
+    return f"tensor<{dims}{element_type(aval.dtype)}>"
+
+
+def i64_array(values: Iterable[int]) -> str:
+    """A dense ``i64`` array attribute: ``array<i64: 1, 2>`` (``array<i64>`` when empty)."""
+    vals = [int(v) for v in values]
+    return f"array<i64: {', '.join(map(str, vals))}>" if vals else "array<i64>"
+
+
+def int_list(values: Iterable[int]) -> str:
+    """``[1, 2]``: a list inside a structured attribute (gather, scatter, dot, conv)."""
+    return "[" + ", ".join(str(int(v)) for v in values) + "]"
+
+
+# ---------------------------------------------------------------------------
+# Constants
+
+
+def _float_text(value: Any, dtype: DType) -> str:
+    """A float element: decimal when finite (the shortest text that names the
+    value exactly), the bit pattern in hex for infinities and NaN."""
+    f = float(value)
+    if math.isfinite(f):
+        s = repr(f)
+        if "." not in s:  # MLIR's float literal needs a point: 1e-05 -> 1.0e-05
+            mant, _, exp = s.partition("e")
+            s = f"{mant}.0e{exp}" if exp else f"{mant}.0"
+        return s
+    bits = np.asarray(value, dtype).reshape(1).view(f"u{dtype.itemsize}")[0]
+    return f"0x{int(bits):0{2 * dtype.itemsize}X}"
+
+
+def _element_text(value: Any, dtype: DType) -> str:
+    if dtype in (BOOL, FLOAT0):
+        return "true" if bool(value) else "false"
+    if dtype.kind in "iu":
+        return str(int(value))
+    if dtype.kind == "c":
+        part = np.dtype(f"f{dtype.itemsize // 2}")
+        c = complex(value)
+        return f"({_float_text(c.real, part)}, {_float_text(c.imag, part)})"
+    return _float_text(value, dtype)
+
+
+def dense_attr(value: Any, aval: ShapedArray) -> str:
+    """``dense<...> : tensor<...>`` holding ``value`` (a scalar or an array of
+    ``aval``'s shape): a splat when every element is equal, else the raw bytes
+    in hex (little-endian, row-major, one byte per boolean)."""
+    ty = tensor_type(aval)
+    if aval.dtype == FLOAT0:
+        return f"dense<false> : {ty}"
+    arr = np.asarray(value, dtype=aval.dtype)
+    if arr.size == 0:
+        return f"dense<{_element_text(0, aval.dtype)}> : {ty}"
+    first = arr.reshape(-1)[0]
+    if arr.ndim == 0 or _all_equal(arr):
+        return f"dense<{_element_text(first, aval.dtype)}> : {ty}"
+    raw = np.ascontiguousarray(arr.astype(arr.dtype.newbyteorder("<"), copy=False)).tobytes()
+    return f'dense<"0x{raw.hex().upper()}"> : {ty}'
+
+
+def _all_equal(arr: np.ndarray) -> bool:
+    """Whether every element has the same bit pattern (NaN equals itself, -0.0 differs from 0.0)."""
+    flat = np.ascontiguousarray(arr).reshape(-1)
+    raw = flat.view(np.uint8).reshape(flat.size, -1)
+    return bool(np.all(raw == raw[0]))
+
+
+# ---------------------------------------------------------------------------
+# SSA values, blocks and regions
+
+
+class Value:
+    """An SSA value of the text being built: its name (``%3``, ``%arg0``,
+    ``%5#1``) and its abstract value (whose shape must be concrete)."""
+
+    __slots__ = ("aval", "name")
+
+    def __init__(self, name: str, aval: ShapedArray) -> None:
+        self.name = name
+        self.aval = aval
+
+    @property
+    def type(self) -> str:
+        """The MLIR type, e.g. ``tensor<3xf32>``."""
+        return tensor_type(self.aval)
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """The concrete shape."""
+        return concrete_shape(self.aval)
+
+    @property
+    def dtype(self) -> DType:
+        """The element dtype."""
+        return self.aval.dtype
+
+    def __repr__(self) -> str:
+        return f"Value({self.name}: {self.aval.str_short()})"
+
+
+class Namer:
+    """Hands out the SSA names of one function: ``%0``, ``%1``, ..."""
+
+    __slots__ = ("count",)
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def fresh(self) -> str:
+        """A name not used before in this function."""
+        n = self.count
+        self.count += 1
+        return f"%{n}"
+
+
+def _types(values: Sequence[Value]) -> str:
+    return ", ".join(v.type for v in values)
+
+
+def result_types(avals: Sequence[ShapedArray]) -> str:
+    """The result-type part of a signature: ``tensor<f32>``, ``(t1, t2)`` or ``()``."""
+    if len(avals) == 1:
+        return tensor_type(avals[0])
+    return "(" + ", ".join(tensor_type(a) for a in avals) + ")"
+
+
+def _attr_text(attrs: Mapping[str, str] | None) -> str:
+    if not attrs:
+        return ""
+    return " {" + ", ".join(f"{k} = {v}" for k, v in attrs.items()) + "}"
+
+
+class Block:
+    """The operations of one block: the body of a function or one region of
+    an operation.  Blocks of one function share a :class:`Namer`."""
+
+    __slots__ = ("_constants", "args", "lines", "namer")
+
+    def __init__(self, namer: Namer, args: Sequence[Value]) -> None:
+        self.namer = namer
+        self.args = list(args)
+        self.lines: list[str] = []
+        self._constants: dict[tuple[str, bytes], Value] = {}
+
+    def op(
+        self,
+        name: str,
+        operands: Sequence[Value],
+        results: Sequence[ShapedArray],
+        attrs: Mapping[str, str] | None = None,
+        regions: Sequence[Block] = (),
+    ) -> list[Value]:
+        """Append the operation ``name`` and return its result values."""
+        if not results:
+            lhs, outs = "", []
+        elif len(results) == 1:
+            base = self.namer.fresh()
+            lhs, outs = f"{base} = ", [Value(base, results[0])]
+        else:
+            base = self.namer.fresh()
+            lhs = f"{base}:{len(results)} = "
+            outs = [Value(f"{base}#{k}", a) for k, a in enumerate(results)]
+        head = f'{lhs}"{name}"({", ".join(v.name for v in operands)})'
+        tail = f"{_attr_text(attrs)} : ({_types(operands)}) -> {result_types(results)}"
+        if not regions:
+            self.lines.append(head + tail)
+            return outs
+        self.lines.append(head + " ({")
+        for k, region in enumerate(regions):
+            if k:
+                self.lines.append("}, {")
+            self.lines.extend(region.render())
+        self.lines.append("})" + tail)
+        return outs
+
+    def op1(
+        self,
+        name: str,
+        operands: Sequence[Value],
+        result: ShapedArray,
+        attrs: Mapping[str, str] | None = None,
+        regions: Sequence[Block] = (),
+    ) -> Value:
+        """:meth:`op` for an operation with one result."""
+        return self.op(name, operands, [result], attrs, regions)[0]
+
+    def constant(self, value: Any, aval: ShapedArray) -> Value:
+        """A ``stablehlo.constant`` of ``aval`` holding ``value`` (a scalar
+        broadcast to the shape, or an array of that shape).  Equal constants of
+        one block are emitted once."""
+        if aval.dtype == FLOAT0:
+            arr = np.zeros(concrete_shape(aval), BOOL)
+        else:
+            arr = np.asarray(value, dtype=aval.dtype)
+        key = (f"{tensor_type(aval)}|{aval.dtype}|{arr.shape}", np.ascontiguousarray(arr).tobytes())
+        hit = self._constants.get(key)
+        if hit is not None:
+            return hit
+        out = self.op1("stablehlo.constant", [], aval, {"value": dense_attr(arr, aval)})
+        self._constants[key] = out
+        return out
+
+    def region(self, arg_avals: Sequence[ShapedArray]) -> Block:
+        """A new, empty region (of an operation to be appended to this block)
+        whose block arguments have ``arg_avals``."""
+        return Block(self.namer, [Value(self.namer.fresh(), a) for a in arg_avals])
+
+    def ret(self, values: Sequence[Value], op: str = "stablehlo.return") -> None:
+        """Append the terminator returning ``values``."""
+        self.lines.append(f'"{op}"({", ".join(v.name for v in values)}) : ({_types(values)}) -> ()')
+
+    def render(self) -> list[str]:
+        """The block's lines, indented, with a ``^bb0(...)`` header when it has arguments."""
+        out = []
+        if self.args:
+            out.append("^bb0(" + ", ".join(f"{a.name}: {a.type}" for a in self.args) + "):")
+        out.extend("  " + line for line in self.lines)
+        return out
+
+
+# ---------------------------------------------------------------------------
+# Functions and modules
+
+
+def symbol_name(name: str) -> str:
+    """``name`` made a valid MLIR symbol (letters, digits, ``_``, ``.``, ``$``)."""
+    clean = "".join(ch if ch.isalnum() or ch in "_.$" else "_" for ch in name) or "fn"
+    return clean if not clean[0].isdigit() else "_" + clean
+
+
+class Function:
+    """A ``func.func`` being built: its arguments are ``%arg0``, ``%arg1``, ...
+    and its body is a :class:`Block`."""
+
+    __slots__ = ("arg_attrs", "body", "name", "public")
+
+    def __init__(
+        self, name: str, arg_avals: Sequence[ShapedArray], *, public: bool, arg_attrs: Sequence[str | None] = ()
+    ) -> None:
+        self.name = name
+        self.public = public
+        self.arg_attrs = list(arg_attrs) or [None] * len(arg_avals)
+        self.body = Block(Namer(), [Value(f"%arg{k}", a) for k, a in enumerate(arg_avals)])
+
+    @property
+    def args(self) -> list[Value]:
+        """The function's arguments."""
+        return self.body.args
+
+    def finish(self, results: Sequence[Value]) -> str:
+        """The function's text, returning ``results``."""
+        self.body.ret(results, "func.return")
+        params = ", ".join(
+            f"{a.name}: {a.type}" + (f" {{{attr}}}" if attr else "") for a, attr in zip(self.args, self.arg_attrs)
+        )
+        outs = ", ".join(v.type for v in results)
+        visibility = "public" if self.public else "private"
+        lines = [f"func.func {visibility} @{self.name}({params}) -> ({outs}) {{"]
+        lines.extend("  " + line for line in self.body.lines)
+        lines.append("}")
+        return "\n".join(lines)
+
+
+class ModuleBuilder:
+    """A module being built: its functions, and the private functions already
+    made for called jaxprs (one per jaxpr object, so a jaxpr called twice is
+    lowered once)."""
+
+    __slots__ = ("_symbols", "calls", "functions", "name", "platform")
+
+    def __init__(self, name: str, platform: str) -> None:
+        self.name = symbol_name(name)
+        self.platform = platform
+        self.functions: list[str] = []
+        self.calls: dict[Any, str] = {}
+        self._symbols: set[str] = {"main"}
+
+    def fresh_symbol(self, base: str) -> str:
+        """A function name not used yet in this module, derived from ``base``."""
+        stem = symbol_name(base)
+        name, k = stem, 0
+        while name in self._symbols:
+            k += 1
+            name = f"{stem}_{k}"
+        self._symbols.add(name)
+        return name
+
+    def text(self) -> str:
+        """The whole module."""
+        body = "\n".join("  " + line for f in self.functions for line in f.splitlines())
+        return f"module @{self.name} {{\n{body}\n}}\n"

@@ -1,0 +1,1 @@
+"""The lowering rules, one module per primitive family of core's catalog."""

@@ -1,0 +1,155 @@
+"""What masking knows of the sizes while it runs.
+
+Every named size has a *padded* value, a Python ``int`` read off the padded
+inputs, and a *logical* value, an integer scalar given by the user in
+``logical_env`` (concrete, traced by ``jit`` or batched by ``vmap``).  A
+masked value's abstract value has the logical, symbolic shape; its data has
+that shape evaluated at the padded sizes, with the logical part in front
+along every axis.
+
+:class:`MaskEnv` turns dimensions into padded ints and logical values, and
+makes the masks (``iota < n``) the rules use to fill padding.  It caches what
+it builds, so a rule that needs the mask of ``n`` twice stages it once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from plait_core import dtypes
+from plait_core.abstract import ShapedArray, get_aval
+from plait_core.dims import Dim, SymbolicDim, UnboundDimensionError
+from plait_core.primitives import elementwise as ew
+
+from plait_masking import ops
+
+__all__ = ["MaskEnv", "is_ragged"]
+
+
+def is_ragged(d: Dim) -> bool:
+    """Whether a dimension's logical size may differ from its padded size
+    (it mentions a named size)."""
+    return isinstance(d, SymbolicDim) and not d.is_constant
+
+
+class MaskEnv:
+    """Padded sizes (ints) and logical sizes (integer scalars) of the named sizes."""
+
+    __slots__ = ("_sizes", "_valid", "logical", "padded")
+
+    def __init__(self, padded: Mapping[str, int], logical: Mapping[str, Any]) -> None:
+        self.padded = dict(padded)
+        self.logical = dict(logical)
+        self._sizes: dict[Dim, Any] = {}
+        self._valid: dict[tuple[int, Dim], Any] = {}
+
+    @property
+    def names(self) -> list[str]:
+        """The named sizes, sorted (the order sub-jaxprs receive their values in)."""
+        return sorted(self.logical)
+
+    def logical_values(self) -> list[Any]:
+        """The logical values of :attr:`names`, in that order."""
+        return [self.logical[n] for n in self.names]
+
+    def rebind(self, values: Sequence[Any]) -> MaskEnv:
+        """The same padded sizes with new logical values for :attr:`names`
+        (used inside a staged sub-jaxpr, where they are its inputs)."""
+        return MaskEnv(self.padded, dict(zip(self.names, values)))
+
+    # -- padded sizes ---------------------------------------------------------
+
+    def padded_dim(self, d: Dim) -> int:
+        """The padded size of a dimension."""
+        if type(d) is int:
+            return d
+        if isinstance(d, SymbolicDim):
+            try:
+                value = d.evaluate(self.padded)
+            except UnboundDimensionError as e:
+                raise ValueError(
+                    f"mask: the dimension {d} uses a size that is not named in in_shapes ({e})"
+                ) from None
+            return int(value)
+        return int(d)
+
+    def padded_shape(self, shape: Sequence[Dim]) -> tuple[int, ...]:
+        """A logical shape evaluated at the padded sizes."""
+        return tuple(d if type(d) is int else self.padded_dim(d) for d in shape)
+
+    def padded_aval(self, aval: ShapedArray) -> ShapedArray:
+        """The abstract value of the padded data of a masked value of ``aval``."""
+        return ShapedArray(self.padded_shape(aval.shape), aval.dtype, aval.weak_type)
+
+    # -- logical sizes --------------------------------------------------------
+
+    def size(self, d: Dim, dtype: Any = None) -> Any:
+        """The logical size of ``d`` as a value: a Python ``int`` for a constant
+        dimension, else an integer scalar (default int dtype, or ``dtype``)
+        computed from the logical sizes with ``add`` and ``mul``."""
+        if not is_ragged(d):
+            value: Any = int(d)
+            return value if dtype is None else np.asarray(value, dtype)
+        value = self._sizes.get(d)
+        if value is None:
+            value = self._sizes[d] = self._evaluate(d)  # type: ignore[arg-type]
+        return value if dtype is None else ops.as_dtype(value, np.dtype(dtype))
+
+    def _evaluate(self, d: SymbolicDim) -> Any:
+        dt = dtypes.default_int_dtype()
+        total: Any = None
+        for mono, coeff in d.terms:
+            term: Any = None
+            for name, power in mono:
+                try:
+                    base = self.logical[name]
+                except KeyError:
+                    raise ValueError(
+                        f"mask: the dimension {d} uses the size {name!r}, which has no logical value"
+                    ) from None
+                for _ in range(power):
+                    term = base if term is None else ew.mul_p.bind(term, base)
+            if term is None:
+                term = np.asarray(coeff, dt)
+            elif coeff != 1:
+                term = ew.mul_p.bind(term, np.asarray(coeff, dt))
+            total = term if total is None else ew.add_p.bind(total, term)
+        return np.asarray(0, dt) if total is None else total
+
+    # -- validity masks -------------------------------------------------------
+
+    def valid_along(self, shape: Sequence[int], axis: int, d: Dim) -> Any:
+        """A boolean array of ``shape``: true where the index along ``axis`` is
+        below the logical size of ``d``."""
+        n = shape[axis]
+        key = (n, d)
+        vec = self._valid.get(key)
+        if vec is None:
+            vec = self._valid[key] = ops.lt(ops.iota((n,), 0), self.size(d, dtypes.default_int_dtype()))
+        return ops.broadcast_along(vec, shape, (axis,))
+
+    def valid(self, aval: ShapedArray, axes: Sequence[int] | None = None) -> Any:
+        """True inside the logical part of a masked value of ``aval`` (over
+        ``axes``, default all); ``None`` when every such axis is whole."""
+        shape = self.padded_shape(aval.shape)
+        chosen = range(aval.ndim) if axes is None else axes
+        out: Any = None
+        for a in chosen:
+            d = aval.shape[a]
+            if is_ragged(d):
+                m = self.valid_along(shape, a, d)
+                out = m if out is None else ops.logical_and(out, m)
+        return out
+
+    def fill(self, x: Any, aval: ShapedArray, axes: Sequence[int] | None, value: Any) -> Any:
+        """``x`` (padded data of ``aval``) with its padding along ``axes`` set to
+        ``value`` (a scalar constant or a scalar value of ``aval``'s dtype)."""
+        valid = self.valid(aval, axes)
+        if valid is None:
+            return x
+        xa = get_aval(x)
+        filler = ops.full(value, xa.shape, xa.dtype, xa.weak_type)
+        return ops.select(valid, filler, x)

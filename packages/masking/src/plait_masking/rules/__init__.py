@@ -1,0 +1,18 @@
+"""Masking rules for core's primitives, grouped by family as core's catalog is.
+
+Importing this package registers every rule in
+:data:`plait_masking.registry.masking_rules`.
+"""
+
+from plait_masking.rules import (
+    ad_helpers,
+    calls,
+    collectives,
+    control_flow,
+    elementwise,
+    indexing,
+    linalg,
+    reductions,
+    shapes,
+    structural,
+)
