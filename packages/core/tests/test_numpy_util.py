@@ -235,9 +235,10 @@ def test_non_arrays_are_rejected_with_names() -> None:
 def test_dim_as_value() -> None:
     assert _util._dim_as_value(3) == 3
     (n,) = plait_core.dims.symbolic_dims("n")
-    with pytest.raises(TypeError, match=r"symbolic size n .*not supported here yet"):
-        _util._dim_as_value(n)
-    with pytest.raises(TypeError, match="symbolic size 2\\*n"):
+    closed = plait_core.make_jaxpr(lambda: _util._dim_as_value(2 * n))()
+    assert [e.primitive.name for e in closed.eqns] == ["dim_as_value"]
+    assert closed.eqns[0].params["dim"] == 2 * n
+    with pytest.raises(ValueError, match=r"the symbolic size 2\*n has no value here"):
         _util._dim_as_value(2 * n)
 
 

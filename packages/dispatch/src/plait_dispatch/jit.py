@@ -281,7 +281,7 @@ class _JitState:
         self.entries: dict[Hashable, StagedCall] = {}
         self.seen: list[Signature] = []
         self.lock = threading.RLock()
-        self.fast: dict[tuple[ShapedArray, ...], Callable[[tuple[Any, ...]], Any]] = {}
+        self.fast: dict[tuple[ShapedArray, ...], Any] = {}
 
     # -- the wrapper -------------------------------------------------------
 
@@ -289,6 +289,8 @@ class _JitState:
         fast = self.fast
         slow = self.call
         state = _trace_state
+        cfg = config
+        run = _jaxlib.execute
 
         def jitted(*args: Any, **kwargs: Any) -> Any:
             if not kwargs and state.trace.__class__ is EvalTrace:
@@ -297,9 +299,21 @@ class _JitState:
                 except Exception:
                     pass
                 else:
-                    out = handler(args)
-                    if out is not _MISS:
-                        return out
+                    if handler.__class__ is _Simple:
+                        # The commonest case inlined: one output, nothing
+                        # donated or pruned.  A committed operand reads True
+                        # and a deleted one None: the run refuses both.
+                        if cfg.x64_enabled is handler.x64:
+                            try:
+                                outs = run(handler.executable, [a._committed or a._buf for a in args], handler.handlers)
+                            except Exception:
+                                pass
+                            else:
+                                return Array(outs[0], handler.aval, handler.device, False)
+                    else:
+                        out = handler(args)
+                        if out is not _MISS:
+                            return out
             return slow(args, kwargs)
 
         functools.update_wrapper(jitted, self.fun)
@@ -511,9 +525,8 @@ class _JitState:
         except Exception:
             return
         handler = _fast_handler(entry, call, const_bufs)
-        if handler is not None:
-            with self.lock:
-                self.fast[entry.in_avals] = handler
+        with self.lock:
+            self.fast[entry.in_avals] = handler
 
     # -- ahead of time -------------------------------------------------------
 
@@ -557,9 +570,23 @@ def _short(x: Any) -> str:
 # Fast handlers: one closure per signature, specialised to what it must do.
 
 
+class _Simple:
+    """The fast handler of a signature with one output and nothing donated,
+    pruned or captured: its pieces, run inline by the jitted wrapper."""
+
+    __slots__ = ("executable", "handlers", "aval", "device", "x64")
+
+    def __init__(self, executable: Any, handlers: list[Any], aval: ShapedArray, device: Any, x64: bool) -> None:
+        self.executable = executable
+        self.handlers = handlers
+        self.aval = aval
+        self.device = device
+        self.x64 = x64
+
+
 def _fast_handler(
     entry: StagedCall, call: CompiledCall, const_bufs: list[Any]
-) -> Callable[[tuple[Any, ...]], Any] | None:
+) -> Callable[[tuple[Any, ...]], Any] | _Simple:
     """A handler running ``call`` on a tuple of uncommitted Arrays of the
     signature's types, or returning ``_MISS`` when they are not (a committed
     or deleted Array makes the run refuse before it starts)."""
@@ -584,20 +611,7 @@ def _fast_handler(
     aval0 = entry.out_avals[0] if single else None
 
     if single and not passed_consts and not pruned and not donated and not call.const_bufs:
-        run = _jaxlib.execute
-        executable = call.executable
-        handlers = call.handlers
-
-        def simple(args: tuple[Any, ...]) -> Any:
-            if cfg.x64_enabled is not x64:
-                return _MISS
-            try:
-                outs = run(executable, [a._committed or a._buf for a in args], handlers)
-            except Exception:
-                return _MISS
-            return Array(outs[0], aval0, device, False)  # type: ignore[arg-type]
-
-        return simple
+        return _Simple(call.executable, call.handlers, aval0, device, x64)  # type: ignore[arg-type]
 
     def general(args: tuple[Any, ...]) -> Any:
         if cfg.x64_enabled is not x64:

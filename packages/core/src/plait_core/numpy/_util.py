@@ -18,6 +18,7 @@ import numpy as np
 from plait_core import dtypes, lax
 from plait_core.abstract import ShapedArray, get_aval, registered_array_types
 from plait_core.dims import Dim, Shape, definitely_equal, definitely_equal_shapes, is_symbolic
+from plait_core.primitives.shapes import dimension_as_value
 from plait_core.trace import Tracer, concrete_or_error
 
 DType = np.dtype[Any]
@@ -100,7 +101,12 @@ def concrete_int(x: Any, what: str) -> int:
 def convert(x: Any, dtype: Any, weak_type: builtins.bool = False) -> Array:
     """``x`` converted to ``dtype`` (no-op when it already has that type)."""
     dt = np.dtype(dtype)
-    if not is_python_scalar(x):
+    if is_python_scalar(x):
+        # A weak Python scalar already of the target dtype joins the operation as it
+        # is: the primitive sees equal dtypes, and staging writes it as a literal.
+        if type(x) is not builtins.bool and dtypes.python_scalar_dtype(x) == dt:
+            return x
+    else:
         aval = get_aval(x)
         if aval.dtype == dt and aval.weak_type == weak_type:
             return x
@@ -262,15 +268,13 @@ def canonicalize_axes(axis: Any, ndim: int, name: str, argname: str = "axis") ->
 def _dim_as_value(d: Dim) -> Any:
     """A dimension as a value usable in arithmetic (``mean`` divides by one).
 
-    Constant dimensions are Python ints (weakly typed).  Symbolic dimensions are
-    not supported here yet: masking extends this helper to stage them."""
+    Constant dimensions are Python ints (weakly typed).  A symbolic dimension
+    becomes the integer scalar ``dim_as_value[dim=d]``, which the interpreter
+    binding its names (mask, vmap over piles) evaluates."""
     if is_symbolic(d):
         if getattr(d, "is_constant", False):
             return d.constant_term  # type: ignore[union-attr]
-        raise TypeError(
-            f"the symbolic size {d} cannot be used as a value (for example as the divisor of "
-            "mean or var): symbolic sizes as values are not supported here yet"
-        )
+        return dimension_as_value(d)
     return operator.index(d)
 
 

@@ -248,7 +248,7 @@ def mean(a: ArrayLike, axis: Any = None, dtype: Any = None, out: None = None,
     xc = _mask("mean", convert(x, comp), where, 0)
     total = lax.reduce_sum(xc, axes)
     count = _count("mean", x, axes, where, comp)
-    r = lax.div(total, convert(count, comp) if not hasattr(count, "shape") else count)
+    r = lax.div(total, convert(count, comp))
     return _keepdims(convert(r, result_dt), axes, keepdims)
 
 
@@ -267,7 +267,7 @@ def var(a: ArrayLike, axis: Any = None, dtype: Any = None, out: None = None, ddo
     comp = _float_computation(to_inexact(result_dt))
     xc = convert(x, comp)
     count = _count("var", x, axes, where, comp)
-    count_arr = convert(count, comp) if not hasattr(count, "shape") else count
+    count_arr = convert(count, comp)
     centre = lax.div(lax.reduce_sum(_mask("var", xc, where, 0), axes), count_arr)
     kept = tuple(i for i in range(x.ndim) if i not in axes)
     centred = lax.sub(xc, lax.broadcast_in_dim(centre, tuple(x.shape), kept))
