@@ -9,8 +9,9 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
-import plait_core as pc
 import pytest
+
+import plait_core as pc
 from plait_core import dtypes, lax
 from plait_core.abstract import ShapedArray
 from plait_core.jaxpr import ClosedJaxpr, Jaxpr, Var

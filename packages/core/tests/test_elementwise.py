@@ -15,9 +15,10 @@ import hypothesis.extra.numpy as hnp
 import hypothesis.strategies as st
 import ml_dtypes
 import numpy as np
-import plait_core as pc
 import pytest
 from hypothesis import given, settings
+
+import plait_core as pc
 from plait_core import lax
 from plait_core.dims import InconclusiveDimensionOperation, symbolic_dims
 from plait_core.primitives import elementwise as ew

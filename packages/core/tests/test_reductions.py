@@ -10,8 +10,9 @@ from typing import Any
 
 import ml_dtypes
 import numpy as np
-import plait_core as pc
 import pytest
+
+import plait_core as pc
 from plait_core import dims, dtypes, lax
 from plait_core.primitives import ad_helpers as ad
 from plait_core.primitives import reductions as rp

@@ -13,10 +13,11 @@ from typing import Any
 
 import ml_dtypes
 import numpy as np
-import plait_core as pc
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+import plait_core as pc
 from plait_core import lax
 from plait_core.dims import InconclusiveDimensionOperation, SymbolicDim
 from plait_core.lax import GatherDimensionNumbers as GDN

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from plait_core import tree, tree_util
 from plait_core.tree_util import (
     DictKey,

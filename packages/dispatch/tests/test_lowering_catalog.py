@@ -398,8 +398,8 @@ def _collatz(n: Any) -> Any:
 
 
 case("while", _collatz, np.int32(27), id="collatz")
-case("while", lambda x, w: lax.fori_loop(0, 5, lambda i, v: lax.add(lax.mul(v, w), lax.convert_element_type(i, np.float32)), x),
-     sample(F32, (3,)), np.float32(0.5), id="fori-consts")
+case("while", lambda x, w, n: lax.fori_loop(0, n, lambda i, v: lax.add(lax.mul(v, w), lax.convert_element_type(i, np.float32)), x),
+     sample(F32, (3,)), np.float32(0.5), np.int32(5), id="fori-consts")
 case("while", lambda x: lax.while_loop(lambda v: lax.lt(v, 0.0), lambda v: lax.add(v, 1.0), x), np.float32(3.0),
      id="zero-trips")
 
@@ -407,7 +407,7 @@ case("while", lambda x: lax.while_loop(lambda v: lax.lt(v, 0.0), lambda v: lax.a
 def _scan_case(reverse: bool, unroll: int) -> Callable[..., Any]:
     def f(c0: Any, xs: Any, w: Any) -> Any:
         def body(c: Any, x: Any) -> Any:
-            c2 = lax.add(lax.mul(c, w), x[0])
+            c2 = lax.add(lax.mul(c, w), lax.reduce_sum(x[0], (0,)))
             return c2, (c2, lax.convert_element_type(lax.sign(x[1]), np.int32))
 
         return lax.scan(body, c0, xs, reverse=reverse, unroll=unroll)

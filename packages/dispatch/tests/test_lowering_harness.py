@@ -24,6 +24,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from plait_core import ClosedJaxpr, ShapedArray, dtypes
+from plait_core.tree_util import tree_leaves
 
 from plait_dispatch import _jaxlib
 from plait_dispatch.lowering import LoweredModule, lower_jaxpr
@@ -44,7 +45,8 @@ def xla_lower(closed: ClosedJaxpr, **kw: Any) -> LoweredModule:
 
 
 def xla_execute(low: LoweredModule, *args: Any) -> list[np.ndarray]:
-    """Compile ``low`` and run it on ``args`` (one per jaxpr input)."""
+    """Compile ``low`` and run it on ``args`` (pytrees whose leaves are the jaxpr's inputs)."""
+    args = tuple(tree_leaves(args))
     dev = _jaxlib.default_device()
     exe = _jaxlib.compile_stablehlo(low.text, dev)
     values = [np.asarray(c) for c in low.const_args]
@@ -81,7 +83,7 @@ def numpy_backend() -> Iterator[None]:
 def numpy_run(closed: ClosedJaxpr, *args: Any) -> list[np.ndarray]:
     """Core's NumPy evaluation of ``closed``."""
     with numpy_backend():
-        return [np.asarray(r) for r in pc.eval_jaxpr(closed.jaxpr, closed.consts, *args)]
+        return [np.asarray(r) for r in pc.eval_jaxpr(closed.jaxpr, closed.consts, *tree_leaves(args))]
 
 
 def stage(fn: Callable[..., Any], *args: Any) -> ClosedJaxpr:

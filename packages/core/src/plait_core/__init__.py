@@ -6,17 +6,30 @@ batching, masking, dispatch) register rules for these primitives in their own
 packages; core never imports them.
 """
 
-from plait_core import dtypes, errors, tree_util
+from plait_core import (
+    dtypes,
+    errors,
+    lax,
+    nn,
+    numpy,
+    primitives,
+    random,
+    tree,
+    tree_util,
+)
 from plait_core.abstract import (
-    ShapeDtypeStruct,
     ShapedArray,
+    ShapeDtypeStruct,
     get_aval,
     register_array_type,
     registered_array_types,
     to_numpy,
 )
 from plait_core.axes import axis_frame_size, bound_axis_names, extend_axis_env
+from plait_core.checkpoint import checkpoint, checkpoint_policies, remat
 from plait_core.config import config, enable_x64
+from plait_core.custom_batching import custom_vmap
+from plait_core.custom_derivatives import custom_jvp, custom_vjp
 from plait_core.dce import dce_closed_jaxpr, dce_jaxpr, dce_rules
 from plait_core.dims import InconclusiveDimensionOperation, SymbolicDim
 from plait_core.errors import (
@@ -26,6 +39,7 @@ from plait_core.errors import (
     UnboundAxisNameError,
     UnexpectedTracerError,
 )
+from plait_core.invertible import custom_ivjp, invertible
 from plait_core.jaxpr import (
     ClosedJaxpr,
     Jaxpr,
@@ -68,14 +82,6 @@ from plait_core.trace import (
     set_eager_backend,
     transformation,
 )
-from plait_core import primitives  # noqa: E402,F401  (defines the catalog)
-from plait_core import lax  # noqa: E402
-from plait_core import numpy  # noqa: E402  (installs array methods on tracers)
-from plait_core import nn, random, tree  # noqa: E402
-from plait_core.checkpoint import checkpoint, checkpoint_policies, remat  # noqa: E402
-from plait_core.custom_batching import custom_vmap  # noqa: E402
-from plait_core.custom_derivatives import custom_jvp, custom_vjp  # noqa: E402
-from plait_core.invertible import custom_ivjp, invertible  # noqa: E402
 
 __version__ = "0.1.0"
 

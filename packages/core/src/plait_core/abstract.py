@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from plait_core import dtypes
+from plait_core.config import config
 from plait_core.dims import Dim, InconclusiveDimensionOperation, Shape, SymbolicDim, canonicalize_shape
 
 DType = np.dtype[Any]
@@ -24,7 +25,7 @@ DType = np.dtype[Any]
 class ShapedArray:
     """The abstract value of an array: its shape, dtype and whether it is weakly typed."""
 
-    __slots__ = ("shape", "dtype", "weak_type", "_hash")
+    __slots__ = ("_hash", "dtype", "shape", "weak_type")
 
     shape: Shape
     dtype: DType
@@ -108,7 +109,7 @@ def _same_shape(a: Shape, b: Shape) -> bool:
 class ShapeDtypeStruct:
     """A shape and dtype standing in for an array (input or output of ``eval_shape``)."""
 
-    __slots__ = ("shape", "dtype", "weak_type", "sharding")
+    __slots__ = ("dtype", "shape", "sharding", "weak_type")
 
     def __init__(
         self, shape: Sequence[Dim], dtype: Any, *, weak_type: bool = False, sharding: Any = None
@@ -183,7 +184,7 @@ _INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
 def _python_scalar_aval(x: Any) -> ShapedArray:
     t = type(x)
     if t is builtins.int:
-        if not dtypes.config.x64_enabled and not (_INT32_MIN <= x <= _INT32_MAX):
+        if not config.x64_enabled and not (_INT32_MIN <= x <= _INT32_MAX):
             raise OverflowError(
                 f"Python int {x} is too large for int32 (the default integer type while "
                 "x64 is off); enable x64 or pass an explicitly typed array"

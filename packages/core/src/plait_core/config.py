@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, ClassVar
 
 
 def _env_flag(name: str, default: bool) -> bool:
@@ -29,7 +29,7 @@ class Config:
         self.explain_cache_misses: bool = _env_flag("PLAIT_EXPLAIN_CACHE_MISSES", False)
         self.check_tracer_leaks: bool = True
 
-    _ALIASES = {
+    _ALIASES: ClassVar[dict[str, str]] = {
         "enable_x64": "x64_enabled",
         "x64_enabled": "x64_enabled",
         "explain_cache_misses": "explain_cache_misses",

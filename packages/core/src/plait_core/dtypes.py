@@ -92,7 +92,7 @@ def is_inexact(dtype: DType) -> bool:
 
 def finfo(dtype: Any) -> Any:
     """Machine limits of a floating dtype (``bfloat16`` included)."""
-    return ml_dtypes.finfo(np.dtype(dtype))
+    return ml_dtypes.finfo(np.dtype(dtype))  # type: ignore[no-untyped-call]
 
 
 def iinfo(dtype: Any) -> Any:
@@ -122,11 +122,11 @@ def canonicalize_dtype(dtype: Any) -> DType:
     if dt not in _ALL and dt != float0:
         raise TypeError(f"plait does not support the dtype {dt}")
     result = dt if config.x64_enabled else _TO_32.get(dt, dt)
-    try:
+    try:  # noqa: SIM105 - on the hot path; cheaper than contextlib.suppress
         _canonical_cache[dtype] = result
     except TypeError:
         pass
-    return result
+    return result  # type: ignore[no-any-return]
 
 
 def default_int_dtype() -> DType:

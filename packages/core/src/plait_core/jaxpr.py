@@ -14,7 +14,7 @@ pretty-printer.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Union
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import numpy as np
 
@@ -39,7 +39,7 @@ class Var:
 class Literal:
     """A scalar constant written inline in an equation."""
 
-    __slots__ = ("val", "aval")
+    __slots__ = ("aval", "val")
 
     def __init__(self, val: Any, aval: ShapedArray) -> None:
         self.val = val
@@ -49,13 +49,13 @@ class Literal:
         return f"Literal({_format_literal(self.val)})"
 
 
-Atom = Union[Var, Literal]
+Atom: TypeAlias = Var | Literal
 
 
 class JaxprEqn:
     """One equation: ``outvars = primitive[params] invars``."""
 
-    __slots__ = ("primitive", "invars", "outvars", "params")
+    __slots__ = ("invars", "outvars", "params", "primitive")
 
     def __init__(self, primitive: Primitive, invars: list[Atom], outvars: list[Var], params: dict[str, Any]) -> None:
         self.primitive = primitive
@@ -79,7 +79,7 @@ class JaxprEqn:
 class Jaxpr:
     """A first-order program with explicit constants, inputs and outputs."""
 
-    __slots__ = ("constvars", "invars", "outvars", "eqns")
+    __slots__ = ("constvars", "eqns", "invars", "outvars")
 
     def __init__(self, constvars: list[Var], invars: list[Var], outvars: list[Atom], eqns: list[JaxprEqn]) -> None:
         self.constvars = constvars
@@ -104,7 +104,7 @@ class Jaxpr:
 class ClosedJaxpr:
     """A jaxpr with the values of its constvars.  Hashed by identity."""
 
-    __slots__ = ("jaxpr", "consts", "__weakref__")
+    __slots__ = ("__weakref__", "consts", "jaxpr")
 
     def __init__(self, jaxpr: Jaxpr, consts: Sequence[Any]) -> None:
         if len(consts) != len(jaxpr.constvars):
@@ -156,14 +156,14 @@ def eval_jaxpr(jaxpr: Jaxpr, consts: Sequence[Any], *args: Any) -> list[Any]:
         env[v] = x
 
     for eqn in jaxpr.eqns:
-        ins = [env[a] if type(a) is Var else a.val for a in eqn.invars]
+        ins = [env[a] if type(a) is Var else a.val for a in eqn.invars]  # type: ignore[union-attr]
         out = eqn.primitive.bind(*ins, **eqn.params)
         if eqn.primitive.multiple_results:
             for v, x in zip(eqn.outvars, out):
                 env[v] = x
         else:
             env[eqn.outvars[0]] = out
-    return [env[a] if type(a) is Var else a.val for a in jaxpr.outvars]
+    return [env[a] if type(a) is Var else a.val for a in jaxpr.outvars]  # type: ignore[union-attr]
 
 
 def eval_closed_jaxpr(closed: ClosedJaxpr, *args: Any) -> list[Any]:

@@ -33,7 +33,7 @@ partial_eval_rules: RuleRegistry[PartialEvalRule] = RuleRegistry("partial evalua
 class PartialVal:
     """An input of partial evaluation: a known value, or an unknown of some type."""
 
-    __slots__ = ("value", "aval")
+    __slots__ = ("aval", "value")
 
     def __init__(self, value: Any, aval: ShapedArray | None) -> None:
         self.value = value

@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any, Generic, TypeVar
 
-from plait_core.abstract import ShapedArray
 from plait_core import trace as _trace
+from plait_core.abstract import ShapedArray
 
 AbstractEval = Callable[..., Any]
 
@@ -28,7 +28,7 @@ class Primitive:
     ``collective``, ``ad``, ``random``).
     """
 
-    __slots__ = ("name", "multiple_results", "family", "impl", "abstract_eval", "fold_literals", "__weakref__")
+    __slots__ = ("__weakref__", "abstract_eval", "family", "fold_literals", "impl", "multiple_results", "name")
 
     def __init__(self, name: str, *, family: str, multiple_results: bool = False) -> None:
         self.name = name

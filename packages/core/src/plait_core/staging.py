@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from plait_core import dtypes
-from plait_core.abstract import ShapeDtypeStruct, ShapedArray, get_aval, to_numpy
+from plait_core.abstract import ShapedArray, ShapeDtypeStruct, get_aval, to_numpy
 from plait_core.jaxpr import Atom, ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
 from plait_core.primitive import Primitive
 from plait_core.trace import Trace, Tracer, transformation
@@ -28,7 +28,7 @@ _PY_SCALARS = (builtins.bool, builtins.int, builtins.float, builtins.complex)
 class StagingTracer(Tracer):
     """A value being staged: its abstract value and the atom that will hold it."""
 
-    __slots__ = ("aval", "atom")  # type: ignore[assignment]
+    __slots__ = ("atom", "aval")
 
     def __init__(self, trace: StagingTrace, aval: ShapedArray, atom: Atom) -> None:
         self._trace = trace
@@ -39,7 +39,7 @@ class StagingTracer(Tracer):
 class StagingTrace(Trace):
     """Builds a jaxpr from the primitives bound while it is current."""
 
-    __slots__ = ("invars", "eqns", "constvars", "constvals", "_const_ids")
+    __slots__ = ("_const_ids", "constvals", "constvars", "eqns", "invars")
 
     def __init__(self, parent: Trace | None = None) -> None:
         super().__init__(parent)

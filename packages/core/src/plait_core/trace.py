@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 class Trace:
     """An interpreter of primitives.  Subclasses define :meth:`process_primitive`."""
 
-    __slots__ = ("parent", "alive", "__weakref__")
+    __slots__ = ("__weakref__", "alive", "parent")
 
     def __init__(self, parent: Trace | None = None) -> None:
         self.parent: Trace | None = parent if parent is not None else _state.trace

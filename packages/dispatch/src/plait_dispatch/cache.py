@@ -189,13 +189,21 @@ def computation_device(
     return device, True
 
 
-def operand_buffer(x: Any, aval: ShapedArray, device: _jaxlib.Device, use: str) -> _jaxlib.Buffer:
+def operand_buffer(
+    x: Any, aval: ShapedArray, device: _jaxlib.Device, use: str, shareable: bool = False
+) -> _jaxlib.Buffer:
     """The device buffer holding operand ``x`` on ``device``: an Array's own
-    buffer (copied when it lives elsewhere), or host data transferred once."""
+    buffer (copied when it lives elsewhere), or host data transferred once.
+    ``shareable``: the computation will not donate it, so a host scalar may
+    come from a small cache of device scalars (``x + 1.0`` in a loop
+    transfers ``1.0`` once)."""
     if type(x) is Array:
         buf = x._live_buffer(use)
         return buf if x._device is device else _jaxlib.copy_buffer(buf, device)
-    return _jaxlib.device_put(host_value(x, aval), aval, device, False)
+    value = host_value(x, aval)
+    if shareable and value.ndim == 0:
+        return _scalar_buffer(value, aval, device)
+    return _jaxlib.device_put(value, aval, device, False)
 
 
 def host_value(x: Any, aval: ShapedArray) -> np.ndarray:
@@ -203,6 +211,25 @@ def host_value(x: Any, aval: ShapedArray) -> np.ndarray:
     if type(x) is np.ndarray and x.dtype == aval.dtype:
         return x
     return to_numpy(x, aval.dtype)
+
+
+_scalars: OrderedDict[tuple[Any, ...], _jaxlib.Buffer] = OrderedDict()
+_scalars_lock = threading.Lock()
+_MAX_SCALARS = 1024
+
+
+def _scalar_buffer(value: np.ndarray, aval: ShapedArray, device: _jaxlib.Device) -> _jaxlib.Buffer:
+    """A device scalar holding ``value``, shared by computations that only read
+    it (never handed out inside an Array, so nothing can delete it)."""
+    key = (device, value.dtype, value.tobytes())
+    buf = _scalars.get(key)
+    if buf is None:
+        buf = _jaxlib.device_put(value, aval.strip_weak_type(), device, False)
+        with _scalars_lock:
+            _scalars[key] = buf
+            if len(_scalars) > _MAX_SCALARS:
+                _scalars.popitem(last=False)
+    return buf
 
 
 # ---------------------------------------------------------------------------
@@ -287,7 +314,8 @@ class CompiledCall:
                     x._live_buffer(use)
         device = self.device
         avals = self.in_avals
-        bufs = [operand_buffer(operands[i], avals[i], device, use) for i in self.kept]
+        donated = self.donated
+        bufs = [operand_buffer(operands[i], avals[i], device, use, not donated[i]) for i in self.kept]
         try:
             outs = self.execute(bufs)
         except _jaxlib.XlaRuntimeError:

@@ -7,10 +7,12 @@ from plait_autodiff.rules import (
     collectives,
     control_flow,
     elementwise,
+    inverse,
+    invertible,
     linalg,
     reductions,
     shapes,
     structural,
 )
 
-__all__ = ["ad_helpers", "calls", "collectives", "control_flow", "elementwise", "linalg", "reductions", "shapes", "structural"]
+__all__ = ["ad_helpers", "calls", "collectives", "control_flow", "elementwise", "inverse", "invertible", "linalg", "reductions", "shapes", "structural"]

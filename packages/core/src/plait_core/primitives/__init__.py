@@ -4,7 +4,7 @@ Importing this package defines the whole catalog (see
 :func:`plait_core.primitive.all_primitives`).
 """
 
-from plait_core.primitives import (  # noqa: F401
+from plait_core.primitives import (
     ad_helpers,
     calls,
     collectives,

@@ -1,0 +1,173 @@
+"""Rules of ``invertible_call`` and ``custom_ivjp_call``.
+
+The JVP of ``invertible_call`` binds the call itself for the primal outputs
+and ``invertible_lin`` for the tangents: a linear primitive whose operands
+are only the values the backward pass may keep (the call's constants, its
+arguments that are not differentiated, and its outputs) and the input
+tangents.  Under partial evaluation the call runs now and ``invertible_lin``
+is staged with those residuals, so reverse mode stores no intermediate of
+the body; ``invertible_lin``'s transpose rebuilds them from the outputs
+(:func:`~plait_autodiff.invertible.reconstruct`).  Whether the body can be
+inverted is checked when the JVP is taken, so the error names the equation
+at the ``grad`` call.
+
+``custom_ivjp_call`` differentiates as its function does; inside an
+invertible body its ``ivjp`` rule rebuilds its inputs and their cotangents.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Sequence
+from typing import Any
+
+from plait_core import ClosedJaxpr, Tracer
+from plait_core.abstract import ShapedArray
+from plait_core.config import config
+from plait_core.primitive import Primitive
+from plait_core.primitives.calls import custom_ivjp_call_p, invertible_call_p
+from plait_core.staging import trace_to_jaxpr
+
+from plait_autodiff.invertible import InvertibilityError, fallback_enabled, reconstruct
+from plait_autodiff.jaxpr_util import eval_jaxpr
+from plait_autodiff.jvp import jvp_flat
+from plait_autodiff.registries import jvp_rules, transpose_rules
+from plait_autodiff.tangents import Zero, instantiate, to_tangent_type
+from plait_autodiff.transpose import backward_pass
+
+__all__ = ["invertible_lin_p"]
+
+invertible_lin_p = Primitive("invertible_lin", family="ad", multiple_results=True)
+"""``invertible_lin(*known, *outputs, *tangents; jaxpr, name, known, nonzeros)``:
+the tangents of an ``invertible_call``'s outputs, computed from values it
+can keep: ``known`` flags the body inputs passed by value, ``nonzeros`` those
+whose tangent is passed."""
+
+
+@invertible_lin_p.def_abstract_eval
+def _invertible_lin_abstract_eval(*avals: ShapedArray, jaxpr: ClosedJaxpr, **params: Any) -> list[ShapedArray]:
+    return [to_tangent_type(a) for a in jaxpr.out_avals]
+
+
+def _split_operands(args: Sequence[Any], jaxpr: ClosedJaxpr, known: tuple[bool, ...]) -> tuple[list[Any], list[Any], list[Any]]:
+    nk, ny = sum(known), len(jaxpr.out_avals)
+    return list(args[:nk]), list(args[nk : nk + ny]), list(args[nk + ny :])
+
+
+def _inputs(known_vals: Sequence[Any], known: tuple[bool, ...]) -> list[Any]:
+    it = iter(known_vals)
+    return [next(it) if k else None for k in known]
+
+
+@invertible_lin_p.def_impl
+def _invertible_lin_impl(
+    *args: Any, jaxpr: ClosedJaxpr, name: str, known: tuple[bool, ...], nonzeros: tuple[bool, ...]
+) -> list[Any]:
+    # Forward evaluation (the linearized function applied to tangents):
+    # rebuild the inputs, then differentiate the body forwards.
+    known_vals, ys, tangents = _split_operands(args, jaxpr, known)
+    xs, _ = reconstruct(jaxpr, _inputs(known_vals, known), ys, None, name)
+    it = iter(tangents)
+    ts = [next(it) if z else Zero(to_tangent_type(a)) for z, a in zip(nonzeros, jaxpr.in_avals)]
+    _, out_ts = jvp_flat(lambda *v: eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *v), xs, ts)
+    return [instantiate(t) for t in out_ts]
+
+
+# ---------------------------------------------------------------------------
+# The backward program, staged (and so checked) once per body and flags
+
+_backward_cache: weakref.WeakKeyDictionary[ClosedJaxpr, dict[Any, ClosedJaxpr]] = weakref.WeakKeyDictionary()
+
+
+def backward_jaxpr(jaxpr: ClosedJaxpr, name: str, known: tuple[bool, ...], nonzeros: tuple[bool, ...]) -> ClosedJaxpr:
+    """The invertible backward pass of ``jaxpr``: ``(*known inputs, *outputs,
+    *output cotangents) -> cotangents of the nonzero inputs``.  Raises
+    :class:`InvertibilityError` naming the first equation it cannot invert."""
+    key = (known, nonzeros, config.x64_enabled)
+    per_jaxpr = _backward_cache.get(jaxpr)
+    if per_jaxpr is not None and key in per_jaxpr:
+        return per_jaxpr[key]
+    in_avals = jaxpr.in_avals
+    known_avals = [a for a, k in zip(in_avals, known) if k]
+    out_avals = jaxpr.out_avals
+    ct_avals = [to_tangent_type(a) for a in out_avals]
+
+    def backward(*vals: Any) -> list[Any]:
+        nk, ny = len(known_avals), len(out_avals)
+        known_vals, ys, cts = vals[:nk], vals[nk : nk + ny], vals[nk + ny :]
+        _, cts_in = reconstruct(jaxpr, _inputs(known_vals, known), ys, list(cts), name)
+        assert cts_in is not None
+        return [instantiate(c) for c, z in zip(cts_in, nonzeros) if z]
+
+    staged = trace_to_jaxpr(backward, [*known_avals, *out_avals, *ct_avals])
+    if not any(isinstance(c, Tracer) for c in staged.consts):
+        _backward_cache.setdefault(jaxpr, {})[key] = staged
+    return staged
+
+
+def _invertible_lin_transpose(
+    cts: Sequence[Any], *args: Any, jaxpr: ClosedJaxpr, name: str, known: tuple[bool, ...], nonzeros: tuple[bool, ...]
+) -> list[Any]:
+    known_vals, ys, tangents = _split_operands(args, jaxpr, known)
+    bwd = backward_jaxpr(jaxpr, name, known, nonzeros)
+    cts_in = eval_jaxpr(bwd.jaxpr, bwd.consts, *known_vals, *ys, *[instantiate(c) for c in cts])
+    return [None] * (len(known_vals) + len(ys)) + list(cts_in)
+
+
+transpose_rules[invertible_lin_p] = _invertible_lin_transpose
+jvp_rules.not_supported(
+    invertible_lin_p,
+    "invertible_lin only appears in linearized programs, which are transposed, not differentiated again",
+)
+
+
+# ---------------------------------------------------------------------------
+# invertible_call
+
+
+def _invertible_call_jvp(
+    primals: Sequence[Any], tangents: Sequence[Any], *, jaxpr: ClosedJaxpr, name: str, num_consts: int
+) -> tuple[list[Any], list[Any]]:
+    nz = tuple(type(t) is not Zero for t in tangents)
+    known = tuple(i < num_consts or not z for i, z in enumerate(nz))
+    try:
+        backward_jaxpr(jaxpr, name, known, nz)
+    except InvertibilityError:
+        if not fallback_enabled():
+            raise
+        return _ordinary_jvp(jaxpr, primals, tangents)
+    ans = invertible_call_p.bind(*primals, jaxpr=jaxpr, name=name, num_consts=num_consts)
+    known_vals = [p for p, k in zip(primals, known) if k]
+    given = [t for t in tangents if type(t) is not Zero]
+    out = invertible_lin_p.bind(*known_vals, *ans, *given, jaxpr=jaxpr, name=name, known=known, nonzeros=nz)
+    return list(ans), list(out)
+
+
+def _ordinary_jvp(jaxpr: ClosedJaxpr, primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[list[Any], list[Any]]:
+    return jvp_flat(lambda *v: eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *v), primals, tangents)
+
+
+jvp_rules[invertible_call_p] = _invertible_call_jvp
+
+
+def _inline_transpose(param: str) -> Any:
+    def rule(cts: Sequence[Any], *args: Any, **params: Any) -> list[Any]:
+        closed: ClosedJaxpr = params[param]
+        return backward_pass(closed.jaxpr, closed.consts, args, cts)
+
+    return rule
+
+
+transpose_rules[invertible_call_p] = _inline_transpose("jaxpr")
+
+
+# ---------------------------------------------------------------------------
+# custom_ivjp_call: an ordinary function outside invertible bodies
+
+
+def _custom_ivjp_call_jvp(primals: Sequence[Any], tangents: Sequence[Any], **params: Any) -> tuple[list[Any], list[Any]]:
+    return _ordinary_jvp(params["call_jaxpr"], primals, tangents)
+
+
+jvp_rules[custom_ivjp_call_p] = _custom_ivjp_call_jvp
+transpose_rules[custom_ivjp_call_p] = _inline_transpose("call_jaxpr")
