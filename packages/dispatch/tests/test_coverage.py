@@ -13,10 +13,19 @@ def test_catalog_is_not_empty() -> None:
     assert {"add", "dot_general", "cond", "scan", "closed_call"} <= names
 
 
-@pytest.mark.xfail(strict=True, reason="the dispatch rules land with issue #3; strict, so this fails once they do")
 def test_every_primitive_has_a_rule() -> None:
     missing = sorted(p.name for p in lowering_rules.missing())
     assert missing == [], f"plait_dispatch has no rule for: {', '.join(missing)}"
+
+
+def test_unsupported_primitives_say_why() -> None:
+    unsupported = sorted(p.name for p in all_primitives() if lowering_rules.unsupported_reason(p) is not None)
+    assert unsupported == ["all_gather", "axis_index", "pmax", "pmean", "pmin", "psum"]
+    for p in all_primitives():
+        reason = lowering_rules.unsupported_reason(p)
+        if reason is not None:
+            with pytest.raises(NotImplementedError, match=f"does not support {p.name}: named-axis collectives"):
+                lowering_rules[p]
 
 
 def test_version() -> None:

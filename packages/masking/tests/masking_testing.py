@@ -70,15 +70,31 @@ def integers(low: int, high: int, dtype: Any = np.int32) -> Maker:
     return make
 
 
-def garbage(rng: np.random.Generator, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
-    """What the padding holds: NaN for floats, large integers, random booleans."""
+def spread(low: int, high: int) -> Maker:
+    """Integers covering ``[low, high)`` evenly, in random order (indices that
+    hit both edges and both out-of-bounds sides)."""
+
+    def make(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
+        size = int(np.prod(shape))
+        values = np.arange(low, high)
+        if size < len(values):
+            return rng.choice(values, size, replace=False).reshape(shape).astype(np.int32)
+        return rng.permutation(np.resize(values, size)).reshape(shape).astype(np.int32)
+
+    return make
+
+
+def garbage(rng: np.random.Generator, shape: tuple[int, ...], dtype: Any, nan: bool) -> np.ndarray:
+    """What the padding holds: NaN (``nan``) or large values for floats, small
+    integers (valid indices, so they are dangerous ones), random booleans."""
     dt = np.dtype(dtype)
     if dt == np.bool_:
         return rng.random(shape) < 0.5
     if dt.kind in "iu":
-        info = np.iinfo(dt)
-        return rng.integers(max(info.min, -1000), min(info.max, 1000), shape).astype(dt)
-    return np.full(shape, np.nan, dt)
+        return rng.integers(0 if dt.kind == "u" else -8, 9, shape).astype(dt)
+    if nan:
+        return np.full(shape, np.nan, dt)
+    return rng.uniform(-1e3, 1e3, shape).astype(dt)
 
 
 def logical_shape(spec: str, padded: tuple[int, ...], env: dict[str, int]) -> tuple[int, ...]:
@@ -95,7 +111,7 @@ def padded_inputs(case: Case, env: dict[str, int], seed: int) -> tuple[list[np.n
         lshape = logical_shape(spec, shape, env)
         data = case.makers[i](rng, shape) if i in case.makers else normal(rng, shape, dtype)
         data = np.asarray(data, dtype)
-        full = garbage(rng, shape, dtype)
+        full = np.array(garbage(rng, shape, dtype, nan=seed % 2 == 0))
         index = tuple(slice(0, n) for n in lshape)
         full[index] = data[index]
         padded.append(full)

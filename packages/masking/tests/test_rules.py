@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from masking_testing import Case, check_case, integers, primitives_of, uniform
+from masking_testing import Case, check_case, integers, primitives_of, spread, uniform
 
 import plait_core.numpy as pnp
 from plait_core import all_primitives, lax
@@ -152,7 +152,7 @@ LINALG = [
     Case("conv over a symbolic length", _conv(), ["(b, c, n)", "(o, c, 3)"], "(b, o, n)",
          [((3, 4, 9), F32), ((2, 4, 3), F32)], [{"b": 3, "c": 4, "n": 9, "o": 2}, {"b": 1, "c": 2, "n": 4, "o": 1}]),
     Case("conv with dilations and negative padding", _conv(padding=((-1, 2),), lhs_dilation=(2,), rhs_dilation=(2,)),
-         ["(2, 3, n)", "(4, 3, 2)"], "(2, 4, 2*n - 1)", [((2, 3, 7), F32), ((4, 3, 2), F32)],
+         ["(2, 3, n)", "(4, 3, 2)"], "(2, 4, 2*n - 2)", [((2, 3, 7), F32), ((4, 3, 2), F32)],
          [{"n": 7}, {"n": 3}, {"n": 1}]),
     Case("conv with feature groups", _conv(feature_group_count=2), ["(b, 4, n)", "(6, 2, 3)"], "(b, 6, n)",
          [((3, 4, 8), F32), ((6, 2, 3), F32)], [{"b": 3, "n": 8}, {"b": 2, "n": 2}]),
@@ -201,7 +201,7 @@ STRUCTURAL = [
     Case("slice from a constant start", lambda x: lax.slice(x, (1, 0), (x.shape[0], x.shape[1])), ["(n + 1, m)"],
          "(n, m)", [((7, 5), F32)], ENVS_2D),
     Case("slice from a symbolic start", lambda x: lax.slice(x, (x.shape[0] - 2,), (x.shape[0],)), ["n + 2"], "2",
-         [((9,), F32)], ENVS_1D),
+         [((9,), F32)], [{"n": 7}, {"n": 4}, {"n": 1}]),
     Case("slice with a stride from a symbolic start",
          lambda x: lax.slice(x, (x.shape[0] - 6,), (x.shape[0],), (2,)), ["n + 6"], "3", [((10,), F32)],
          [{"n": 4}, {"n": 2}, {"n": 1}]),
@@ -219,6 +219,8 @@ ROWS = GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(0,), start
 WINDOWS = GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(), start_index_map=(0,))
 SCATTER_ROWS = ScatterDimensionNumbers(update_window_dims=(1,), inserted_window_dims=(0,),
                                        scatter_dims_to_operand_dims=(0,))
+SCATTER_WINDOWS = ScatterDimensionNumbers(update_window_dims=(1,), inserted_window_dims=(),
+                                          scatter_dims_to_operand_dims=(0,))
 SCATTER_POINTS = ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,),
                                          scatter_dims_to_operand_dims=(0,))
 
@@ -239,27 +241,25 @@ def _scatter(prim: str, dn: ScatterDimensionNumbers, mode: GatherScatterMode) ->
     return f
 
 
-IDX = integers(-2, 9)
+IDX = spread(-2, 9)
+ENVS_DYN = [{"n": 6}, {"n": 3}, {"n": 1}, {"n": 4}, {"n": 2}, {"n": 5}]
 MODES = (GatherScatterMode.CLIP, GatherScatterMode.FILL_OR_DROP, GatherScatterMode.PROMISE_IN_BOUNDS)
 INDEXING = [
     Case("dynamic_slice of a constant size", lambda x, i: lax.dynamic_slice(x, (i, 0), (2, 3),
                                                                            allow_negative_indices=False),
-         ["(n, 3)", ""], "(2, 3)", [((8, 3), F32), ((), I32)], [{"n": 8}, {"n": 4}, {"n": 2}], {1: IDX}),
+         ["(n + 2, 3)", ""], "(2, 3)", [((8, 3), F32), ((), I32)], ENVS_DYN, {1: IDX}),
     Case("dynamic_slice of a symbolic size", lambda x, i: lax.dynamic_slice(
         x, (i, np.int32(0)), (x.shape[0] - 1, x.shape[1]), allow_negative_indices=False),
          ["(n, m)", ""], "(n - 1, m)", [((6, 5), F32), ((), I32)], ENVS_2D[:2], {1: IDX}),
     Case("dynamic_slice of a constant axis with a symbolic size",
          lambda x, i: lax.dynamic_slice(x, (i,), (x.shape[0] - 4,), allow_negative_indices=False)
-         , ["n + 4", ""], "n", [((10,), F32), ((), I32)], [{"n": 6}, {"n": 3}, {"n": 1}], {1: IDX}),
+         , ["n + 4", ""], "n", [((10,), F32), ((), I32)], ENVS_DYN, {1: IDX}),
     Case("dynamic_update_slice of a constant update", lambda x, u, i: lax.dynamic_update_slice(
-        x, u, (i,), allow_negative_indices=False), ["n", "2", ""], "n", [((8,), F32), ((2,), F32), ((), I32)],
-         [{"n": 8}, {"n": 4}, {"n": 2}], {2: IDX}),
+        x, u, (i,), allow_negative_indices=False), ["n + 2", "2", ""], "n + 2", [((8,), F32), ((2,), F32), ((), I32)],
+         ENVS_DYN, {2: IDX}),
     Case("dynamic_update_slice of a symbolic update", lambda x, u, i: lax.dynamic_update_slice(
         x, u, (i, np.int32(0)), allow_negative_indices=False), ["(n + 3, 2)", "(n, 2)", ""], "(n + 3, 2)",
-         [((9, 2), F32), ((6, 2), F32), ((), I32)], [{"n": 6}, {"n": 3}, {"n": 1}], {2: IDX}),
-    Case("dynamic_update_slice into a constant axis", lambda x, u, i: lax.dynamic_update_slice(
-        x, u, (i,), allow_negative_indices=False), ["6", "n", ""], "6", [((6,), F32), ((6,), F32), ((), I32)],
-         [{"n": 6}, {"n": 3}, {"n": 1}], {2: IDX}),
+         [((9, 2), F32), ((6, 2), F32), ((), I32)], ENVS_DYN, {2: IDX}),
     *[Case(f"gather rows ({mode.name})", _gather(ROWS, lambda x: (1, x.shape[1]), mode, -1.0), ["(n, m)", "(k, 1)"],
            "(k, m)", [((6, 5), F32), ((4, 1), I32)], [{"n": 6, "m": 5, "k": 4}, {"n": 3, "m": 2, "k": 2}],
            {1: IDX}) for mode in MODES],
@@ -267,12 +267,15 @@ INDEXING = [
            ["n", "(k, 1)"], "(k, n - 1)", [((7,), F32), ((3, 1), I32)], [{"n": 7, "k": 3}, {"n": 3, "k": 2}],
            {1: integers(-1, 4)}) for mode in MODES],
     *[Case(f"{prim} rows ({mode.name})", _scatter(prim, SCATTER_ROWS, mode), ["(n, m)", "(k, 1)", "(k, m)"],
-           "(n, m)", [((6, 5), F32), ((4, 1), I32), ((4, 5), F32)], [{"n": 6, "m": 5, "k": 4}, {"n": 3, "m": 2, "k": 2}],
+           "(n, m)", [((6, 5), F32), ((8, 1), I32), ((8, 5), F32)], [{"n": 6, "m": 5, "k": 8}, {"n": 3, "m": 2, "k": 2}],
            {1: IDX}) for prim in ("scatter", "scatter_add", "scatter_mul", "scatter_min", "scatter_max")
       for mode in MODES],
     *[Case(f"{prim} points ({mode.name})", _scatter(prim, SCATTER_POINTS, mode), ["n", "(k, 1)", "k"], "n",
            [((8,), I32), ((5, 1), I32), ((5,), I32)], [{"n": 8, "k": 5}, {"n": 3, "k": 2}, {"n": 1, "k": 1}],
            {1: IDX}) for prim in ("scatter_add", "scatter_max") for mode in MODES],
+    *[Case(f"{prim} windows of 2 ({mode.name})", _scatter(prim, SCATTER_WINDOWS, mode), ["n + 1", "(k, 1)", "(k, 2)"],
+           "n + 1", [((8,), F32), ((5, 1), I32), ((5, 2), F32)], [{"n": 7, "k": 5}, {"n": 3, "k": 2}, {"n": 1, "k": 3}],
+           {1: IDX}) for prim in ("scatter", "scatter_add") for mode in MODES],
 ]
 
 

@@ -135,6 +135,11 @@ class _Reconstruction:
             raise InvertibilityError(
                 f"cannot invert {where}: the value to rebuild is used by more than one of its operands"
             )
+        if len(unknown) > 1 and not (eqn.primitive in CALL_PRIMITIVES or eqn.primitive is custom_ivjp_call_p):
+            raise InvertibilityError(
+                f"cannot invert {where}: {len(unknown)} of its operands are unknown (operands {unknown}); "
+                "an equation is inverted for one operand, the others must be computable from known values"
+            )
         ct_list = [Zero(to_tangent_type(v.aval)) if c is None else c for v, c in zip(eqn.outvars, cts_out)]
         full, cts_in = _invert_eqn(eqn, ins, outs, ct_list if need_cts else None, where)
         for i in unknown:
@@ -179,13 +184,22 @@ def _eqn_vjp(eqn: JaxprEqn, ins: Sequence[Any], cts: Sequence[Any]) -> list[Any]
     from plait_autodiff.transpose import UndefinedPrimal, backward_pass
 
     prim, params = eqn.primitive, eqn.params
+    # Literal operands are constants of the equation: no cotangent for them.
+    varying = [i for i, a in enumerate(eqn.invars) if type(a) is Var]
 
     def f(*xs: Any) -> list[Any]:
-        out = prim.bind(*xs, **params)
+        args = list(ins)
+        for i, x in zip(varying, xs):
+            args[i] = x
+        out = prim.bind(*args, **params)
         return list(out) if prim.multiple_results else [out]
 
-    _, linear = linearize_flat(f, list(ins))
-    return backward_pass(linear.jaxpr, linear.consts, [UndefinedPrimal(a) for a in linear.in_avals], list(cts))
+    _, linear = linearize_flat(f, [ins[i] for i in varying])
+    cts_var = backward_pass(linear.jaxpr, linear.consts, [UndefinedPrimal(a) for a in linear.in_avals], list(cts))
+    out: list[Any] = [None] * len(ins)
+    for i, c in zip(varying, cts_var):
+        out[i] = c
+    return out
 
 
 def reconstruct(

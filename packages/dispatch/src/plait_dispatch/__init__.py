@@ -8,10 +8,23 @@ rules live in :mod:`plait_dispatch.lowering`.
 
 __version__ = "0.1.0"
 
-from plait_dispatch.lowering import lowering_rules  # noqa: E402
-
-from plait_dispatch.array import Array  # noqa: E402
-from plait_dispatch.placement import (  # noqa: E402
+# The lowering rules register themselves in ``lowering_rules`` on import.
+from plait_dispatch import lowering
+from plait_dispatch.api import (
+    Compiled,
+    DeletedArrayError,
+    JitWrapped,
+    Lowered,
+    MemoryAnalysis,
+    Traced,
+    clear_caches,
+    jit,
+    stats,
+)
+from plait_dispatch.array import Array
+from plait_dispatch.eager import install as _install_eager_backend
+from plait_dispatch.lowering import lowering_rules
+from plait_dispatch.placement import (
     block_until_ready,
     default_backend,
     default_device,
@@ -23,20 +36,5 @@ from plait_dispatch.placement import (  # noqa: E402
     local_devices,
     set_num_cpu_devices,
 )
-
-# The lowering rules register themselves in ``lowering_rules`` on import.
-from plait_dispatch import lowering  # noqa: E402,F401
-from plait_dispatch.api import (  # noqa: E402
-    Compiled,
-    DeletedArrayError,
-    JitWrapped,
-    Lowered,
-    MemoryAnalysis,
-    Traced,
-    clear_caches,
-    jit,
-    stats,
-)
-from plait_dispatch.eager import install as _install_eager_backend  # noqa: E402
 
 _install_eager_backend()

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from plait_core import ClosedJaxpr, ShapeDtypeStruct, ShapedArray, get_aval
+from plait_core import ClosedJaxpr, ShapedArray, ShapeDtypeStruct, get_aval
 from plait_core.tree_util import PyTreeDef, tree_flatten, tree_unflatten
 from plait_dispatch import _jaxlib
 from plait_dispatch.cache import CompiledCall, JitInfo, compiled_call, computation_device, lower_for_call

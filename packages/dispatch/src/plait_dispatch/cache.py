@@ -63,7 +63,7 @@ class JitInfo:
     value so equal calls share executables.
     """
 
-    __slots__ = ("device", "donated", "keep_unused", "names", "_hash")
+    __slots__ = ("_hash", "device", "donated", "keep_unused", "names")
 
     def __init__(
         self,
@@ -208,8 +208,11 @@ def operand_buffer(
 
 def host_value(x: Any, aval: ShapedArray) -> np.ndarray:
     """``x`` (NumPy array, scalar, or a value core knows) as NumPy data of ``aval``'s dtype."""
-    if type(x) is np.ndarray and x.dtype == aval.dtype:
-        return x
+    t = type(x)
+    if t is np.ndarray and x.dtype == aval.dtype:
+        return x  # type: ignore[no-any-return]
+    if t is float or t is int or t is bool or t is complex:
+        return np.asarray(x, aval.dtype)
     return to_numpy(x, aval.dtype)
 
 
@@ -251,8 +254,19 @@ class CompiledCall:
     """
 
     __slots__ = (
-        "name", "executable", "device", "in_avals", "out_avals", "kept", "donated", "handlers",
-        "const_bufs", "float0_outs", "lowered", "all_kept", "any_donated",
+        "all_kept",
+        "any_donated",
+        "const_bufs",
+        "device",
+        "donated",
+        "executable",
+        "float0_outs",
+        "handlers",
+        "in_avals",
+        "kept",
+        "lowered",
+        "name",
+        "out_avals",
     )
 
     def __init__(
@@ -298,7 +312,7 @@ class CompiledCall:
         out: list[Any] = []
         for i, a in enumerate(self.out_avals):
             if i in self.float0_outs:
-                out.append(np.zeros(a.shape, dtypes.float0))  # type: ignore[arg-type]
+                out.append(np.zeros(a.shape, dtypes.float0))
             else:
                 out.append(Array(next(it), a, device, committed))
         return out

@@ -47,7 +47,7 @@ __all__ = ["install", "uninstall", "xla_backend"]
 class _EagerOp:
     """One primitive application (params and operand types fixed), compiled."""
 
-    __slots__ = ("prim", "jaxpr", "in_avals", "out_avals", "default", "single_aval", "executable", "handlers", "device")
+    __slots__ = ("default", "device", "executable", "handlers", "in_avals", "jaxpr", "out_avals", "prim", "single_aval")
 
     def __init__(self, prim: Primitive, params: dict[str, Any], in_avals: tuple[ShapedArray, ...]) -> None:
         out = prim.abstract_eval(*in_avals, **params)  # raises the primitive's own errors
@@ -99,7 +99,7 @@ def _general(prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> An
     if prim is closed_call_p:
         return _eager_call(args, params)
     where = f"an argument of {prim.name}"
-    in_avals = tuple(get_aval(a, where) for a in args)
+    in_avals = tuple([a.aval if type(a) is Array else get_aval(a, where) for a in args])
     if prim is convert_element_type_p and type(args[0]) is not Array and not in_avals[0].shape:
         folded = _convert_host_scalar(args[0], in_avals[0], params)
         if folded is not None:
@@ -107,7 +107,7 @@ def _general(prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> An
     device, committed = computation_device(args, None, prim.name)
     key: Hashable | None = (prim, tuple(params.items()), in_avals)
     try:
-        op = _ops.get(key)  # type: ignore[arg-type]
+        op = _ops.get(key)
     except TypeError:  # an unhashable param: compile without remembering
         key, op = None, None
     if op is None:

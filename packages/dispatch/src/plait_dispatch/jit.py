@@ -24,8 +24,22 @@ import threading
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import Any, Final, Protocol, TypeVar, cast
 
-from plait_core import ShapeDtypeStruct, ShapedArray, Tracer, config, eval_jaxpr, shaped_abstractify, trace_to_jaxpr
-from plait_core.primitives.calls import check_output_leaves, closed_call_p, context_key, fun_name, hoist_consts
+from plait_core import (
+    ShapedArray,
+    ShapeDtypeStruct,
+    Tracer,
+    config,
+    eval_jaxpr,
+    shaped_abstractify,
+    trace_to_jaxpr,
+)
+from plait_core.primitives.calls import (
+    check_output_leaves,
+    closed_call_p,
+    context_key,
+    fun_name,
+    hoist_consts,
+)
 from plait_core.trace import EvalTrace
 from plait_core.trace import _state as _trace_state
 from plait_core.tree_util import (
@@ -574,7 +588,7 @@ class _Simple:
     """The fast handler of a signature with one output and nothing donated,
     pruned or captured: its pieces, run inline by the jitted wrapper."""
 
-    __slots__ = ("executable", "handlers", "aval", "device", "x64")
+    __slots__ = ("aval", "device", "executable", "handlers", "x64")
 
     def __init__(self, executable: Any, handlers: list[Any], aval: ShapedArray, device: Any, x64: bool) -> None:
         self.executable = executable

@@ -24,6 +24,7 @@ from typing import Any
 from plait_core import ClosedJaxpr, Tracer
 from plait_core.abstract import ShapedArray
 from plait_core.config import config
+from plait_core.dce import dce_closed_jaxpr
 from plait_core.primitive import Primitive
 from plait_core.primitives.calls import custom_ivjp_call_p, invertible_call_p
 from plait_core.staging import trace_to_jaxpr
@@ -99,7 +100,7 @@ def backward_jaxpr(jaxpr: ClosedJaxpr, name: str, known: tuple[bool, ...], nonze
         assert cts_in is not None
         return [instantiate(c) for c, z in zip(cts_in, nonzeros) if z]
 
-    staged = trace_to_jaxpr(backward, [*known_avals, *out_avals, *ct_avals])
+    staged, _ = dce_closed_jaxpr(trace_to_jaxpr(backward, [*known_avals, *out_avals, *ct_avals]))
     if not any(isinstance(c, Tracer) for c in staged.consts):
         _backward_cache.setdefault(jaxpr, {})[key] = staged
     return staged

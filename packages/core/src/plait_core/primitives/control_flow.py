@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from plait_core import dtypes
-from plait_core.abstract import ShapedArray, get_aval, to_numpy
+from plait_core.abstract import ShapedArray, to_numpy
 from plait_core.dce import dce_closed_jaxpr, dce_rules
 from plait_core.dims import Dim, SymbolicDim, definitely_equal, definitely_equal_shapes, dim_as_int
 from plait_core.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Var, eval_jaxpr
@@ -218,7 +218,6 @@ def _cond_abstract_eval(index: ShapedArray, *ops: ShapedArray, branches: Any) ->
 
 
 def _cond_impl(index: np.ndarray, *ops: np.ndarray, branches: tuple[ClosedJaxpr, ...]) -> list[np.ndarray]:
-    _cond_abstract_eval(get_aval(index), *map(get_aval, ops), branches=branches)
     i = int(np.clip(int(np.asarray(index)), 0, len(branches) - 1))
     br = branches[i]
     return _outputs_as(eval_jaxpr(br.jaxpr, br.consts, *ops), br.out_avals)
@@ -254,10 +253,6 @@ def _while_abstract_eval(
 def _while_impl(
     *args: np.ndarray, cond_jaxpr: ClosedJaxpr, body_jaxpr: ClosedJaxpr, cond_nconsts: int, body_nconsts: int
 ) -> list[np.ndarray]:
-    _while_abstract_eval(
-        *map(get_aval, args),
-        cond_jaxpr=cond_jaxpr, body_jaxpr=body_jaxpr, cond_nconsts=cond_nconsts, body_nconsts=body_nconsts,
-    )
     cconsts, bconsts, carry = _split(args, cond_nconsts, body_nconsts)
     carry_avals = body_jaxpr.in_avals[body_nconsts:]
     while True:
@@ -325,11 +320,6 @@ def _scan_impl(
     unroll: int,
     linear: tuple[bool, ...],
 ) -> list[np.ndarray]:
-    _scan_abstract_eval(
-        *map(get_aval, args),
-        jaxpr=jaxpr, num_consts=num_consts, num_carry=num_carry, length=length,
-        reverse=reverse, unroll=unroll, linear=linear,
-    )
     n = dim_as_int(length, "the length of an eagerly evaluated scan")
     consts, carry, xs = _split(args, num_consts, num_carry)
     out_avals = jaxpr.out_avals

@@ -53,7 +53,6 @@ __all__ = [
     "GatherDimensionNumbers",
     "GatherScatterMode",
     "ScatterDimensionNumbers",
-    "def_checked_impl",
     "default_fill_value",
     "gather_p",
     "scatter_add_p",
@@ -146,19 +145,6 @@ def default_fill_value(dtype: np.dtype[Any]) -> Any:
 # Validation helpers
 
 
-def def_checked_impl(prim: Primitive, impl: Callable[..., np.ndarray]) -> None:
-    """Set ``prim``'s NumPy implementation, preceded by its abstract evaluation.
-
-    The eager trace calls implementations directly; running the shape rule
-    first gives eager calls the same clear errors as staged ones instead of
-    whatever NumPy would raise (or silently broadcast)."""
-
-    def checked(*args: np.ndarray, **params: Any) -> np.ndarray:
-        prim.abstract_eval(*[ShapedArray(np.shape(a), np.result_type(a)) for a in args], **params)
-        return impl(*args, **params)
-
-    checked.__name__ = f"{prim.name}_impl"
-    prim.def_impl(checked)
 
 
 def _fail(prim: str, msg: str) -> ValueError:
@@ -403,7 +389,7 @@ def _take_windows(operand: np.ndarray, starts: np.ndarray, sizes: Sequence[int])
     return result
 
 
-def_checked_impl(gather_p, _gather_impl)
+gather_p.def_impl(_gather_impl)
 gather_p.def_abstract_eval(_gather_abstract_eval)
 
 
@@ -519,7 +505,7 @@ def _scatter_impl(combine: np.ufunc | None) -> Callable[..., np.ndarray]:
 
 def _scatter_primitive(name: str, combine: np.ufunc | None) -> Primitive:
     p = Primitive(name, family="structural")
-    def_checked_impl(p, _scatter_impl(combine))
+    p.def_impl(_scatter_impl(combine))
     p.def_abstract_eval(_scatter_abstract_eval(name))
     return p
 

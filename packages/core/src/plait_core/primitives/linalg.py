@@ -34,7 +34,6 @@ from plait_core.dims import Dim
 from plait_core.primitive import Primitive
 from plait_core.primitives.reductions import (
     check_int_param,
-    def_validated_impl,
     dims_match,
     shape_text,
 )
@@ -206,7 +205,7 @@ def _dot_general(
 
 dot_general_p = Primitive("dot_general", family="linalg")
 dot_general_p.def_abstract_eval(_dot_general_rule)
-def_validated_impl(dot_general_p, _dot_general)
+dot_general_p.def_impl(_dot_general)
 
 
 # ---------------------------------------------------------------------------
@@ -400,6 +399,6 @@ def _conv(
 
 conv_general_dilated_p = Primitive("conv_general_dilated", family="linalg")
 conv_general_dilated_p.def_abstract_eval(_conv_rule)
-def_validated_impl(conv_general_dilated_p, _conv)
+conv_general_dilated_p.def_impl(_conv)
 
 __all__ = ["ConvDimensionNumbers", "conv_general_dilated_p", "dot_general_p", "product_dtype"]

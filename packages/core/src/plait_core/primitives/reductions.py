@@ -7,11 +7,8 @@ type with those axes removed.  NumPy implementations follow XLA: integer sums
 wrap around, ``reduce_max`` / ``reduce_min`` propagate NaN, an empty reduction
 gives the monoid's identity, and 16-bit floats are accumulated in float32.
 
-This module also holds :func:`def_validated_impl`, which the other families
-of this package use: it runs a primitive's abstract evaluation before its
-NumPy implementation, so a direct ``bind`` with bad parameters fails with the
-same clear error eagerly as when staged, and casts the result to exactly the
-dtype the abstract evaluation promises.
+(Eager calls are checked by the abstract evaluation before the NumPy code runs:
+core's eager backend does that for every primitive.)
 """
 
 from __future__ import annotations
@@ -33,21 +30,6 @@ Compute = Callable[..., Any]
 # Helpers shared by the reductions, linalg and ad_helpers families.
 
 
-def def_validated_impl(prim: Primitive, compute: Compute) -> None:
-    """Install ``compute`` as ``prim``'s NumPy implementation, guarded by the
-    primitive's abstract evaluation (set it first): parameters and operand
-    types are checked before NumPy sees them, and results are cast to the
-    dtypes the abstract evaluation promises."""
-
-    def impl(*args: np.ndarray, **params: Any) -> Any:
-        avals = [ShapedArray(np.shape(a), np.asarray(a).dtype) for a in args]
-        out = prim.abstract_eval(*avals, **params)
-        result = compute(*args, **params)
-        if prim.multiple_results:
-            return [np.asarray(r, o.dtype) for r, o in zip(result, out)]
-        return np.asarray(result, out.dtype)
-
-    prim.def_impl(impl)
 
 
 def shape_text(shape: Shape) -> str:
@@ -192,7 +174,7 @@ def def_reducer(name: str, compute: Compute, kind: tuple[Callable[[DType], bool]
     """A reduction primitive ``name[axes]`` over the operand's ``axes``."""
     prim = Primitive(name, family="reduction")
     prim.def_abstract_eval(_reducer_rule(name, kind))
-    def_validated_impl(prim, compute)
+    prim.def_impl(compute)
     return prim
 
 
@@ -238,10 +220,10 @@ def _argmin(x: np.ndarray, *, axes: tuple[int, ...], index_dtype: DType) -> Any:
 
 argmax_p = Primitive("argmax", family="reduction")
 argmax_p.def_abstract_eval(_arg_rule("argmax"))
-def_validated_impl(argmax_p, _argmax)
+argmax_p.def_impl(_argmax)
 argmin_p = Primitive("argmin", family="reduction")
 argmin_p.def_abstract_eval(_arg_rule("argmin"))
-def_validated_impl(argmin_p, _argmin)
+argmin_p.def_impl(_argmin)
 
 
 # ---------------------------------------------------------------------------
@@ -272,7 +254,7 @@ def def_cumulative(name: str, accumulate: Callable[[np.ndarray, int], np.ndarray
     """A scan primitive ``name[axis, reverse]`` (output shaped like the operand)."""
     prim = Primitive(name, family="reduction")
     prim.def_abstract_eval(_cumulative_rule(name, kind))
-    def_validated_impl(prim, _scan(accumulate))
+    prim.def_impl(_scan(accumulate))
     return prim
 
 
@@ -316,7 +298,7 @@ def _sort(*operands: np.ndarray, dimension: int, is_stable: bool, num_keys: int)
 
 sort_p = Primitive("sort", family="reduction", multiple_results=True)
 sort_p.def_abstract_eval(_sort_rule)
-def_validated_impl(sort_p, _sort)
+sort_p.def_impl(_sort)
 
 
 __all__ = [

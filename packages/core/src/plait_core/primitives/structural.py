@@ -39,7 +39,6 @@ from plait_core.primitives.indexing_prims import (
     GatherDimensionNumbers,
     GatherScatterMode,
     ScatterDimensionNumbers,
-    def_checked_impl,
     gather_p,
     scatter_add_p,
     scatter_max_p,
@@ -215,7 +214,7 @@ def _broadcast_in_dim_impl(x: np.ndarray, *, shape: Shape, broadcast_dimensions:
     return _fresh(np.broadcast_to(x.reshape(expanded), out_shape))
 
 
-def_checked_impl(broadcast_in_dim_p, _broadcast_in_dim_impl)
+broadcast_in_dim_p.def_impl(_broadcast_in_dim_impl)
 _unary(broadcast_in_dim_p, _broadcast_in_dim_shape)
 
 
@@ -250,7 +249,7 @@ def _reshape_impl(x: np.ndarray, *, new_sizes: Shape, dimensions: tuple[int, ...
     return _fresh(np.reshape(x, concrete_shape(new_sizes, "reshape")))
 
 
-def_checked_impl(reshape_p, _reshape_impl)
+reshape_p.def_impl(_reshape_impl)
 _unary(reshape_p, _reshape_shape)
 
 
@@ -278,7 +277,7 @@ def _squeeze_impl(x: np.ndarray, *, dimensions: tuple[int, ...]) -> np.ndarray:
     return _fresh(np.squeeze(x, axis=dimensions))
 
 
-def_checked_impl(squeeze_p, _squeeze_impl)
+squeeze_p.def_impl(_squeeze_impl)
 _unary(squeeze_p, _squeeze_shape)
 
 expand_dims_p = Primitive("expand_dims", family="structural")
@@ -298,7 +297,7 @@ def _expand_dims_impl(x: np.ndarray, *, dimensions: tuple[int, ...]) -> np.ndarr
     return _fresh(np.expand_dims(x, dimensions))
 
 
-def_checked_impl(expand_dims_p, _expand_dims_impl)
+expand_dims_p.def_impl(_expand_dims_impl)
 _unary(expand_dims_p, _expand_dims_shape)
 
 
@@ -327,7 +326,7 @@ def _transpose_impl(x: np.ndarray, *, permutation: tuple[int, ...]) -> np.ndarra
     return _fresh(np.transpose(x, permutation))
 
 
-def_checked_impl(transpose_p, _transpose_impl)
+transpose_p.def_impl(_transpose_impl)
 _unary(transpose_p, _transpose_shape)
 
 rev_p = Primitive("rev", family="structural")
@@ -344,7 +343,7 @@ def _rev_impl(x: np.ndarray, *, dimensions: tuple[int, ...]) -> np.ndarray:
     return _fresh(np.flip(x, dimensions)) if dimensions else _fresh(x)
 
 
-def_checked_impl(rev_p, _rev_impl)
+rev_p.def_impl(_rev_impl)
 _unary(rev_p, _rev_shape)
 
 
@@ -403,7 +402,7 @@ def _pad_impl(x: np.ndarray, padding_value: np.ndarray, *, padding_config: Paddi
     return _fresh(out[tuple(crop)])
 
 
-def_checked_impl(pad_p, _pad_impl)
+pad_p.def_impl(_pad_impl)
 pad_p.def_abstract_eval(_pad_abstract_eval)
 
 
@@ -445,7 +444,7 @@ def _concatenate_impl(*xs: np.ndarray, dimension: int) -> np.ndarray:
     return np.concatenate(xs, axis=dimension)
 
 
-def_checked_impl(concatenate_p, _concatenate_impl)
+concatenate_p.def_impl(_concatenate_impl)
 concatenate_p.def_abstract_eval(_concatenate_abstract_eval)
 
 
@@ -491,7 +490,7 @@ def _slice_impl(
     return _fresh(x[tuple(slice(s, lim, st) for s, lim, st in zip(starts, limits, steps))])
 
 
-def_checked_impl(slice_p, _slice_impl)
+slice_p.def_impl(_slice_impl)
 _unary(slice_p, _slice_shape)
 
 
@@ -531,7 +530,7 @@ def _dynamic_slice_impl(x: np.ndarray, *indices: np.ndarray, slice_sizes: Shape)
     return _fresh(x[tuple(slice(s, s + n) for s, n in zip(starts, sizes))])
 
 
-def_checked_impl(dynamic_slice_p, _dynamic_slice_impl)
+dynamic_slice_p.def_impl(_dynamic_slice_impl)
 dynamic_slice_p.def_abstract_eval(_dynamic_slice_abstract_eval)
 
 dynamic_update_slice_p = Primitive("dynamic_update_slice", family="structural")
@@ -562,7 +561,7 @@ def _dynamic_update_slice_impl(x: np.ndarray, update: np.ndarray, *indices: np.n
     return out
 
 
-def_checked_impl(dynamic_update_slice_p, _dynamic_update_slice_impl)
+dynamic_update_slice_p.def_impl(_dynamic_update_slice_impl)
 dynamic_update_slice_p.def_abstract_eval(_dynamic_update_slice_abstract_eval)
 
 
@@ -595,9 +594,9 @@ def _iota_impl(*, dtype: np.dtype[Any], shape: Shape, dimension: int) -> np.ndar
     return _fresh(np.broadcast_to(line.reshape(along), out_shape))
 
 
-def_checked_impl(iota_p, _iota_impl)
+iota_p.def_impl(_iota_impl)
 iota_p.def_abstract_eval(_iota_abstract_eval)
 
 copy_p = Primitive("copy", family="structural")
-def_checked_impl(copy_p, _fresh)
+copy_p.def_impl(_fresh)
 copy_p.def_abstract_eval(lambda x: x)
