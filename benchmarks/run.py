@@ -12,6 +12,7 @@ import platform
 from typing import Any
 
 from benchmarks.harness import markdown_table
+from benchmarks.masking import bench_masked_rnn
 from benchmarks.tracing import bench_make_jaxpr_chain
 
 
@@ -25,6 +26,9 @@ def _maybe_jax() -> Any | None:
 def main() -> None:
     jax = _maybe_jax()
     results = [bench_make_jaxpr_chain(jax)]
+    masked_rnn = bench_masked_rnn(jax)  # None without plait-dispatch
+    if masked_rnn is not None:
+        results.append(masked_rnn)
     table = markdown_table(results)
     header = (
         "# Benchmarks\n\n"

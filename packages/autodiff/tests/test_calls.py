@@ -6,16 +6,16 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import plait_core as pc
-import plait_core.numpy as pnp
 import pytest
 from autodiff_checks import check_all
-from plait_core import checkpoint, checkpoint_policies, custom_jvp, custom_vjp, lax
-from plait_core.primitives.calls import bind_closed_call, checkpoint_p, closed_call_p
-from plait_core.primitives.linalg import dot_general_p
 
 import plait_autodiff as ad
+import plait_core as pc
+import plait_core.numpy as pnp
 from plait_autodiff.rules.calls import custom_lin_p
+from plait_core import checkpoint, checkpoint_policies, custom_jvp, custom_vjp
+from plait_core.primitives.calls import bind_closed_call, checkpoint_p, closed_call_p
+from plait_core.primitives.linalg import dot_general_p
 
 R = np.random.default_rng(2)
 
@@ -91,7 +91,7 @@ def test_checkpoint_equals_plain_gradients() -> None:
     plain = ad.grad(lambda x, w: block(x, w).sum(), argnums=(0, 1))(x, w)
     for policy in (None, checkpoint_policies.dots_saveable):
         remat = checkpoint(block, policy=policy)
-        got = ad.grad(lambda x, w: remat(x, w).sum(), argnums=(0, 1))(x, w)
+        got = ad.grad(lambda x, w, remat=remat: remat(x, w).sum(), argnums=(0, 1))(x, w)
         for a, b in zip(got, plain):
             np.testing.assert_allclose(a, b, rtol=1e-12)
     with pc.enable_x64():
@@ -292,3 +292,67 @@ def test_custom_vjp_errors() -> None:
     f.defvjp(lambda x: (x * 2, None), lambda r, g: (pnp.ones(3),))
     with pytest.raises(ValueError, match="cotangent leaf 0 of argument 0 has type f32\\[3\\], expected the shape of f32\\[\\]"):
         ad.grad(f)(np.float32(1.0))
+
+
+def test_custom_vjp_symbolic_zeros_and_kwargs() -> None:
+    seen: dict[str, Any] = {}
+
+    def fn(x: Any, y: Any, scale: float = 1.0) -> Any:
+        return x * y * scale, x
+
+    f = custom_vjp(fn)
+
+    def fwd(x: Any, y: Any, scale: Any) -> Any:
+        seen["perturbed"] = (x.perturbed, y.perturbed, scale.perturbed)
+        return fn(x.value, y.value, scale.value), (x.value, y.value, scale.value)
+
+    def bwd(res: Any, g: Any) -> Any:
+        seen["g"] = g
+        _x, y, scale = res
+        return g[0] * y * scale, None, None
+
+    f.defvjp(fwd, bwd, symbolic_zeros=True)
+    gx = ad.grad(lambda x: f(x, np.float32(3.0), scale=2.0)[0])(np.float32(2.0))
+    assert gx == 6.0
+    assert seen["perturbed"] == (True, False, False)
+    assert type(seen["g"][1]).__name__ == "SymbolicZero"
+
+
+def test_custom_vjp_optimize_remat_evaluates_fwd_once() -> None:
+    def make(optimize: bool) -> Any:
+        @custom_vjp
+        def f(x: Any) -> Any:
+            return pnp.sin(x)
+
+        f.defvjp(lambda x: (pnp.sin(x), pnp.cosh(x)), lambda r, g: (g * r,), optimize_remat=optimize)
+        return f
+
+    for optimize in (False, True):
+        f = make(optimize)
+        g = checkpoint(lambda x, f=f: f(x) * 2.0)
+        closed = pc.make_jaxpr(ad.grad(g))(np.float32(0.3))
+        assert all_prims(closed).count("cosh") == 1  # only where the backward pass needs the residual
+        assert "cosh" not in prims(closed)  # not in the forward pass
+        np.testing.assert_allclose(ad.grad(g)(np.float32(0.3)), 2 * np.cosh(0.3), rtol=1e-6)
+
+
+def test_custom_vjp_bwd_dtype_error() -> None:
+    @custom_vjp
+    def f(x: Any) -> Any:
+        return x * 2
+
+    f.defvjp(lambda x: (x * 2, None), lambda r, g: (np.int32(1),))
+    with pytest.raises(TypeError, match=r"custom_vjp bwd rule <lambda> of f: cotangent leaf 0 of argument 0 has dtype int32 \(i32\[\]\), expected f32\[\]"):
+        ad.grad(f)(np.float32(1.0))
+
+
+def test_custom_vmap_call_differentiates_its_function() -> None:
+    from plait_core import custom_vmap
+
+    @custom_vmap
+    def f(x: Any) -> Any:
+        return pnp.sin(x) * x
+
+    f.def_vmap(lambda axis_size, in_batched, x: (pnp.sin(x) * x, in_batched[0]))
+    x = np.float32(0.7)
+    np.testing.assert_allclose(ad.grad(f)(x), np.cos(0.7) * 0.7 + np.sin(0.7), rtol=1e-6)

@@ -15,13 +15,13 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-import plait_core as pc
-import plait_core.numpy as pnp
 import pytest
-from plait_core import lax
-from plait_core.primitives import collectives as co
 
 import plait_autodiff as ad
+import plait_core as pc
+import plait_core.numpy as pnp
+from plait_core import lax
+from plait_core.primitives import collectives as co
 
 AXIS, SIZE = "i", 3
 

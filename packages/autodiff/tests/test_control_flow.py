@@ -195,5 +195,5 @@ def test_while_jvp_is_a_while_and_linearize_works() -> None:
 
 
 def test_while_reverse_mode_error() -> None:
-    with pytest.raises(ValueError, match="reverse-mode differentiation does not work for lax.while_loop or lax.fori_loop with traced bounds"):
+    with pytest.raises(ValueError, match=r"reverse-mode differentiation does not work for lax.while_loop or lax.fori_loop with traced bounds"):
         ad.grad(while_power)(np.float32(2.0))

@@ -2,10 +2,10 @@
 "not supported: why" entry."""
 
 import pytest
-from plait_core import all_primitives
 
 import plait_autodiff
 from plait_autodiff import jvp_rules, transpose_rules
+from plait_core import all_primitives
 
 
 def test_catalog_is_not_empty() -> None:
@@ -28,7 +28,7 @@ def test_unsupported_entries_explain_themselves(registry: object) -> None:
     for p in all_primitives():
         reason = registry.unsupported_reason(p)  # type: ignore[attr-defined]
         if reason is not None:
-            assert len(reason) > 30 and p.name in reason or "linear" in reason, (p.name, reason)
+            assert (len(reason) > 30 and p.name in reason) or "linear" in reason, (p.name, reason)
 
 
 def test_unsupported_rule_lookup_names_the_reason() -> None:

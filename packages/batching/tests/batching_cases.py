@@ -228,6 +228,7 @@ case("dim_as_value", lambda x: bind("add", x, bind("dim_as_value", dim=5)), [arr
 
 #: Primitives whose batching is tested in another file (not by :data:`CASES`).
 TESTED_ELSEWHERE = {
+    **dict.fromkeys(["custom_lin", "invertible_lin"], "test_ad_linear.py"),
     **dict.fromkeys(["cond", "while", "scan"], "test_control_flow.py"),
     **dict.fromkeys(["psum", "pmax", "pmin", "pmean", "all_gather", "axis_index"], "test_collectives.py"),
     **dict.fromkeys(

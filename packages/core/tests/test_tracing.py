@@ -266,3 +266,16 @@ def test_dimension_as_value_stages_and_needs_a_binding() -> None:
     assert lax.dimension_as_value(3) == 3
     with pytest.raises(ValueError, match=r"the symbolic size n has no value here: its names \(n\) take values only inside mask"):
         pc.eval_jaxpr(closed.jaxpr, closed.consts, np.zeros((2, 3), f32))
+
+
+def test_restaging_keeps_weak_literals_weak() -> None:
+    bf16 = pc.dtypes.bfloat16
+    closed = pc.make_jaxpr(lambda: lax._convert_element_type(1.0, bf16, True))()
+    assert closed.out_avals[0] == ShapedArray((), bf16, True)
+    again = pc.make_jaxpr(lambda: pc.eval_jaxpr(closed.jaxpr, closed.consts))()
+    assert again.out_avals[0] == ShapedArray((), bf16, True)
+
+
+def test_to_tangent_type() -> None:
+    assert pc.to_tangent_type(ShapedArray((2,), f32, True)) == ShapedArray((2,), f32, False)
+    assert pc.to_tangent_type(ShapedArray((2,), np.int32)) == ShapedArray((2,), pc.dtypes.float0)

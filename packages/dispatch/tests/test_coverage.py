@@ -2,9 +2,9 @@
 "not supported: why" entry."""
 
 import pytest
-from plait_core import all_primitives
 
 import plait_dispatch
+from plait_core import all_primitives
 from plait_dispatch import lowering_rules
 
 

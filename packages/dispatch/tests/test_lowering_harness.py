@@ -19,13 +19,13 @@ from typing import Any
 import hypothesis.extra.numpy as hnp
 import ml_dtypes
 import numpy as np
-import plait_core as pc
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+import plait_core as pc
 from plait_core import ClosedJaxpr, ShapedArray, dtypes
 from plait_core.tree_util import tree_leaves
-
 from plait_dispatch import _jaxlib
 from plait_dispatch.lowering import LoweredModule, lower_jaxpr
 

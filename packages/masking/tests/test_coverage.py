@@ -1,9 +1,8 @@
 """Coverage: every primitive of core's catalog has a masking rule or a documented
 "not supported: why" entry."""
 
-from plait_core import all_primitives
-
 import plait_masking
+from plait_core import all_primitives
 from plait_masking import masking_rules
 
 
@@ -19,3 +18,14 @@ def test_every_primitive_has_a_rule() -> None:
 
 def test_version() -> None:
     assert plait_masking.__version__ == "0.1.0"
+
+
+def test_unsupported_primitives_say_why() -> None:
+    import pytest
+
+    from plait_core.primitives.ad_helpers import custom_lin_p, invertible_lin_p
+
+    for prim in (custom_lin_p, invertible_lin_p):
+        with pytest.raises(NotImplementedError, match=rf"plait_masking does not support {prim.name}: it appears "
+                                                      r"only in linearized programs"):
+            masking_rules[prim]

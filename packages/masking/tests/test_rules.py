@@ -27,7 +27,6 @@ from plait_core.primitives.indexing_prims import (
     ScatterDimensionNumbers,
 )
 from plait_core.primitives.linalg import ConvDimensionNumbers
-
 from plait_masking import masking_rules
 
 F32, I32, BOOL = np.float32, np.int32, np.bool_

@@ -7,21 +7,17 @@ without a rule.
 
 The public API follows JAX: :func:`jvp`, :func:`linearize`, :func:`vjp`,
 :func:`grad`, :func:`value_and_grad`, :func:`linear_transpose`,
-:func:`jacfwd`, :func:`jacrev`, :func:`hessian`.
+:func:`jacfwd`, :func:`jacrev`, :func:`hessian`.  Custom rules
+(``custom_jvp``, ``custom_vjp``), ``checkpoint``, ``invertible`` and
+``custom_ivjp`` are core's front-ends; this package gives them their
+derivatives (see :mod:`plait_autodiff.invertible` for invertible reverse
+mode and :func:`invertible_fallback`).
 """
 
 from plait_autodiff import rules
-from plait_autodiff.api import (
-    grad,
-    hessian,
-    jacfwd,
-    jacrev,
-    jvp,
-    linear_transpose,
-    linearize,
-    value_and_grad,
-    vjp,
-)
+from plait_autodiff.api import grad, jvp, linear_transpose, linearize, value_and_grad, vjp
+from plait_autodiff.invertible import InvertibilityError, invertible_fallback
+from plait_autodiff.jacobians import hessian, jacfwd, jacrev
 from plait_autodiff.jvp import JVPTrace, JVPTracer
 from plait_autodiff.registries import inverse_rules, jvp_rules, transpose_rules
 from plait_autodiff.tangents import Zero, to_tangent_type
@@ -30,6 +26,7 @@ from plait_autodiff.transpose import NonlinearError, UndefinedPrimal
 __version__ = "0.1.0"
 
 __all__ = [
+    "InvertibilityError",
     "JVPTrace",
     "JVPTracer",
     "NonlinearError",
@@ -38,6 +35,7 @@ __all__ = [
     "grad",
     "hessian",
     "inverse_rules",
+    "invertible_fallback",
     "jacfwd",
     "jacrev",
     "jvp",

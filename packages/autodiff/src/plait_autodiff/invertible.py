@@ -25,13 +25,12 @@ import threading
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from plait_core import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
-from plait_core.dce import dce_jaxpr
-from plait_core.primitives.calls import CALL_PRIMITIVES, custom_ivjp_call_p
-
 from plait_autodiff.jaxpr_util import literal_value
 from plait_autodiff.registries import inverse_rules
 from plait_autodiff.tangents import Zero, add_tangents, to_tangent_type
+from plait_core import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
+from plait_core.dce import dce_jaxpr
+from plait_core.primitives.calls import CALL_PRIMITIVES, custom_ivjp_call_p
 
 __all__ = ["CannotInvert", "InvertibilityError", "invertible_fallback", "reconstruct"]
 

@@ -6,38 +6,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from plait_core import ClosedJaxpr, Jaxpr, Literal, Var
+from plait_core import ClosedJaxpr, Jaxpr, Var
 from plait_core.abstract import ShapedArray
+from plait_core.jaxpr import eval_jaxpr, literal_value
 from plait_core.primitives.control_flow import convert_constvars
 from plait_core.primitives.elementwise import convert_element_type_p
 
 __all__ = ["eval_jaxpr", "hoist_consts", "literal_value", "reorder", "restage", "with_unused_inputs"]
-
-
-def literal_value(lit: Literal) -> Any:
-    """The value of a literal, keeping its weak type when it is staged again
-    (a weakly typed ``1`` must not come back as a strong ``int32``)."""
-    if lit.aval.weak_type:
-        return convert_element_type_p.bind(lit.val, new_dtype=lit.aval.dtype, weak_type=True)
-    return lit.val
-
-
-def eval_jaxpr(jaxpr: Jaxpr, consts: Sequence[Any], *args: Any) -> list[Any]:
-    """Evaluate ``jaxpr`` on the current trace, as core's ``eval_jaxpr`` does,
-    but with weakly typed literals kept weak (see :func:`literal_value`)."""
-    env: dict[Var, Any] = dict(zip(jaxpr.constvars, consts))
-    env.update(zip(jaxpr.invars, args))
-
-    def read(a: Any) -> Any:
-        return literal_value(a) if type(a) is Literal else env[a]
-
-    for eqn in jaxpr.eqns:
-        out = eqn.primitive.bind(*[read(a) for a in eqn.invars], **eqn.params)
-        if eqn.primitive.multiple_results:
-            env.update(zip(eqn.outvars, out))
-        else:
-            env[eqn.outvars[0]] = out
-    return [read(a) for a in jaxpr.outvars]
 
 
 def reorder(closed: ClosedJaxpr, in_order: Sequence[int] | None = None, out_order: Sequence[int] | None = None) -> ClosedJaxpr:

@@ -12,8 +12,10 @@ levels.
 
 from __future__ import annotations
 
+import threading
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from plait_autodiff.jaxpr_util import eval_jaxpr
@@ -138,6 +140,34 @@ def jvp_flat(
 
 
 # ---------------------------------------------------------------------------
+# Whether a checkpoint's body is being differentiated (custom_vjp's optimize_remat)
+
+
+class _Remat(threading.local):
+    def __init__(self) -> None:
+        self.depth = 0
+
+
+_remat = _Remat()
+
+
+def remat_depth() -> int:
+    """How many ``checkpoint`` bodies are being differentiated around this point."""
+    return _remat.depth
+
+
+@contextmanager
+def differentiating_remat() -> Iterator[None]:
+    """Mark the JVP of a ``checkpoint`` body (rules may then prefer
+    recomputation-friendly forms)."""
+    _remat.depth += 1
+    try:
+        yield
+    finally:
+        _remat.depth -= 1
+
+
+# ---------------------------------------------------------------------------
 # JVP of a jaxpr (for higher-order primitives)
 
 _jvp_jaxpr_cache: weakref.WeakKeyDictionary[ClosedJaxpr, dict[Any, tuple[ClosedJaxpr, list[bool]]]] = (
@@ -158,7 +188,7 @@ def jvp_jaxpr(
     nz = tuple(bool(b) for b in nonzeros)
     n_out = len(closed.out_avals)
     inst = (bool(instantiate_outs),) * n_out if isinstance(instantiate_outs, bool) else tuple(instantiate_outs)
-    key = (nz, inst, config.x64_enabled)
+    key = (nz, inst, config.x64_enabled, remat_depth())
     per_jaxpr = _jvp_jaxpr_cache.get(closed)
     if per_jaxpr is not None and key in per_jaxpr:
         return per_jaxpr[key]

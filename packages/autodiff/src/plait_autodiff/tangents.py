@@ -15,22 +15,11 @@ from typing import Any
 import numpy as np
 
 from plait_core import dtypes, get_aval
-from plait_core.abstract import ShapedArray
+from plait_core.abstract import ShapedArray, to_tangent_type
 from plait_core.primitives.ad_helpers import add_any_p
 from plait_core.primitives.structural import broadcast_in_dim_p
 
 __all__ = ["Zero", "add_tangents", "instantiate", "is_float0", "to_tangent_type", "zeros_of"]
-
-
-def to_tangent_type(aval: ShapedArray) -> ShapedArray:
-    """The type of the tangents (and cotangents) of a value of type ``aval``:
-    ``aval``'s shape and dtype for floating and complex dtypes, ``float0`` of
-    the same shape for integers and booleans.  Tangent types are strongly
-    typed (so a loop carrying a tangent keeps its type whatever constants
-    the body multiplies it by)."""
-    if dtypes.is_inexact(aval.dtype):
-        return aval.strip_weak_type()
-    return ShapedArray(aval.shape, dtypes.float0, False)
 
 
 def is_float0(aval: ShapedArray) -> bool:

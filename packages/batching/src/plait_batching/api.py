@@ -13,6 +13,8 @@ from collections.abc import Callable, Hashable
 from typing import Any
 
 from plait_batching.moves import matchaxis
+from plait_batching.pile import Pile, PileAxis
+from plait_batching.ragged import enter_pile, finish_pile, ragged_result_error
 from plait_batching.specs import (
     AxisSpec,
     Spec,
@@ -46,6 +48,10 @@ def _leaf_size(leaf: SpecLeaf) -> tuple[Spec, Dim, str]:
         raise TypeError(
             f"vmap: the in_axes entry {spec!r} for {where} maps values of type {special.data_type.__name__}, "
             f"but {where} is a value of type {type(value).__name__}"
+        )
+    if type(value) is Pile and not isinstance(spec, PileAxis):
+        raise TypeError(
+            f"vmap: {where} is a Pile, which vmap maps with in_axes=pile_axis, but its in_axes entry is {spec!r}"
         )
     if entry is not None:
         return spec, entry.axis_size(value, spec), type(value).__name__
@@ -104,6 +110,8 @@ def _axis_size(leaves: list[SpecLeaf], axis_size: Dim | None) -> tuple[list[Spec
 def _enter(trace: BatchTrace, leaf: SpecLeaf, spec: Spec, size: Dim) -> Any:
     if spec is None:
         return leaf.value
+    if type(leaf.value) is Pile:
+        return enter_pile(trace, leaf.value)
     entry = vmappable_of(leaf.value)
     if entry is None:
         return BatchTracer(trace, leaf.value, spec)
@@ -128,6 +136,9 @@ def _enter(trace: BatchTrace, leaf: SpecLeaf, spec: Spec, size: Dim) -> Any:
 
 def _finish_leaf(trace: BatchTrace, leaf: Any, where: str, ax: int | None, size: Dim) -> Any:
     """One result leaf as an array with its batch at ``ax`` (``None``: unmapped)."""
+    err = ragged_result_error(trace, leaf, where, ax)
+    if err is not None:
+        raise err
     val, bdim = trace.unpack(leaf)
     if bdim is None and not isinstance(val, Tracer):
         try:
@@ -156,6 +167,11 @@ def _finish_leaf(trace: BatchTrace, leaf: Any, where: str, ax: int | None, size:
 
 def _finish_group(trace: BatchTrace, spec: Spec, sub: Any, where: str, size: Dim) -> Any:
     """The output subtree ``sub`` (at ``where``) as out_axes entry ``spec`` asks."""
+    if isinstance(spec, PileAxis):
+        with set_current_trace(trace.parent):  # type: ignore[arg-type]
+            pairs, tree = tree_flatten_with_path(sub, is_leaf=is_vmappable_value)
+            piles = [finish_pile(trace, x, _leaf_name(where, p)) for p, x in pairs]
+        return tree_unflatten(tree, piles)
     special = spec_of(spec)
     if special is not None:
         parent = trace.parent
@@ -238,6 +254,17 @@ def vmap(
       mapped; when given it must agree with the mapped arguments.
     * ``spmd_axis_name``: accepted for compatibility; it only matters with a
       device mesh, which plait does not have.
+
+    Piles (ragged batches, :class:`~plait_batching.pile.Pile`): the entry
+    ``pile_axis`` in ``in_axes`` maps over a pile's elements, whose size
+    along the ragged axis is then symbolic (``x.shape[0]`` is a name such as
+    ``_pile0``); the number of elements comes from the pile.  Two piles
+    combine when their lengths are equal.  ``pile_axis`` in ``out_axes``
+    returns a pile: ragged results keep their ragged axis, others make a
+    pile of equal lengths along their axis 0.  A ragged result returned with
+    another ``out_axes`` is a ``ValueError``, a pile mapped with another
+    ``in_axes`` entry a ``TypeError``.  See :mod:`plait_batching.ragged` for
+    what can be computed on ragged values.
 
     Errors: ``ValueError`` for mapped axes of different sizes (naming every
     mapped argument, its type and axis), an axis out of range, an ``in_axes``

@@ -7,8 +7,10 @@ place and ``dims`` one batch dimension (an ``int``) or ``None`` (unbatched)
 per operand.  It returns ``(out, out_dim)``, or for a primitive with multiple
 results ``(outs, out_dims)``.
 
-``ragged_rules`` holds the rules for ragged batches (piles); it is filled by
-the piles work.
+``ragged_rules[prim]`` is called as ``rule(trace, prim, args, params)`` when a
+ragged value (inside ``vmap`` over piles) is an operand or a ragged size
+appears in the params; it returns the results as values of ``trace`` (see
+:mod:`plait_batching.ragged`).
 """
 
 from __future__ import annotations

@@ -40,15 +40,21 @@ class AxisData(NamedTuple):
 
 
 class BatchTracer(Tracer):
-    """``axis.size`` values stacked along dimension ``bdim`` of ``val``."""
+    """``axis.size`` values stacked along dimension ``bdim`` of ``val``.
 
-    __slots__ = ("_aval", "bdim", "val")
+    A *ragged* tracer (``ragged`` true, inside ``vmap`` over piles) is given
+    its element type ``aval``, whose shape has symbolic sizes along its ragged
+    axes (see :mod:`plait_batching.ragged`); ``val`` holds the elements padded
+    along those axes."""
 
-    def __init__(self, trace: BatchTrace, val: Any, bdim: int) -> None:
+    __slots__ = ("_aval", "bdim", "ragged", "val")
+
+    def __init__(self, trace: BatchTrace, val: Any, bdim: int, aval: ShapedArray | None = None) -> None:
         self._trace = trace
         self.val = val
         self.bdim = bdim
-        self._aval: ShapedArray | None = None
+        self._aval: ShapedArray | None = aval
+        self.ragged = aval is not None
 
     @property
     def aval(self) -> ShapedArray:
@@ -65,11 +71,14 @@ class BatchTrace(Trace):
     """Interprets primitives on batches: one trace per ``vmap`` (and per
     batched sub-jaxpr)."""
 
-    __slots__ = ("axis",)
+    __slots__ = ("axis", "ragged")
 
     def __init__(self, axis: AxisData, parent: Trace | None = None) -> None:
         super().__init__(parent)
         self.axis = axis
+        #: The ragged sizes of piles mapped by this vmap (a
+        #: :class:`~plait_batching.ragged.RaggedEnv`), made when the first one enters.
+        self.ragged: Any = None
 
     def describe(self) -> str:
         name = "" if self.axis.name is None else f" {self.axis.name!r}"
@@ -88,17 +97,23 @@ class BatchTrace(Trace):
     def process_primitive(self, prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> Any:
         vals: list[Any] = []
         dims: list[int | None] = []
-        batched = False
+        batched = ragged = False
         for x in args:
             if type(x) is BatchTracer and x._trace is self:
                 vals.append(x.val)
                 dims.append(x.bdim)
                 batched = True
+                ragged = ragged or x.ragged
             else:
                 if isinstance(x, Tracer):
                     self.check_foreign_tracer(x, prim)
                 vals.append(x)
                 dims.append(None)
+        env = self.ragged
+        if env is not None and (ragged or env.mentions(params)):
+            from plait_batching.ragged import process_ragged
+
+            return process_ragged(self, prim, args, params)
         parent = self.parent
         assert parent is not None
         if not batched and prim not in always_run and not self._uses_axis(prim, params):
@@ -110,6 +125,14 @@ class BatchTrace(Trace):
         if prim.multiple_results:
             return [v if d is None else BatchTracer(self, v, d) for v, d in zip(out, out_dims)]
         return out if out_dims is None else BatchTracer(self, out, out_dims)
+
+    def to_symbolic_dim(self, x: Tracer, what: str) -> Dim | None:
+        """The size standing for the batched integer ``x`` when it is used as a
+        shape (``arange(n)``, ``ones((7, n))``): a fresh ragged size bound to
+        the values of ``x`` (see :func:`plait_batching.ragged.symbolic_size`)."""
+        from plait_batching.ragged import symbolic_size
+
+        return symbolic_size(self, x, what)
 
     def _uses_axis(self, prim: Primitive, params: dict[str, Any]) -> bool:
         """Whether a higher-order primitive's bodies use this vmap's axis name

@@ -24,6 +24,7 @@ from plait_core.abstract import (
     register_array_type,
     registered_array_types,
     to_numpy,
+    to_tangent_type,
 )
 from plait_core.axes import axis_frame_size, bound_axis_names, extend_axis_env
 from plait_core.checkpoint import checkpoint, checkpoint_policies, remat
@@ -155,6 +156,7 @@ __all__ = [
     "set_eager_backend",
     "shaped_abstractify",
     "to_numpy",
+    "to_tangent_type",
     "trace_pytree_function",
     "trace_to_jaxpr",
     "transformation",

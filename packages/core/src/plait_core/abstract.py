@@ -272,3 +272,14 @@ def zeros_like_aval(aval: ShapedArray) -> np.ndarray:
 def is_symbolic_shape(shape: Shape) -> bool:
     """True if any dimension is symbolic."""
     return any(type(d) is SymbolicDim for d in shape)
+
+
+def to_tangent_type(aval: ShapedArray) -> ShapedArray:
+    """The type of the tangents (and cotangents) of a value of type ``aval``:
+    its shape and dtype for floating and complex dtypes, ``float0`` of the same
+    shape for integers and booleans.  Tangent types are strongly typed, so a
+    loop carrying a tangent keeps its type whatever it is multiplied by.  This
+    is the one definition every package uses."""
+    if dtypes.is_inexact(aval.dtype):
+        return aval.strip_weak_type()
+    return ShapedArray(aval.shape, dtypes.float0, False)

@@ -40,7 +40,7 @@ from typing import Any, Generic, NamedTuple, TypeVar
 import numpy as np
 
 from plait_core import dtypes
-from plait_core.abstract import ShapedArray, get_aval, registered_array_types, to_numpy
+from plait_core.abstract import ShapedArray, get_aval, registered_array_types, to_numpy, to_tangent_type
 from plait_core.dims import definitely_equal_shapes, dim_as_int
 from plait_core.jaxpr import ClosedJaxpr
 from plait_core.primitives.ad_helpers import add_any_p, zeros_like_p
@@ -87,12 +87,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 # Values the rules see
 
 
-def tangent_aval(aval: ShapedArray) -> ShapedArray:
-    """The type of a tangent (or cotangent) of a value of type ``aval``:
-    the same for inexact dtypes, ``float0`` for integers and booleans."""
-    if dtypes.is_inexact(aval.dtype):
-        return aval
-    return ShapedArray(aval.shape, dtypes.float0, False)
+tangent_aval = to_tangent_type  # the one definition lives in plait_core.abstract
 
 
 def zeros_of(aval: ShapedArray, what: str = "a zero (co)tangent") -> np.ndarray:

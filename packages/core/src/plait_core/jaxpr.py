@@ -156,14 +156,30 @@ def eval_jaxpr(jaxpr: Jaxpr, consts: Sequence[Any], *args: Any) -> list[Any]:
         env[v] = x
 
     for eqn in jaxpr.eqns:
-        ins = [env[a] if type(a) is Var else a.val for a in eqn.invars]  # type: ignore[union-attr]
+        ins = [env[a] if type(a) is Var else literal_value(a) for a in eqn.invars]  # type: ignore[arg-type]
         out = eqn.primitive.bind(*ins, **eqn.params)
         if eqn.primitive.multiple_results:
             for v, x in zip(eqn.outvars, out):
                 env[v] = x
         else:
             env[eqn.outvars[0]] = out
-    return [env[a] if type(a) is Var else a.val for a in jaxpr.outvars]  # type: ignore[union-attr]
+    return [env[a] if type(a) is Var else literal_value(a) for a in jaxpr.outvars]  # type: ignore[arg-type]
+
+
+_PY_SCALARS = (bool, int, float, complex)
+
+
+def literal_value(lit: Literal) -> Any:
+    """The value to bind for a literal.  A weakly typed literal held as a NumPy
+    scalar (a folded conversion such as a weak ``bfloat16`` constant) is bound
+    through a weak ``convert_element_type``, which staging folds back into a weak
+    literal: so re-staging a jaxpr keeps its weak types."""
+    val = lit.val
+    if lit.aval.weak_type and type(val) not in _PY_SCALARS:
+        from plait_core.primitives.elementwise import convert_element_type_p
+
+        return convert_element_type_p.bind(val, new_dtype=lit.aval.dtype, weak_type=True)
+    return val
 
 
 def eval_closed_jaxpr(closed: ClosedJaxpr, *args: Any) -> list[Any]:

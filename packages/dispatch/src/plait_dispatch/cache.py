@@ -263,6 +263,7 @@ class CompiledCall:
         "float0_outs",
         "handlers",
         "in_avals",
+        "info_names",
         "kept",
         "lowered",
         "name",
@@ -281,8 +282,10 @@ class CompiledCall:
         const_bufs: list[_jaxlib.Buffer],
         float0_outs: tuple[int, ...],
         lowered: Any,
+        info_names: tuple[str | None, ...] = (),
     ) -> None:
         self.name = name
+        self.info_names = info_names
         self.executable = executable
         self.device = device
         self.in_avals = in_avals
@@ -329,7 +332,19 @@ class CompiledCall:
         device = self.device
         avals = self.in_avals
         donated = self.donated
-        bufs = [operand_buffer(operands[i], avals[i], device, use, not donated[i]) for i in self.kept]
+        if self.any_donated:
+            self.check_donated_once(operands, what)
+        bufs = []
+        sent: dict[int, _jaxlib.Buffer] = {}  # host values passed twice are transferred once
+        for i in self.kept:
+            x = operands[i]
+            if type(x) is Array or donated[i]:
+                bufs.append(operand_buffer(x, avals[i], device, use, False))
+            else:
+                buf = sent.get(id(x))
+                if buf is None:
+                    buf = sent[id(x)] = operand_buffer(x, avals[i], device, use, True)
+                bufs.append(buf)
         try:
             outs = self.execute(bufs)
         except _jaxlib.XlaRuntimeError:
@@ -340,6 +355,24 @@ class CompiledCall:
         if self.any_donated:
             self.mark_donated(operands)
         return self.wrap(outs, committed)
+
+    def check_donated_once(self, operands: Sequence[Any], what: str) -> None:
+        """A donated Array must not be passed anywhere else in the same call."""
+        first: dict[int, int] = {}
+        for k, x in enumerate(operands):
+            if type(x) is not Array or x._buf is None:
+                continue
+            j = first.setdefault(id(x._buf), k)
+            if j != k and (self.donated[j] or self.donated[k]):
+                raise ValueError(
+                    f"{what}: the same Array is passed as {_describe(self.names, j)} and as "
+                    f"{_describe(self.names, k)}, and one of them is donated; a donated buffer is consumed by "
+                    "the call, so it cannot also be read. Pass a copy (x.copy()) for one of them"
+                )
+
+    @property
+    def names(self) -> tuple[str | None, ...]:
+        return self.info_names
 
     def mark_donated(self, operands: Sequence[Any]) -> None:
         """Donated Arrays count as deleted after the call (XLA freed the ones it
@@ -445,7 +478,7 @@ def _compile(
     passed = tuple(k for j, k in enumerate(kept) if j not in float0_ins)
     return CompiledCall(
         name, executable, device, in_avals, tuple(closed.out_avals), passed, donated, const_bufs,
-        tuple(lowered.float0_outputs), lowered,
+        tuple(lowered.float0_outputs), lowered, info.names,
     )
 
 

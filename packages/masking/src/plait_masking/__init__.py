@@ -11,11 +11,11 @@ live in :data:`masking_rules`, keyed by primitive (one module per family in
 names every primitive without a rule.
 """
 
-from plait_masking.registry import masking_rules
-from plait_masking import rules as _rules  # noqa: E402  (registers the rules)
+from plait_masking import rules as _rules
 from plait_masking.api import mask, shapecheck
 from plait_masking.env import MaskEnv
 from plait_masking.errors import ShapeError
+from plait_masking.registry import masking_rules
 from plait_masking.specs import WILDCARD, parse_spec
 from plait_masking.trace import MaskTrace, MaskTracer
 

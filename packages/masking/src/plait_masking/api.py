@@ -8,12 +8,11 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from plait_core.abstract import ShapeDtypeStruct, ShapedArray, get_aval
+from plait_core.abstract import ShapedArray, ShapeDtypeStruct, get_aval
 from plait_core.dims import Dim, InconclusiveDimensionOperation, SymbolicDim, definitely_equal
 from plait_core.staging import eval_shape
 from plait_core.trace import Tracer, transformation
 from plait_core.tree_util import PyTreeDef, tree_flatten, tree_unflatten
-
 from plait_masking.env import MaskEnv
 from plait_masking.errors import ShapeError
 from plait_masking.sizes import check_logical_fits, logical_sizes, padded_sizes

@@ -23,7 +23,6 @@ from plait_core import dtypes
 from plait_core.abstract import ShapedArray, get_aval
 from plait_core.dims import Dim, SymbolicDim, UnboundDimensionError
 from plait_core.primitives import elementwise as ew
-
 from plait_masking import ops
 
 __all__ = ["MaskEnv", "is_ragged"]
@@ -151,5 +150,5 @@ class MaskEnv:
         if valid is None:
             return x
         xa = get_aval(x)
-        filler = ops.full(value, xa.shape, xa.dtype, xa.weak_type)
+        filler = ops.full(value, self.padded_shape(aval.shape), xa.dtype, xa.weak_type)
         return ops.select(valid, filler, x)

@@ -19,7 +19,6 @@ from plait_core.abstract import get_aval
 from plait_core.dims import Dim, SymbolicDim
 from plait_core.primitives import elementwise as ew
 from plait_core.trace import Tracer
-
 from plait_masking.specs import SpecDim, Wildcard, spec_str
 
 __all__ = ["check_logical_fits", "logical_sizes", "padded_sizes"]
@@ -146,8 +145,6 @@ def logical_sizes(names: Sequence[str], logical_env: Any) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for n in names:
         v = logical_env[n]
-        if isinstance(v, bool) or isinstance(v, np.bool_):
-            raise TypeError(f"mask: the logical size {n} must be an integer, got the bool {v}")
         try:
             aval = get_aval(v, f"mask: logical_env[{n!r}]")
         except TypeError:

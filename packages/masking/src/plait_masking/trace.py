@@ -25,7 +25,6 @@ from plait_core.jaxpr import eval_jaxpr
 from plait_core.primitives.control_flow import convert_constvars
 from plait_core.staging import trace_to_jaxpr
 from plait_core.trace import transformation
-
 from plait_masking.env import MaskEnv
 from plait_masking.registry import masking_rules
 

@@ -19,13 +19,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from plait_autodiff.jaxpr_util import eval_jaxpr, hoist_consts
-from plait_autodiff.jvp import jvp_flat, jvp_jaxpr
+from plait_autodiff.jvp import differentiating_remat, jvp_flat, jvp_jaxpr, remat_depth
 from plait_autodiff.registries import jvp_rules, transpose_rules
 from plait_autodiff.tangents import Zero, instantiate, to_tangent_type
 from plait_autodiff.transpose import backward_pass, is_undefined, transpose_jaxpr
 from plait_core import ClosedJaxpr
-from plait_core.abstract import ShapedArray
 from plait_core.primitive import Primitive
+from plait_core.primitives.ad_helpers import custom_lin_p
 from plait_core.primitives.calls import (
     checkpoint_p,
     closed_call_p,
@@ -35,7 +35,7 @@ from plait_core.primitives.calls import (
     remap_jit_info,
 )
 
-__all__ = ["custom_lin_p"]
+__all__ = ["custom_lin_p"]  # re-exported from core for readers of this module
 
 
 def _nonzero(ts: Sequence[Any]) -> list[bool]:
@@ -55,7 +55,11 @@ def _call_jvp(prim: Primitive, jaxpr_param: str) -> Any:
     def rule(primals: Sequence[Any], tangents: Sequence[Any], **params: Any) -> tuple[list[Any], list[Any]]:
         closed: ClosedJaxpr = params[jaxpr_param]
         nz = _nonzero(tangents)
-        body, out_nz = jvp_jaxpr(closed, nz, False)
+        if prim is checkpoint_p:
+            with differentiating_remat():
+                body, out_nz = jvp_jaxpr(closed, nz, False)
+        else:
+            body, out_nz = jvp_jaxpr(closed, nz, False)
         body, consts = hoist_consts(body)
         given = [t for t in tangents if type(t) is not Zero]
         new_params = dict(params)
@@ -130,32 +134,18 @@ transpose_rules[custom_jvp_call_p] = _inline_transpose("call_jaxpr")
 # ---------------------------------------------------------------------------
 # custom_vjp_call and custom_lin
 
-custom_lin_p = Primitive("custom_lin", family="ad", multiple_results=True)
-"""``custom_lin(*residuals, *tangents; num_res, bwd, out_avals, in_nonzeros)``:
-the linear map whose transpose is a ``custom_vjp`` backward rule.  It only
-appears in linearized programs; evaluating it (forward mode of a
-``custom_vjp`` function) is an error."""
-
-
-@custom_lin_p.def_abstract_eval
-def _custom_lin_abstract_eval(*avals: ShapedArray, num_res: int, bwd: Any, out_avals: tuple[ShapedArray, ...], in_nonzeros: tuple[bool, ...]) -> list[ShapedArray]:
-    return list(out_avals)
-
-
-@custom_lin_p.def_impl
-def _custom_lin_impl(*args: Any, num_res: int, bwd: Any, out_avals: Any, in_nonzeros: Any) -> Any:
-    raise TypeError(
-        "can't apply forward-mode differentiation (jvp) to a custom_vjp function: it defines a reverse-mode "
-        "rule only. Use vjp or grad, or give the function a custom_jvp rule instead"
-    )
-
-
 def _custom_vjp_call_jvp(primals: Sequence[Any], tangents: Sequence[Any], **params: Any) -> tuple[list[Any], Any]:
     nz = _nonzero(tangents)
     fwd = params["fwd_jaxpr_thunk"](nz)
     outs = eval_jaxpr(fwd.jaxpr.jaxpr, fwd.jaxpr.consts, *primals)
     n = len(params["call_jaxpr"].out_avals)
     primal_out, residuals = outs[:n], outs[n:]
+    if params["optimize_remat"] and remat_depth():
+        # Inside a checkpoint the outputs come from the primal function, so the
+        # forward pass does not need fwd at all: only the recomputation for the
+        # backward pass (which needs the residuals) evaluates it.
+        call = params["call_jaxpr"]
+        primal_out = eval_jaxpr(call.jaxpr, call.consts, *primals)
     given = [instantiate(t) for t in tangents if type(t) is not Zero]
     out_avals = tuple(to_tangent_type(a) for a in params["call_jaxpr"].out_avals)
     tangent_out = custom_lin_p.bind(

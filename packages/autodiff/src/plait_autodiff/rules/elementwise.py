@@ -108,7 +108,8 @@ def _integer_pow_deriv(t: Any, ans: Any, x: Any, *, y: int) -> Any:
         return ops.mul(t, c(x, 0))
     if y == 1:
         return t
-    return ops.mul(t, ops.mul(c(x, y), ops.integer_pow(x, y - 1)))
+    power = x if y == 2 else ops.integer_pow(x, y - 1)
+    return ops.mul(t, ops.mul(c(x, y), power))
 
 
 defjvp(ew.integer_pow_p, _integer_pow_deriv)

@@ -15,15 +15,15 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
+
+from plait_autodiff import ops
+from plait_autodiff.invertible import CannotInvert
+from plait_autodiff.registries import inverse_rules
 from plait_core import dtypes
 from plait_core.abstract import ShapedArray
 from plait_core.primitives import ad_helpers as ad
 from plait_core.primitives import elementwise as ew
 from plait_core.primitives import structural as st
-
-from plait_autodiff import ops
-from plait_autodiff.invertible import CannotInvert
-from plait_autodiff.registries import inverse_rules
 
 Avals = Sequence[ShapedArray]
 

@@ -21,34 +21,20 @@ import weakref
 from collections.abc import Sequence
 from typing import Any
 
-from plait_core import ClosedJaxpr, Tracer
-from plait_core.abstract import ShapedArray
-from plait_core.config import config
-from plait_core.dce import dce_closed_jaxpr
-from plait_core.primitive import Primitive
-from plait_core.primitives.calls import custom_ivjp_call_p, invertible_call_p
-from plait_core.staging import trace_to_jaxpr
-
 from plait_autodiff.invertible import InvertibilityError, fallback_enabled, reconstruct
 from plait_autodiff.jaxpr_util import eval_jaxpr
 from plait_autodiff.jvp import jvp_flat
 from plait_autodiff.registries import jvp_rules, transpose_rules
 from plait_autodiff.tangents import Zero, instantiate, to_tangent_type
 from plait_autodiff.transpose import backward_pass
+from plait_core import ClosedJaxpr, Tracer
+from plait_core.config import config
+from plait_core.dce import dce_closed_jaxpr
+from plait_core.primitives.ad_helpers import invertible_lin_p
+from plait_core.primitives.calls import custom_ivjp_call_p, invertible_call_p
+from plait_core.staging import trace_to_jaxpr
 
 __all__ = ["invertible_lin_p"]
-
-invertible_lin_p = Primitive("invertible_lin", family="ad", multiple_results=True)
-"""``invertible_lin(*known, *outputs, *tangents; jaxpr, name, known, nonzeros)``:
-the tangents of an ``invertible_call``'s outputs, computed from values it
-can keep: ``known`` flags the body inputs passed by value, ``nonzeros`` those
-whose tangent is passed."""
-
-
-@invertible_lin_p.def_abstract_eval
-def _invertible_lin_abstract_eval(*avals: ShapedArray, jaxpr: ClosedJaxpr, **params: Any) -> list[ShapedArray]:
-    return [to_tangent_type(a) for a in jaxpr.out_avals]
-
 
 def _split_operands(args: Sequence[Any], jaxpr: ClosedJaxpr, known: tuple[bool, ...]) -> tuple[list[Any], list[Any], list[Any]]:
     nk, ny = sum(known), len(jaxpr.out_avals)
@@ -60,7 +46,6 @@ def _inputs(known_vals: Sequence[Any], known: tuple[bool, ...]) -> list[Any]:
     return [next(it) if k else None for k in known]
 
 
-@invertible_lin_p.def_impl
 def _invertible_lin_impl(
     *args: Any, jaxpr: ClosedJaxpr, name: str, known: tuple[bool, ...], nonzeros: tuple[bool, ...]
 ) -> list[Any]:
@@ -72,6 +57,10 @@ def _invertible_lin_impl(
     ts = [next(it) if z else Zero(to_tangent_type(a)) for z, a in zip(nonzeros, jaxpr.in_avals)]
     _, out_ts = jvp_flat(lambda *v: eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *v), xs, ts)
     return [instantiate(t) for t in out_ts]
+
+
+# Forward evaluation needs forward-mode differentiation, so autodiff installs it.
+invertible_lin_p.def_impl(_invertible_lin_impl)
 
 
 # ---------------------------------------------------------------------------
@@ -109,7 +98,7 @@ def backward_jaxpr(jaxpr: ClosedJaxpr, name: str, known: tuple[bool, ...], nonze
 def _invertible_lin_transpose(
     cts: Sequence[Any], *args: Any, jaxpr: ClosedJaxpr, name: str, known: tuple[bool, ...], nonzeros: tuple[bool, ...]
 ) -> list[Any]:
-    known_vals, ys, tangents = _split_operands(args, jaxpr, known)
+    known_vals, ys, _tangents = _split_operands(args, jaxpr, known)
     bwd = backward_jaxpr(jaxpr, name, known, nonzeros)
     cts_in = eval_jaxpr(bwd.jaxpr, bwd.consts, *known_vals, *ys, *[instantiate(c) for c in cts])
     return [None] * (len(known_vals) + len(ys)) + list(cts_in)

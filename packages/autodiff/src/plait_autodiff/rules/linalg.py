@@ -66,31 +66,37 @@ def _ct_in_operand_dtype(ct: Any, operand_aval: Any) -> Any:
 
 def _dot_operand_ct(
     ct: Any, other: Any, ndim: int, mine: tuple[tuple[int, ...], tuple[int, ...]],
-    theirs: tuple[tuple[int, ...], tuple[int, ...]], mine_first: bool, precision: Any,
+    theirs: tuple[tuple[int, ...], tuple[int, ...]], mine_is_lhs: bool, precision: Any,
 ) -> Any:  # fmt: skip
     """The cotangent of one dot_general operand (``mine``: its contracting and
-    batch dims; ``theirs``: the other operand's), of rank ``ndim``."""
+    batch dims; ``theirs``: the other operand's), of rank ``ndim``: a
+    dot_general of the output cotangent with the other operand over the other
+    operand's free dims, then a transpose into the operand's layout (none for
+    plain matrix products: the product is ordered like the operand)."""
     my_contract, my_batch = mine
     other_contract, other_batch = theirs
     other_ndim = ops.aval(other).ndim
     nb = len(my_batch)
     my_free = [d for d in range(ndim) if d not in my_contract and d not in my_batch]
     other_free = [d for d in range(other_ndim) if d not in other_contract and d not in other_batch]
-    # The output holds the batch dims, then the lhs free dims, then the rhs free dims.
-    other_first = nb + len(my_free) if mine_first else nb
+    # The output cotangent holds the batch dims, then the lhs free dims, then the rhs free dims.
+    other_first = nb + len(my_free) if mine_is_lhs else nb
     ct_other_free = tuple(range(other_first, other_first + len(other_free)))
-    dn = ((ct_other_free, tuple(other_free)), (tuple(range(nb)), tuple(other_batch)))
-    product = la.dot_general_p.bind(ct, other, dimension_numbers=dn, precision=precision, preferred_element_type=None)
-    # product layout: batch (my_batch order), my free (ascending), then the other's
-    # remaining dims (its contracting dims, ascending) standing for mine.
+    # The other operand's contracting dims (ascending) stand for mine in the product.
     contract_order = sorted(range(len(other_contract)), key=lambda i: other_contract[i])
-    position = {}
-    for k, d in enumerate(my_batch):
-        position[d] = k
+    position = {d: k for k, d in enumerate(my_batch)}
+    if mine_is_lhs:  # product = ct . rhs: batch, my free dims, then my contracting dims
+        dn = ((ct_other_free, tuple(other_free)), (tuple(range(nb)), tuple(other_batch)))
+        product = la.dot_general_p.bind(ct, other, dimension_numbers=dn, precision=precision, preferred_element_type=None)
+        free_at, contract_at = nb, nb + len(my_free)
+    else:  # product = lhs . ct: batch, my contracting dims, then my free dims
+        dn = ((tuple(other_free), ct_other_free), (tuple(other_batch), tuple(range(nb))))
+        product = la.dot_general_p.bind(other, ct, dimension_numbers=dn, precision=precision, preferred_element_type=None)
+        contract_at, free_at = nb, nb + len(my_contract)
     for k, d in enumerate(my_free):
-        position[d] = nb + k
+        position[d] = free_at + k
     for k, i in enumerate(contract_order):
-        position[my_contract[i]] = nb + len(my_free) + k
+        position[my_contract[i]] = contract_at + k
     return ops.transpose(product, tuple(position[d] for d in range(ndim)))
 
 

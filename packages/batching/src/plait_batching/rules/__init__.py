@@ -1,7 +1,9 @@
 """Batching rules, one module per primitive family (as in core's catalog).
 
 Importing this package registers every rule in
-:data:`~plait_batching.registries.batching_rules`.
+:data:`~plait_batching.registries.batching_rules`, and the rules for ragged
+values (piles) in :data:`~plait_batching.registries.ragged_rules` (the
+``ragged_*`` modules).
 """
 
 from plait_batching.rules import (
@@ -12,6 +14,11 @@ from plait_batching.rules import (
     elementwise,
     indexing,
     linalg,
+    ragged_calls,
+    ragged_elementwise,
+    ragged_linalg,
+    ragged_reductions,
+    ragged_structural,
     reductions,
     shapes,
     structural,
@@ -25,6 +32,11 @@ __all__ = [
     "elementwise",
     "indexing",
     "linalg",
+    "ragged_calls",
+    "ragged_elementwise",
+    "ragged_linalg",
+    "ragged_reductions",
+    "ragged_structural",
     "reductions",
     "shapes",
     "structural",

@@ -22,6 +22,7 @@ such values out of the entry function's parameters and results.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
@@ -88,6 +89,7 @@ def concrete_shape(aval: ShapedArray) -> tuple[int, ...]:
     return tuple(shape)
 
 
+@functools.lru_cache(maxsize=4096)
 def tensor_type(aval: ShapedArray) -> str:
     """``tensor<2x3xf32>``; a scalar is ``tensor<f32>``."""
     dims = "".join(f"{d}x" for d in concrete_shape(aval))
@@ -193,12 +195,15 @@ class Value:
 
 
 class Namer:
-    """Hands out the SSA names of one function: ``%0``, ``%1``, ..."""
+    """Hands out the SSA names of one function: ``%0``, ``%1``, ...; and
+    remembers which of them are scalar constants (and their values)."""
 
-    __slots__ = ("count",)
+    __slots__ = ("count", "scalars", "used")
 
     def __init__(self) -> None:
         self.count = 0
+        self.scalars: dict[str, np.ndarray] = {}
+        self.used: set[str] = set()
 
     def fresh(self) -> str:
         """A name not used before in this function."""
@@ -254,7 +259,9 @@ class Block:
             base = self.namer.fresh()
             lhs = f"{base}:{len(results)} = "
             outs = [Value(f"{base}#{k}", a) for k, a in enumerate(results)]
-        head = f'{lhs}"{name}"({", ".join(v.name for v in operands)})'
+        names = [v.name for v in operands]
+        self.namer.used.update(names)
+        head = f'{lhs}"{name}"({", ".join(names)})'
         tail = f"{_attr_text(attrs)} : ({_types(operands)}) -> {result_types(results)}"
         if not regions:
             self.lines.append(head + tail)
@@ -292,7 +299,13 @@ class Block:
             return hit
         out = self.op1("stablehlo.constant", [], aval, {"value": dense_attr(arr, aval)})
         self._constants[key] = out
+        if arr.ndim == 0:
+            self.namer.scalars[out.name] = arr
         return out
+
+    def scalar_constant(self, x: Value) -> np.ndarray | None:
+        """The value of ``x`` if it is a scalar constant of this function, else ``None``."""
+        return self.namer.scalars.get(x.name)
 
     def region(self, arg_avals: Sequence[ShapedArray]) -> Block:
         """A new, empty region (of an operation to be appended to this block)
@@ -301,6 +314,7 @@ class Block:
 
     def ret(self, values: Sequence[Value], op: str = "stablehlo.return") -> None:
         """Append the terminator returning ``values``."""
+        self.namer.used.update(v.name for v in values)
         self.lines.append(f'"{op}"({", ".join(v.name for v in values)}) : ({_types(values)}) -> ()')
 
     def render(self) -> list[str]:
@@ -350,9 +364,21 @@ class Function:
         outs = ", ".join(v.type for v in results)
         visibility = "public" if self.public else "private"
         lines = [f"func.func {visibility} @{self.name}({params}) -> ({outs}) {{"]
-        lines.extend("  " + line for line in self.body.lines)
+        lines.extend("  " + line for line in _drop_dead_constants(self.body.lines, self.body.namer.used))
         lines.append("}")
         return "\n".join(lines)
+
+
+def _drop_dead_constants(lines: list[str], used: set[str]) -> list[str]:
+    """``lines`` without the constants nothing uses (a scalar literal is made
+    before a rule decides to use it at full shape instead)."""
+    out = []
+    for line in lines:
+        head = line.lstrip()
+        if head.startswith("%") and '= "stablehlo.constant"' in head and head.split(" ", 1)[0] not in used:
+            continue
+        out.append(line)
+    return out
 
 
 class ModuleBuilder:

@@ -109,6 +109,9 @@ def broadcast_to(ctx: RuleContext, x: Value, shape: Sequence[int]) -> Value:
         return x
     if x.shape != ():
         raise ValueError(f"cannot broadcast {x.aval.str_short()} to {tuple(shape)}")
+    value = ctx.block.scalar_constant(x)
+    if value is not None:  # a splat constant of the full shape instead of a broadcast
+        return ctx.block.constant(value, like(x, shape=shape))
     return broadcast_in_dim(ctx, x, shape, ())
 
 

@@ -6,7 +6,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from plait_core import Primitive, ShapedArray
-
 from plait_masking.env import MaskEnv
 from plait_masking.registry import MaskingRule, masking_rules
 

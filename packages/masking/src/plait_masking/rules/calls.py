@@ -29,7 +29,6 @@ from plait_core.primitives.calls import (
     invertible_call_p,
     remap_jit_info,
 )
-
 from plait_masking.env import MaskEnv
 from plait_masking.registry import masking_rules
 from plait_masking.trace import eval_masked, mask_jaxpr

@@ -16,7 +16,6 @@ from typing import Any
 
 from plait_core import ShapedArray
 from plait_core.primitives.collectives import all_gather_p, axis_index_p, pmax_p, pmean_p, pmin_p, psum_p
-
 from plait_masking.env import MaskEnv, is_ragged
 from plait_masking.registry import masking_rules
 from plait_masking.rules._common import register_passthrough

@@ -22,7 +22,6 @@ from plait_core.abstract import get_aval
 from plait_core.primitives import elementwise as ew
 from plait_core.primitives.control_flow import cond_p, join_consts, scan_p, while_p
 from plait_core.staging import trace_to_jaxpr
-
 from plait_masking import ops
 from plait_masking.env import MaskEnv, is_ragged
 from plait_masking.registry import masking_rules

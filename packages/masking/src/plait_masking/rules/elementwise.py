@@ -8,7 +8,6 @@ the padded data is exact; whatever the padding holds stays in the padding.
 from __future__ import annotations
 
 from plait_core import all_primitives
-
 from plait_masking.rules._common import register_passthrough
 
 register_passthrough(*[p for p in all_primitives() if p.family == "elementwise"])

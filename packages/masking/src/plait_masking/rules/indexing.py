@@ -32,7 +32,6 @@ from plait_core.primitives import elementwise as ew
 from plait_core.primitives import reductions as red
 from plait_core.primitives import structural as st
 from plait_core.primitives.indexing_prims import GatherScatterMode, default_fill_value
-
 from plait_masking import ops
 from plait_masking.env import MaskEnv, is_ragged
 from plait_masking.registry import masking_rules

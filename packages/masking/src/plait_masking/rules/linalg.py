@@ -18,7 +18,6 @@ from typing import Any
 
 from plait_core import ShapedArray
 from plait_core.primitives.linalg import ConvDimensionNumbers, conv_general_dilated_p, dot_general_p
-
 from plait_masking.env import MaskEnv, is_ragged
 from plait_masking.registry import masking_rules
 

@@ -19,7 +19,6 @@ import numpy as np
 
 from plait_core import Primitive, ShapedArray, dtypes
 from plait_core.primitives import reductions as red
-
 from plait_masking import ops
 from plait_masking.env import MaskEnv, is_ragged
 from plait_masking.registry import masking_rules

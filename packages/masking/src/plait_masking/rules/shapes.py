@@ -7,7 +7,6 @@ from typing import Any
 
 from plait_core import ShapedArray, dtypes
 from plait_core.primitives.shapes import dim_as_value_p
-
 from plait_masking.env import MaskEnv
 from plait_masking.registry import masking_rules
 

@@ -1,0 +1,273 @@
+"""Piles: batches whose elements have different lengths along one axis.
+
+A :class:`Pile` of ``B`` elements holds
+
+* ``data``: every element padded to the largest along its ragged axis and
+  stacked along a leading batch axis (shape ``(B, *padded element shape)``);
+* ``lengths``: one ``int32`` per element, its true size along the ragged axis;
+* ``ragged_axis``: which axis of an element is ragged (element coordinates).
+
+``vmap(f, in_axes=pile_axis)`` maps over a pile and ``out_axes=pile_axis``
+builds one (see :mod:`plait_batching.ragged`).  A pile is a pytree whose
+leaves are ``data`` and ``lengths``, so it crosses ``jit`` (lengths become
+traced values, the padded size stays static) and ``grad``.  Padding is zero
+in the piles plait makes; the mapped function never reads it into a true
+result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import numpy as np
+
+from plait_batching.vmappable import register_vmappable
+from plait_core import Tracer, dtypes, get_aval
+from plait_core.dims import Dim
+from plait_core.tree_util import GetAttrKey, register_pytree_with_keys
+
+__all__ = ["Pile", "PileAxis", "pile_axis"]
+
+
+class PileAxis:
+    """The type of :data:`pile_axis`, the ``in_axes``/``out_axes`` entry that maps over piles."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "pile_axis"
+
+    def __reduce__(self) -> str:
+        return "pile_axis"
+
+
+#: ``in_axes``/``out_axes`` entry: map over (or build) a :class:`Pile`.
+pile_axis = PileAxis()
+
+
+def _concrete(x: Any) -> np.ndarray | None:
+    """The concrete value of ``x`` as a NumPy array, or ``None`` if it is traced."""
+    while isinstance(x, Tracer):
+        x = x.to_concrete_value()
+        if x is None:
+            return None
+    return np.asarray(x)
+
+
+def _as_array(x: Any, what: str) -> Any:
+    """``x`` when core knows it as an array (NumPy, device arrays, tracers); lists become NumPy."""
+    if isinstance(x, (list, tuple)):
+        x = np.asarray(x)
+    try:
+        get_aval(x)
+    except TypeError:
+        raise TypeError(f"Pile: {what} must be an array, got a value of type {type(x).__name__}") from None
+    return x
+
+
+class Pile:
+    """A ragged batch: ``data`` padded along one axis, and each element's ``lengths``.
+
+    ``Pile(data, lengths, ragged_axis=0)``: ``data`` has the batch first and
+    at least one element axis; ``lengths`` is a vector of integers, one per
+    element, with ``0 <= lengths[i] <= data.shape[1 + ragged_axis]`` (checked
+    when the lengths are concrete).  Most piles are built with
+    :meth:`from_arrays` or returned by ``vmap(..., out_axes=pile_axis)``.
+
+    ``len(pile)`` is the number of elements, ``pile[i]`` element ``i``'s true
+    slice and :meth:`unpack` all of them.
+    """
+
+    __slots__ = ("data", "lengths", "ragged_axis")
+
+    data: Any
+    lengths: Any
+    ragged_axis: int
+
+    def __init__(self, data: Any, lengths: Any, ragged_axis: int = 0) -> None:
+        data = _as_array(data, "data")
+        lengths = _as_array(lengths, "lengths")
+        shape, laval = get_aval(data).shape, get_aval(lengths)
+        if len(shape) < 2:
+            raise ValueError(
+                f"Pile: data must have a batch axis and at least one element axis, got data of shape {tuple(shape)}"
+            )
+        if not (isinstance(ragged_axis, (int, np.integer)) and not isinstance(ragged_axis, bool)):
+            raise TypeError(f"Pile: ragged_axis must be an int, got {ragged_axis!r}")
+        rank = len(shape) - 1
+        if not -rank <= ragged_axis < rank:
+            raise ValueError(
+                f"Pile: ragged_axis={ragged_axis} is out of range for elements of rank {rank} "
+                f"(data of shape {tuple(shape)}): it must be in [-{rank}, {rank})"
+            )
+        if not dtypes.is_int(laval.dtype):
+            raise TypeError(f"Pile: lengths must be integers, got lengths of dtype {laval.dtype}")
+        if laval.ndim != 1 or laval.shape[0] != shape[0]:
+            raise ValueError(
+                f"Pile: lengths must be a vector with one length per element ({shape[0]} elements in data of "
+                f"shape {tuple(shape)}), got lengths of shape {tuple(laval.shape)}"
+            )
+        ax = int(ragged_axis) % rank
+        if isinstance(lengths, (np.ndarray, np.generic)) and lengths.dtype != np.int32:
+            lengths = lengths.astype(np.int32)
+        conc = _concrete(lengths)
+        if conc is not None:
+            padded = shape[1 + ax]
+            bad = np.flatnonzero((conc < 0) | (conc > padded))
+            if bad.size:
+                i = int(bad[0])
+                raise ValueError(
+                    f"Pile: the length {int(conc[i])} of element {i} is out of range: the lengths must be in "
+                    f"[0, {padded}], the size of the ragged axis {ax} of the padded elements"
+                )
+        self.data, self.lengths, self.ragged_axis = data, lengths, ax
+
+    @classmethod
+    def _make(cls, data: Any, lengths: Any, ragged_axis: int) -> Pile:
+        """A pile from trusted parts, without checks (used by pytrees and ``vmap``)."""
+        p = object.__new__(cls)
+        p.data, p.lengths, p.ragged_axis = data, lengths, ragged_axis
+        return p
+
+    @classmethod
+    def from_arrays(
+        cls, arrays: Sequence[Any], ragged_axis: int | None = None, dtype: Any = None, pad_to: int | None = None
+    ) -> Pile:
+        """Stack ``arrays`` (concrete arrays of one rank) into a pile, padding with zeros.
+
+        The elements may differ in size along one axis only, which becomes the
+        ragged axis; when they all have the same shape it is ``ragged_axis``
+        (default 0).  ``dtype`` defaults to the arrays' common type (with
+        plait's canonicalisation: 64-bit types become 32-bit unless x64 is
+        enabled).  ``pad_to`` pads the ragged axis to a fixed size, at least
+        the largest length (useful to compile once for several piles)."""
+        if isinstance(arrays, (np.ndarray, Tracer)) or not isinstance(arrays, Sequence) or not arrays:
+            raise ValueError("Pile.from_arrays needs a non-empty list of arrays")
+        elems = [np.asarray(a) for a in arrays]
+        ranks = {e.ndim for e in elems}
+        if len(ranks) != 1:
+            listed = ", ".join(str(e.shape) for e in elems)
+            raise ValueError(f"Pile.from_arrays: the arrays must have the same rank, got shapes {listed}")
+        rank = ranks.pop()
+        if rank == 0:
+            raise ValueError("Pile.from_arrays: the elements must have at least one axis (got scalars)")
+        differ = [k for k in range(rank) if len({e.shape[k] for e in elems}) > 1]
+        if ragged_axis is not None:
+            if not -rank <= ragged_axis < rank:
+                raise ValueError(
+                    f"Pile.from_arrays: ragged_axis={ragged_axis} is out of range for arrays of rank {rank}"
+                )
+            ragged_axis %= rank
+        if len(differ) > 1 or (differ and ragged_axis is not None and differ != [ragged_axis]):
+            listed = ", ".join(str(e.shape) for e in elems)
+            raise ValueError(
+                f"Pile.from_arrays: the arrays differ along the axes {differ} (shapes {listed}); "
+                f"a pile's elements may differ along one axis only"
+                + ("" if ragged_axis is None else f", here the ragged_axis {ragged_axis}")
+            )
+        ax = differ[0] if differ else (ragged_axis or 0)
+        lengths = np.array([e.shape[ax] for e in elems], np.int32)
+        padded = int(lengths.max())
+        if pad_to is not None:
+            if pad_to < padded:
+                raise ValueError(f"Pile.from_arrays: pad_to={pad_to} is smaller than the largest length {padded}")
+            padded = int(pad_to)
+        dt = np.result_type(*elems) if dtype is None else np.dtype(dtype)
+        dt = dtypes.canonicalize_dtype(dt)
+        shape = list(elems[0].shape)
+        shape[ax] = padded
+        data = np.zeros((len(elems), *shape), dt)
+        for i, e in enumerate(elems):
+            index = (i, *(slice(None),) * ax, slice(0, e.shape[ax]))
+            data[index] = e
+        return cls._make(data, lengths, ax)
+
+    # -- reading ---------------------------------------------------------------
+
+    @property
+    def num_elements(self) -> int:
+        """How many elements the pile holds."""
+        n: Dim = get_aval(self.data).shape[0]
+        return int(n)
+
+    @property
+    def max_length(self) -> Dim:
+        """The padded size of the ragged axis."""
+        return get_aval(self.data).shape[1 + self.ragged_axis]
+
+    @property
+    def dtype(self) -> np.dtype[Any]:
+        """The elements' dtype."""
+        return get_aval(self.data).dtype
+
+    def __len__(self) -> int:
+        return self.num_elements
+
+    def __getitem__(self, i: int) -> Any:
+        """Element ``i``: its true slice of the padded data (needs concrete lengths)."""
+        n = self.num_elements
+        if not (isinstance(i, (int, np.integer)) and not isinstance(i, bool)):
+            raise TypeError(f"Pile indices must be integers, got {type(i).__name__}")
+        if not -n <= i < n:
+            raise IndexError(f"Pile index {i} is out of range for a pile of {n} elements")
+        i = int(i) % n
+        conc = _concrete(self.lengths)
+        if conc is None:
+            raise TypeError(
+                "Pile: reading element slices needs concrete lengths, but the lengths are traced "
+                "(for example inside jit); use vmap over the pile instead"
+            )
+        index = (i, *(slice(None),) * self.ragged_axis, slice(0, int(conc[i])))
+        return self.data[index]
+
+    def __iter__(self) -> Iterator[Any]:
+        return (self[i] for i in range(self.num_elements))
+
+    def unpack(self) -> list[Any]:
+        """Every element's true slice, in order."""
+        return list(self)
+
+    def __repr__(self) -> str:
+        aval = get_aval(self.data)
+        dims = [str(d) for d in aval.shape[1:]]
+        dims[self.ragged_axis] = "≤" + dims[self.ragged_axis]
+        conc = _concrete(self.lengths)
+        lengths = f"traced {get_aval(self.lengths).str_short()}" if conc is None else np.array2string(conc)
+        return (
+            f"Pile[{aval.shape[0]}] of {dtypes.dtype_short_name(aval.dtype)}[{', '.join(dims)}] "
+            f"lengths {lengths}"
+        )
+
+
+def _flatten_with_keys(p: Pile) -> tuple[tuple[tuple[Any, Any], ...], int]:
+    return ((GetAttrKey("data"), p.data), (GetAttrKey("lengths"), p.lengths)), p.ragged_axis
+
+
+def _flatten(p: Pile) -> tuple[tuple[Any, Any], int]:
+    return (p.data, p.lengths), p.ragged_axis
+
+
+def _unflatten(ragged_axis: int, children: Any) -> Pile:
+    data, lengths = children
+    return Pile._make(data, lengths, ragged_axis)
+
+
+register_pytree_with_keys(Pile, _flatten_with_keys, _unflatten, _flatten)
+
+
+# ---------------------------------------------------------------------------
+# vmap: piles are mapped with pile_axis only (api.py enters and builds them)
+
+
+def _pile_size(p: Pile, spec: Any) -> Dim:
+    if not isinstance(spec, PileAxis):
+        raise TypeError(f"vmap: a Pile must be mapped with in_axes=pile_axis, got the in_axes entry {spec!r}")
+    return get_aval(p.data).shape[0]
+
+
+def _no_generic(*args: Any) -> Any:
+    raise AssertionError("plait_batching: piles are entered and built by vmap itself")
+
+
+register_vmappable(Pile, PileAxis, _pile_size, _no_generic, _no_generic)

@@ -1,0 +1,536 @@
+"""Ragged values: what ``vmap`` over piles sees, and how it computes with them.
+
+Inside ``vmap(f, in_axes=pile_axis)`` an element of a pile has a symbolic
+size along its ragged axis: a fresh name such as ``_pile0`` (one per set of
+lengths), so ``x.shape[0]`` is that name and shape rules reason with it.  The
+same happens to a size taken from a batched integer (``pnp.arange(n)``,
+``pnp.ones((7, n))``): see :func:`symbolic_size`.
+
+A ragged value is a :class:`~plait_batching.trace.BatchTracer` with
+``ragged`` set: its ``aval`` is the element type with symbolic sizes, its
+``val`` the elements padded along the ragged axes to the padded size of each
+name (the pile's padded size, or the largest length).  A value may have
+several ragged axes only when they share one name (attention scores
+``n x n``); values of two different names never meet: the names are the
+same exactly when the lengths are (checked when concrete).
+
+The rules (:data:`~plait_batching.registries.ragged_rules`, rule(trace, prim,
+args, params) returning the results on ``trace``) compute on the padded
+data.  Most primitives simply run their batching rule on it, with every
+symbolic size in their params replaced by its padded size (:func:`padded_rule`):
+what lands in the padding stays in the padding.  Those that would read the
+padding into a true result first fill it with a neutral value (reductions,
+contractions), and the rest is refused with a reason.
+
+The names live in a :class:`RaggedEnv`, one per ``BatchTrace`` that maps a
+pile: each name's lengths (a value of the parent trace, ``int32[B]``) and
+padded size (a static ``int``).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from plait_batching.moves import BDim, broadcast_batch, moveaxis, shift
+from plait_batching.pile import Pile, _concrete
+from plait_batching.registries import batching_rules, ragged_rules
+from plait_batching.trace import AxisData, BatchTrace, BatchTracer
+from plait_core import Primitive, ShapedArray, Tracer, dtypes, get_aval, set_current_trace
+from plait_core.dims import Dim, SymbolicDim
+from plait_core.errors import ConcretizationTypeError
+from plait_core.primitives.elementwise import add_p, and_p, convert_element_type_p, lt_p, mul_p, select_n_p
+from plait_core.primitives.structural import broadcast_in_dim_p, iota_p, pad_p, slice_p
+
+__all__ = [
+    "Operand",
+    "check_one_size",
+    "env_of",
+    "fill_padding",
+    "operands",
+    "ragged_axes",
+    "refuse",
+    "RaggedEnv",
+    "RaggedSize",
+    "enter_pile",
+    "finish_pile",
+    "padded_rule",
+    "process_ragged",
+    "ragged_dim",
+    "ragged_result_error",
+    "symbolic_size",
+]
+
+_fresh_names = itertools.count()
+_I32 = np.dtype(np.int32)
+
+
+class RaggedSize:
+    """One ragged size: its ``name``, the ``lengths`` (a value of the parent
+    trace, ``int32[B]``), the static ``padded`` size and, when known, the
+    ``concrete`` lengths."""
+
+    __slots__ = ("concrete", "lengths", "name", "padded")
+
+    def __init__(self, name: str, lengths: Any, padded: int, concrete: np.ndarray | None) -> None:
+        self.name, self.lengths, self.padded, self.concrete = name, lengths, padded, concrete
+
+    def describe(self) -> str:
+        if self.concrete is None:
+            return f"{self.name} with traced lengths"
+        return f"{self.name} with lengths {np.array2string(self.concrete)}"
+
+
+class RaggedEnv:
+    """The ragged sizes of one ``vmap`` over piles, and the values derived
+    from them (lengths of polynomial sizes, masks), memoised for the life of
+    the ``vmap``."""
+
+    __slots__ = ("_lengths", "_masks", "axis", "sizes")
+
+    def __init__(self, axis: AxisData) -> None:
+        self.axis = axis
+        self.sizes: dict[str, RaggedSize] = {}
+        self._lengths: dict[Dim, Any] = {}
+        self._masks: dict[tuple[Dim, bool], Any] = {}
+
+    # -- names -------------------------------------------------------------------
+
+    def names_in(self, d: Any) -> frozenset[str]:
+        """The names of this env that the dimension ``d`` mentions."""
+        if type(d) is not SymbolicDim:
+            return frozenset()
+        return frozenset(n for n in d.free_names() if n in self.sizes)
+
+    def names_in_shape(self, shape: Sequence[Dim]) -> frozenset[str]:
+        out: frozenset[str] = frozenset()
+        for d in shape:
+            if type(d) is SymbolicDim:
+                out = out | self.names_in(d)
+        return out
+
+    def names_in_params(self, value: Any) -> frozenset[str]:
+        """The names of this env mentioned by a param value (dims and tuples of them)."""
+        if type(value) is SymbolicDim:
+            return self.names_in(value)
+        if isinstance(value, tuple):
+            out: frozenset[str] = frozenset()
+            for v in value:
+                out = out | self.names_in_params(v)
+            return out
+        return frozenset()
+
+    def mentions(self, params: dict[str, Any]) -> bool:
+        """Whether a primitive's params mention a ragged size of this env."""
+        return any(self.names_in_params(v) for v in params.values())
+
+    def is_ragged(self, d: Any) -> bool:
+        return bool(self.names_in(d))
+
+    def describe(self, names: Sequence[str] | frozenset[str]) -> str:
+        return "; ".join(self.sizes[n].describe() for n in sorted(names))
+
+    def size_for(self, lengths: Any, padded: int, concrete: np.ndarray | None) -> RaggedSize:
+        """The size of these lengths: an existing one when they are the same
+        value or equal concrete lengths, else a fresh name."""
+        for s in self.sizes.values():
+            if s.lengths is lengths:
+                return s
+            if concrete is not None and s.concrete is not None and np.array_equal(s.concrete, concrete):
+                return s
+        name = f"_pile{next(_fresh_names)}"
+        size = self.sizes[name] = RaggedSize(name, lengths, padded, concrete)
+        return size
+
+    # -- padded sizes, lengths and masks (values of the parent trace) ------------
+
+    def padded(self, d: Dim) -> Dim:
+        """The padded size of a dimension (``d`` at the padded size of each name)."""
+        if type(d) is not SymbolicDim or not self.names_in(d):
+            return d
+        for mono, coeff in d.terms:
+            if mono and coeff < 0 and any(n in self.sizes for n, _ in mono):
+                raise ValueError(
+                    f"vmap over piles: the ragged size {d} is not padded by its largest length (it decreases "
+                    "when a length grows); plait supports ragged sizes that grow with the lengths"
+                )
+        env = {n: (self.sizes[n].padded if n in self.sizes else SymbolicDim.var(n)) for n in d.free_names()}
+        out: Dim = d.evaluate(env)
+        return out
+
+    def padded_shape(self, shape: Sequence[Dim]) -> tuple[Dim, ...]:
+        return tuple(self.padded(d) for d in shape)
+
+    def pad_param(self, value: Any) -> Any:
+        """A param value with every ragged size replaced by its padded size."""
+        if type(value) is SymbolicDim:
+            return self.padded(value)
+        if isinstance(value, tuple) and self.names_in_params(value):
+            return tuple(self.pad_param(v) for v in value)
+        return value
+
+    def lengths(self, d: Dim) -> Any:
+        """``d`` for every element: an ``int32[B]`` value (parent trace current)."""
+        hit = self._lengths.get(d)
+        if hit is not None:
+            return hit
+        if type(d) is not SymbolicDim:
+            out = broadcast_in_dim_p.bind(np.asarray(d, _I32), shape=(self.axis.size,), broadcast_dimensions=())
+        else:
+            out = self._evaluate(d)
+        self._lengths[d] = out
+        return out
+
+    def _evaluate(self, d: SymbolicDim) -> Any:
+        others = d.free_names() - self.sizes.keys()
+        if others:
+            raise NotImplementedError(
+                f"vmap over piles: the size {d} mixes a ragged size with the symbolic sizes "
+                f"{', '.join(sorted(others))} of an enclosing transformation; this is not supported"
+            )
+        if len(d.terms) == 1:
+            mono, coeff = d.terms[0]
+            if coeff == 1 and len(mono) == 1 and mono[0][1] == 1:
+                return self.sizes[mono[0][0]].lengths
+        total: Any = None
+        for mono, coeff in d.terms:
+            term: Any = np.asarray(coeff, _I32)
+            for name, power in mono:
+                for _ in range(power):
+                    term = mul_p.bind(self.sizes[name].lengths, term)
+            if not mono:
+                term = broadcast_in_dim_p.bind(term, shape=(self.axis.size,), broadcast_dimensions=())
+            total = term if total is None else add_p.bind(total, term)
+        return total
+
+    def mask(self, d: Dim, batch_first: bool) -> Any:
+        """``index < length`` along a ragged axis of size ``d``: a bool value of
+        shape ``(B, padded)`` (``(padded, B)`` unless ``batch_first``)."""
+        key = (d, batch_first)
+        hit = self._masks.get(key)
+        if hit is not None:
+            return hit
+        size, p = self.axis.size, self.padded(d)
+        shape = (size, p) if batch_first else (p, size)
+        index = iota_p.bind(dtype=_I32, shape=shape, dimension=1 if batch_first else 0)
+        lens = broadcast_in_dim_p.bind(self.lengths(d), shape=shape, broadcast_dimensions=(0 if batch_first else 1,))
+        out = self._masks[key] = lt_p.bind(index, lens)
+        return out
+
+
+def env_of(trace: BatchTrace) -> RaggedEnv:
+    """The trace's ragged env, made on first use."""
+    env = trace.ragged
+    if env is None:
+        env = trace.ragged = RaggedEnv(trace.axis)
+    assert isinstance(env, RaggedEnv)
+    return env
+
+
+# ---------------------------------------------------------------------------
+# Operands and results of ragged rules
+
+
+class Operand(NamedTuple):
+    """An operand as a ragged rule sees it: the (padded) value of the parent
+    trace, its batch dimension and its element type (symbolic when ragged)."""
+
+    val: Any
+    bdim: BDim
+    aval: ShapedArray
+
+
+def operands(trace: BatchTrace, prim: Primitive, args: Sequence[Any]) -> list[Operand]:
+    out: list[Operand] = []
+    for x in args:
+        if type(x) is BatchTracer and x._trace is trace:
+            out.append(Operand(x.val, x.bdim, x.aval))
+        else:
+            if isinstance(x, Tracer):
+                trace.check_foreign_tracer(x, prim)
+            out.append(Operand(x, None, get_aval(x, f"an argument of {prim.name}")))
+    return out
+
+
+def ragged_axes(env: RaggedEnv, aval: ShapedArray) -> list[int]:
+    """The axes of an element type whose size is ragged."""
+    return [i for i, d in enumerate(aval.shape) if env.is_ragged(d)]
+
+
+def _types(ops: Sequence[Operand]) -> str:
+    return ", ".join(o.aval.str_short() for o in ops)
+
+
+def check_one_size(env: RaggedEnv, prim: Primitive, ops: Sequence[Operand], params: dict[str, Any]) -> frozenset[str]:
+    """The ragged names an equation involves; ``ValueError`` if more than one."""
+    names: frozenset[str] = frozenset()
+    for o in ops:
+        names = names | env.names_in_shape(o.aval.shape)
+    in_params = frozenset().union(*(env.names_in_params(v) for v in params.values())) if params else frozenset()
+    names = names | in_params
+    if len(names) > 1:
+        raise ValueError(
+            f"vmap over piles: {prim.name} combines values of different ragged sizes (operands {_types(ops)}; "
+            f"{env.describe(names)}). Piles combine only when their lengths are equal (checked when the lengths "
+            "are concrete; under jit pass the same lengths value to both), and a value has one ragged size"
+        )
+    return names
+
+
+def element_abstract_eval(
+    env: RaggedEnv, prim: Primitive, ops: Sequence[Operand], params: dict[str, Any], names: frozenset[str]
+) -> list[ShapedArray]:
+    """The element types of the results (symbolic along ragged axes); a shape
+    error says which ragged size it is about."""
+    try:
+        out = prim.abstract_eval(*[o.aval for o in ops], **params)
+    except (TypeError, ValueError) as e:
+        msg = f"vmap over piles: {e} (element types {_types(ops)}; {env.describe(names)})"
+        try:
+            err = type(e)(msg)
+        except Exception:  # an exception type with another constructor
+            raise e from None
+        raise err from None
+    return list(out) if prim.multiple_results else [out]
+
+
+def run_batched(axis: AxisData, prim: Primitive, vals: Sequence[Any], dims: Sequence[BDim], params: dict[str, Any]) -> tuple[list[Any], list[BDim]]:
+    """The primitive's batching rule on padded operands (parent trace current)."""
+    if all(d is None for d in dims):
+        out = prim.bind(*vals, **params)
+        outs = list(out) if prim.multiple_results else [out]
+        return outs, [None] * len(outs)
+    res, res_dims = batching_rules[prim](axis, list(vals), list(dims), **params)
+    if prim.multiple_results:
+        return list(res), list(res_dims)
+    return [res], [res_dims]
+
+
+def wrap_results(
+    trace: BatchTrace, prim: Primitive, vals: Sequence[Any], dims: Sequence[BDim], avals: Sequence[ShapedArray]
+) -> Any:
+    """The results on ``trace``: ragged tracers where the element type is ragged."""
+    env = env_of(trace)
+    out: list[Any] = []
+    for val, d, aval in zip(vals, dims, avals):
+        if not env.names_in_shape(aval.shape):
+            out.append(trace.wrap(val, d))
+            continue
+        if d is None:
+            with set_current_trace(trace.parent):  # type: ignore[arg-type]
+                val, d = broadcast_batch(val, trace.axis.size, 0), 0
+        got = get_aval(val)
+        elem = got.shape[:d] + got.shape[d + 1 :]
+        expected = env.padded_shape(aval.shape)
+        if tuple(elem) != expected:
+            raise AssertionError(
+                f"plait_batching: the ragged rule of {prim.name} made padded elements of shape {elem} for the "
+                f"element type {aval.str_short()}, but {expected} was due (a bug in plait_batching)"
+            )
+        out.append(BatchTracer(trace, val, d, ShapedArray(aval.shape, got.dtype, aval.weak_type)))
+    return out if prim.multiple_results else out[0]
+
+
+# ---------------------------------------------------------------------------
+# Rules computed on the padded data
+
+RaggedRule = Callable[[BatchTrace, Primitive, Sequence[Any], dict[str, Any]], Any]
+#: ``check(env, prim, ops, params)``: raise for a ragged layout the primitive cannot handle.
+Check = Callable[[RaggedEnv, Primitive, Sequence[Operand], dict[str, Any]], None]
+#: ``prepare(env, ops, params)``: the padded operand values to use (parent trace current).
+Prepare = Callable[[RaggedEnv, Sequence[Operand], dict[str, Any]], list[Any]]
+
+
+def padded_rule(check: Check | None = None, prepare: Prepare | None = None) -> RaggedRule:
+    """A ragged rule that runs the primitive's batching rule on the padded data,
+    with ragged sizes in params replaced by padded sizes.  ``check`` refuses
+    layouts where that would be wrong; ``prepare`` fills padding the
+    primitive would read (see :func:`fill_padding`)."""
+
+    def rule(trace: BatchTrace, prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> Any:
+        env = env_of(trace)
+        ops = operands(trace, prim, args)
+        names = check_one_size(env, prim, ops, params)
+        out_avals = element_abstract_eval(env, prim, ops, params, names)
+        if check is not None:
+            check(env, prim, ops, params)
+        with set_current_trace(trace.parent):  # type: ignore[arg-type]
+            vals = [o.val for o in ops] if prepare is None else prepare(env, ops, params)
+            padded_params = {k: env.pad_param(v) for k, v in params.items()}
+            outs, dims = run_batched(trace.axis, prim, vals, [o.bdim for o in ops], padded_params)
+        return wrap_results(trace, prim, outs, dims, out_avals)
+
+    return rule
+
+
+def fill_padding(env: RaggedEnv, op: Operand, axes: Sequence[int], value: Any) -> Any:
+    """``op``'s padded value with its padding along the ragged element axes
+    among ``axes`` set to ``value`` (parent trace current)."""
+    which = [a for a in axes if env.is_ragged(op.aval.shape[a])]
+    if not which:
+        return op.val
+    assert op.bdim is not None
+    full = get_aval(op.val)
+    mask: Any = None
+    for a in which:
+        pos = shift(a, op.bdim)
+        m = env.mask(op.aval.shape[a], op.bdim < pos)
+        m = broadcast_in_dim_p.bind(m, shape=full.shape, broadcast_dimensions=tuple(sorted((op.bdim, pos))))
+        mask = m if mask is None else and_p.bind(mask, m)
+    fill = broadcast_in_dim_p.bind(np.asarray(value, full.dtype), shape=full.shape, broadcast_dimensions=())
+    return select_n_p.bind(mask, fill, op.val)
+
+
+def refuse(prim: Primitive, ops: Sequence[Operand], env: RaggedEnv, why: str) -> ValueError:
+    """The error for a ragged layout a rule does not support."""
+    names = frozenset().union(*(env.names_in_shape(o.aval.shape) for o in ops))
+    return ValueError(f"vmap over piles: {prim.name} {why} (element types {_types(ops)}; {env.describe(names)})")
+
+
+# ---------------------------------------------------------------------------
+# The dispatcher
+
+
+def process_ragged(trace: BatchTrace, prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> Any:
+    """Interpret ``prim`` on ``trace`` when a ragged value or size is involved."""
+    rule = ragged_rules.get(prim)
+    if rule is None:
+        ops = operands(trace, prim, args)
+        reason = ragged_rules.unsupported_reason(prim) or "there is no rule for it yet"
+        raise NotImplementedError(
+            f"vmap over piles: {prim.name} is not supported on ragged values (element types {_types(ops)}): {reason}"
+        )
+    return rule(trace, prim, args, params)
+
+
+# ---------------------------------------------------------------------------
+# Sizes from batched integers
+
+
+def symbolic_size(trace: BatchTrace, x: Any, what: str) -> SymbolicDim:
+    """A ragged size for the batched integer scalar ``x`` used as a shape.
+
+    Values made with it are padded to the largest of the integers, which
+    must therefore be concrete (not traced by an enclosing ``jit``): a
+    :class:`~plait_core.errors.ConcretizationTypeError` says so otherwise.
+    Negative sizes are a ``ValueError``.  Equal integers give the same size."""
+    if not (type(x) is BatchTracer and x._trace is trace):
+        raise TypeError(f"{what}: expected a batched value of this vmap, got {type(x).__name__}")
+    aval = x.aval
+    if aval.shape != () or not dtypes.is_int(aval.dtype):
+        raise TypeError(f"{what}: a size must be an integer scalar, got a batched value of type {aval.str_short()}")
+    env = env_of(trace)
+    with set_current_trace(trace.parent):  # type: ignore[arg-type]
+        val = moveaxis(x.val, x.bdim, 0)
+        if get_aval(val).dtype != _I32:
+            val = convert_element_type_p.bind(val, new_dtype=_I32, weak_type=False)
+    conc = _concrete(val)
+    if conc is None:
+        raise ConcretizationTypeError(
+            f"{what}: a size taken from a batched integer makes a ragged value, padded to the largest of the "
+            f"sizes, which must be known; but the sizes {aval.str_short()} are traced (for example by jit). "
+            "Compute the sizes outside jit, or map over a Pile whose padded size is static"
+        )
+    if (conc < 0).any():
+        raise ValueError(f"{what}: sizes must be non-negative, got the batched sizes {np.array2string(conc)}")
+    size = env.size_for(val, int(conc.max()) if conc.size else 0, conc)
+    return SymbolicDim.var(size.name)
+
+
+def ragged_dim(n: Any) -> Any:
+    """The size given by the batched integer ``n`` inside ``vmap``, usable in
+    shapes (``pnp.arange(ragged_dim(n))``, ``pnp.ones((7, ragged_dim(n)))``):
+    values made with it are ragged.  ``n`` not batched by a ``vmap`` is
+    returned as it is.  (Once plait-core asks the trace of a traced size for
+    a dimension, ``pnp.arange(n)`` does this by itself.)"""
+    if type(n) is BatchTracer:
+        return symbolic_size(n._trace, n, "ragged_dim")  # type: ignore[arg-type]
+    return n
+
+
+# ---------------------------------------------------------------------------
+# Entering and leaving vmap
+
+
+def _fit(data: Any, axis: int, have: int, want: int) -> Any:
+    """``data`` cut or zero-padded along ``axis`` to size ``want``."""
+    if have == want:
+        return data
+    shape = get_aval(data).shape
+    if have > want:
+        limits = tuple(want if k == axis else s for k, s in enumerate(shape))
+        return slice_p.bind(data, start_indices=(0,) * len(shape), limit_indices=limits, strides=None)
+    config = tuple((0, want - have if k == axis else 0, 0) for k in range(len(shape)))
+    return pad_p.bind(data, np.zeros((), get_aval(data).dtype), padding_config=config)
+
+
+def enter_pile(trace: BatchTrace, pile: Pile) -> BatchTracer:
+    """What the mapped function sees for one element of ``pile``."""
+    env = env_of(trace)
+    aval = get_aval(pile.data)
+    ax = pile.ragged_axis
+    padded = aval.shape[1 + ax]
+    if type(padded) is not int:
+        raise TypeError(f"vmap: a Pile's padded size must be a concrete integer, got {padded}")
+    with set_current_trace(trace.parent):  # type: ignore[arg-type]
+        lengths = pile.lengths
+        if get_aval(lengths).dtype != _I32:
+            lengths = convert_element_type_p.bind(lengths, new_dtype=_I32, weak_type=False)
+        size = env.size_for(lengths, padded, _concrete(lengths))
+        data = _fit(pile.data, 1 + ax, padded, size.padded)
+    shape = list(aval.shape[1:])
+    shape[ax] = SymbolicDim.var(size.name)
+    return BatchTracer(trace, data, 0, ShapedArray(tuple(shape), aval.dtype, aval.weak_type))
+
+
+def ragged_result_error(trace: BatchTrace, leaf: Any, where: str, out_axes: Any) -> ValueError | None:
+    """The error for a ragged result returned with an integer or ``None`` out_axes."""
+    if not (type(leaf) is BatchTracer and leaf._trace is trace and leaf.ragged):
+        return None
+    env = env_of(trace)
+    return ValueError(
+        f"vmap: {where} of the function's result is ragged (element type {leaf.aval.str_short()}; "
+        f"{env.describe(env.names_in_shape(leaf.aval.shape))}), but out_axes is {out_axes!r} for it; "
+        "return ragged results with out_axes=pile_axis to get a Pile"
+    )
+
+
+def finish_pile(trace: BatchTrace, leaf: Any, where: str) -> Pile:
+    """A result leaf as a pile (parent trace current): ragged values keep their
+    ragged axis, others make a pile of equal lengths along their axis 0."""
+    size = trace.axis.size
+    val, bdim = trace.unpack(leaf)
+    try:
+        aval = get_aval(leaf)
+    except TypeError:
+        raise TypeError(
+            f"vmap: {where} of the function's result is a value of type {type(leaf).__name__}, which is not an "
+            "array; out_axes=pile_axis makes piles of arrays"
+        ) from None
+    if not (type(leaf) is BatchTracer and leaf.ragged):
+        if aval.ndim == 0:
+            raise ValueError(
+                f"vmap: {where} of the function's result is a scalar per element ({aval.str_short()}), but "
+                "out_axes=pile_axis makes a Pile, whose elements need at least one axis"
+            )
+        n = aval.shape[0]
+        if type(n) is not int:
+            raise TypeError(f"vmap: out_axes=pile_axis needs a concrete size along axis 0 of {where}, got {n}")
+        data = moveaxis(val, bdim, 0) if bdim is not None else broadcast_batch(val, size, 0)
+        lengths = broadcast_in_dim_p.bind(np.asarray(n, _I32), shape=(size,), broadcast_dimensions=())
+        return Pile._make(data, lengths, 0)
+    env = env_of(trace)
+    axes = ragged_axes(env, aval)
+    if len(axes) != 1:
+        raise ValueError(
+            f"vmap: {where} of the function's result has {len(axes)} ragged axes {tuple(axes)} (element type "
+            f"{aval.str_short()}), but a Pile has one ragged axis; reduce or slice the others first"
+        )
+    (ax,) = axes
+    assert bdim is not None
+    data = fill_padding(env, Operand(val, bdim, aval), (ax,), 0)
+    data = moveaxis(data, bdim, 0)
+    return Pile._make(data, env.lengths(aval.shape[ax]), ax)

@@ -1,0 +1,86 @@
+"""Ragged rules of calls, control flow, collectives and shapes.
+
+* Calls (``closed_call`` from ``jit``, custom derivative and custom vmap
+  calls, ``checkpoint``, the invertible calls) are inlined: their jaxprs run
+  on the ragged values under this ``vmap``, so every primitive inside gets its
+  ragged rule.  (A custom derivative rule is therefore not used for ragged
+  values; the derivative comes from the primal computation.)
+* ``cond`` runs every branch and selects the results by the index.
+  ``while`` and ``scan`` over ragged values are not supported.
+* Collectives over an enclosing ``vmap``'s axis run on the padded data;
+  over this ``vmap``'s own axis they would mix elements of different lengths
+  and are refused.
+* ``dim_as_value`` of a ragged size is the lengths, batched.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from plait_batching.ragged import Operand, RaggedEnv, env_of, padded_rule, refuse
+from plait_batching.registries import ragged_rules
+from plait_batching.trace import BatchTrace, BatchTracer
+from plait_core import Primitive, dtypes, eval_jaxpr, get_aval, set_current_trace
+from plait_core.primitives import collectives as coll
+from plait_core.primitives.calls import CALL_PRIMITIVES, called_jaxpr
+from plait_core.primitives.collectives import axis_names
+from plait_core.primitives.control_flow import cond_p, scan_p, while_p
+from plait_core.primitives.elementwise import clamp_p, convert_element_type_p, select_n_p
+from plait_core.primitives.shapes import dim_as_value_p
+
+
+def _inline(trace: BatchTrace, prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> Any:
+    closed = called_jaxpr(prim, params)
+    with set_current_trace(trace):
+        return eval_jaxpr(closed.jaxpr, closed.consts, *args)
+
+
+for _p in CALL_PRIMITIVES:
+    ragged_rules[_p] = _inline
+
+
+def _cond(trace: BatchTrace, prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> Any:
+    index, *ops = args
+    branches = params["branches"]
+    with set_current_trace(trace):
+        outs = [eval_jaxpr(b.jaxpr, b.consts, *ops) for b in branches]
+        if len(branches) == 1:
+            return outs[0]
+        which = clamp_p.bind(np.int32(0), index, np.int32(len(branches) - 1))
+        return [select_n_p.bind(which, *cases) for cases in zip(*outs)]
+
+
+ragged_rules[cond_p] = _cond
+ragged_rules.not_supported(while_p, "a loop over ragged values would need a different trip count per length")
+ragged_rules.not_supported(scan_p, "a scan over ragged values is not supported; loop over a static axis instead")
+
+
+def _check_collective(env: RaggedEnv, prim: Primitive, ops: Sequence[Operand], params: dict[str, Any]) -> None:
+    name = env.axis.name
+    given = params.get("axes", params.get("axis_name"))
+    if name is not None and name in axis_names(given):
+        raise refuse(
+            prim, ops, env,
+            f"reduces ragged values over the pile's own axis {name!r}, which would mix elements of different lengths",
+        )  # fmt: skip
+
+
+for _p in (coll.psum_p, coll.pmax_p, coll.pmin_p, coll.pmean_p, coll.all_gather_p):
+    ragged_rules[_p] = padded_rule(_check_collective)
+ragged_rules.not_supported(coll.axis_index_p, "it has no operands, so it is never ragged")
+
+
+def _dim_as_value(trace: BatchTrace, prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> Any:
+    env = env_of(trace)
+    dt = dtypes.default_int_dtype()
+    with set_current_trace(trace.parent):  # type: ignore[arg-type]
+        lengths = env.lengths(params["dim"])
+        if get_aval(lengths).dtype != dt:
+            lengths = convert_element_type_p.bind(lengths, new_dtype=dt, weak_type=False)
+    return BatchTracer(trace, lengths, 0)
+
+
+ragged_rules[dim_as_value_p] = _dim_as_value

@@ -1,0 +1,34 @@
+"""Ragged rules of the elementwise and AD-helper families.
+
+Elementwise primitives never move data between positions, so they run on the
+padded data as they are (:func:`~plait_batching.ragged.padded_rule`): the
+padding of the result is computed from the padding of the operands and is
+never read into a true entry.  Operands of one ragged size line up because
+each size has one padded size; broadcasting against static shapes and
+scalars works as the batching rules do.  The AD helpers ``stop_gradient``,
+``zeros_like`` and ``add_any`` are elementwise too.
+"""
+
+from __future__ import annotations
+
+from plait_batching.ragged import padded_rule
+from plait_batching.registries import ragged_rules
+from plait_batching.rules.elementwise import BINARY, UNARY
+from plait_core.primitives import ad_helpers as adh
+from plait_core.primitives import elementwise as ew
+from plait_core.primitives.ad_helpers import add_any_p, stop_gradient_p, zeros_like_p
+
+_padded = padded_rule()
+
+for _p in (*UNARY, *BINARY, ew.select_n_p, ew.clamp_p, ew.bitcast_convert_type_p, stop_gradient_p, zeros_like_p,
+           add_any_p):  # fmt: skip
+    ragged_rules[_p] = _padded
+
+# The linearization helpers only appear in programs that reverse mode transposes.
+for _name, _why in (
+    ("custom_lin_p", "it only appears in linearized programs, which are transposed, never evaluated"),
+    ("invertible_lin_p", "its forward evaluation differentiates the invertible body, which is not done on ragged values"),
+):
+    _prim = getattr(adh, _name, None)
+    if _prim is not None:
+        ragged_rules.not_supported(_prim, _why)
