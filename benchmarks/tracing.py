@@ -23,7 +23,7 @@ def bench_make_jaxpr_chain(jax: Any | None, repeats: int = 15) -> Result:
 
     x = np.zeros(3, np.float32)
     plait_fn = lambda: plait.make_jaxpr(fresh_chain())(x)  # noqa: E731
-    jax_fn = (lambda: jax.make_jaxpr(fresh_chain())(x)) if jax is not None else None  # noqa: E731
+    jax_fn = (lambda: jax.make_jaxpr(fresh_chain())(x)) if jax is not None else None
     plait_fn()
     if jax_fn is not None:
         jax_fn()

@@ -15,12 +15,25 @@ import plait_batching
 import plait_core
 import plait_dispatch
 import plait_masking
+from plait_autodiff import (
+    InvertibilityError,
+    grad,
+    hessian,
+    jacfwd,
+    jacrev,
+    jvp,
+    linear_transpose,
+    linearize,
+    value_and_grad,
+    vjp,
+)
+from plait_batching import register_vmappable, vmap
 from plait_core import (
     ClosedJaxpr,
     ConcretizationTypeError,
     DeletedArrayError,
-    ShapeDtypeStruct,
     ShapedArray,
+    ShapeDtypeStruct,
     TracerLeakError,
     UnboundAxisNameError,
     checkpoint,
@@ -37,10 +50,9 @@ from plait_core import (
     make_jaxpr,
     remat,
 )
-from plait_batching import register_vmappable, vmap
 from plait_core import lax as lax
-from plait_core import numpy as numpy
 from plait_core import nn as nn
+from plait_core import numpy as numpy
 from plait_core import random as random
 from plait_core import tree as tree
 from plait_core import tree_util as tree_util
@@ -67,6 +79,16 @@ package_versions = {
 }
 
 __all__ = [
+    "InvertibilityError",
+    "grad",
+    "hessian",
+    "jacfwd",
+    "jacrev",
+    "jvp",
+    "linear_transpose",
+    "linearize",
+    "value_and_grad",
+    "vjp",
     "ClosedJaxpr",
     "ConcretizationTypeError",
     "DeletedArrayError",

@@ -58,7 +58,7 @@ def main() -> None:
         return [pnp.sin(v) * s]            # unknown: staged, with s as a residual
 
     scale = np.array([0.0, 0.5, 1.0], np.float32)
-    pe_jaxpr, out_pvals = trace_to_jaxpr_partial(
+    pe_jaxpr, _ = trace_to_jaxpr_partial(
         affine, [PartialVal.known(scale), PartialVal.unknown(ShapedArray((3,), np.float32))]
     )
     print(pe_jaxpr)

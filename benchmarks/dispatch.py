@@ -1,0 +1,282 @@
+"""plait-dispatch against JAX: jit call overhead, eager ops, trace + lower,
+an MLP training step, and the memory of a donating loop.
+
+Small operations are timed in batches (``_BATCH`` calls per sample, the
+sample divided by the batch) so the timer's own cost does not count; plait
+and JAX alternate sample by sample (see :mod:`benchmarks.harness`).  The
+memory benchmark runs each side in a fresh subprocess and reads the peak
+resident set size there.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from benchmarks.harness import Result, interleaved
+
+_BATCH = 200
+
+
+def _per_call(fn: Callable[[], object], n: int = _BATCH) -> Callable[[], object]:
+    def run() -> object:
+        for _ in range(n):
+            fn()
+        return None
+
+    return run
+
+
+def _scaled(p: float, j: float | None, n: int = _BATCH) -> tuple[float, float | None]:
+    return p / n, (None if j is None else j / n)
+
+
+def bench_jit_cached_call(jax: Any | None, repeats: int = 41) -> Result:
+    """A cached call of a small jitted function (``a * b + a`` on ``f32[8]``)."""
+    import plait
+
+    x = plait.device_put(np.arange(8, dtype=np.float32))
+    f = plait.jit(lambda a, b: a * b + a)
+    f(x, x).block_until_ready()
+    plait_fn = _per_call(lambda: f(x, x))
+    jax_fn = None
+    if jax is not None:
+        jx = jax.device_put(np.arange(8, dtype=np.float32))
+        jf = jax.jit(lambda a, b: a * b + a)
+        jf(jx, jx).block_until_ready()
+        jax_fn = _per_call(lambda: jf(jx, jx))
+    p, j = _scaled(*interleaved(plait_fn, jax_fn, repeats))
+    return Result("cached call of a small jitted function", p, j, "≤ 0.8× JAX")
+
+
+def bench_eager_ops(jax: Any | None, repeats: int = 41) -> list[Result]:
+    """Eager operations on ``f32[8]``: a primitive through ``lax``, and the
+    same through the NumPy-style operator."""
+    import plait
+
+    x = plait.device_put(np.arange(8, dtype=np.float32))
+    jx = None if jax is None else jax.device_put(np.arange(8, dtype=np.float32))
+    cases: list[tuple[str, Callable[[], object], Callable[[], object] | None]] = [
+        (
+            "eager op: lax.add on f32[8]",
+            lambda: plait.lax.add(x, x),
+            None if jax is None else (lambda: jax.lax.add(jx, jx)),
+        ),
+        (
+            "eager op: numpy sin on f32[8]",
+            lambda: plait.numpy.sin(x),
+            None if jax is None else (lambda: jax.numpy.sin(jx)),
+        ),
+        (
+            "eager op: x * y operator on f32[8]",
+            lambda: x * x,
+            None if jax is None else (lambda: jx * jx),
+        ),
+    ]
+    out = []
+    for name, pf, jf in cases:
+        pf()
+        if jf is not None:
+            jf()
+        p, j = _scaled(*interleaved(_per_call(pf), None if jf is None else _per_call(jf), repeats))
+        out.append(Result(name, p, j, "≤ 0.8× JAX"))
+    return out
+
+
+def bench_trace_lower_chain(jax: Any | None, repeats: int = 11) -> Result:
+    """``jit(f).lower(x)`` of a fresh 1000-equation chain (trace + lower)."""
+    import plait
+
+    def fresh_chain() -> Callable[[Any], Any]:
+        def chain(x: Any) -> Any:
+            for _ in range(1000):
+                x = x + 1.0
+            return x
+
+        return chain
+
+    x = np.zeros(3, np.float32)
+    plait_fn = lambda: plait.jit(fresh_chain()).lower(x)  # noqa: E731
+    jax_fn = (lambda: jax.jit(fresh_chain()).lower(x)) if jax is not None else None  # noqa: E731
+    plait_fn()
+    if jax_fn is not None:
+        jax_fn()
+    p, j = interleaved(plait_fn, jax_fn, repeats)
+    return Result("jit trace + lower of a 1000-equation chain", p, j, "≤ 0.5× JAX")
+
+
+def _mlp_init(sizes: list[int], seed: int = 0) -> list[tuple[np.ndarray, np.ndarray]]:
+    rng = np.random.default_rng(seed)
+    return [
+        ((rng.standard_normal((m, n)) / np.sqrt(m)).astype(np.float32), np.zeros(n, np.float32))
+        for m, n in zip(sizes[:-1], sizes[1:])
+    ]
+
+
+def _mlp_step(np_mod: Any, grad: Callable[..., Any] | None) -> Callable[..., Any]:
+    def loss(params: Any, x: Any, y: Any) -> Any:
+        h = x
+        for w, b in params[:-1]:
+            h = np_mod.tanh(h @ w + b)
+        w, b = params[-1]
+        logits = h @ w + b
+        return np_mod.mean((logits - y) ** 2)
+
+    if grad is None:  # forward only
+        return loss
+
+    def step(params: Any, x: Any, y: Any) -> Any:
+        g = grad(loss)(params, x, y)
+        return [(w - 0.01 * gw, b - 0.01 * gb) for (w, b), (gw, gb) in zip(params, g)]
+
+    return step
+
+
+def _plait_grad() -> Callable[..., Any] | None:
+    try:
+        return importlib.import_module("plait_autodiff").grad  # type: ignore[no-any-return]
+    except (ImportError, AttributeError):
+        return None
+
+
+def bench_mlp_step(jax: Any | None, repeats: int = 15, steps: int = 5) -> Result:
+    """A jitted SGD step of a 784-512-512-10 MLP on a batch of 128 (forward
+    only when plait_autodiff is not importable); params donated."""
+    import plait
+
+    sizes = [784, 512, 512, 10]
+    rng = np.random.default_rng(1)
+    xb = rng.standard_normal((128, 784)).astype(np.float32)
+    yb = rng.standard_normal((128, 10)).astype(np.float32)
+    grad = _plait_grad()
+    what = "training step" if grad is not None else "forward pass (no grad yet)"
+    pstep = plait.jit(_mlp_step(plait.numpy, grad), donate_argnums=0 if grad is not None else ())
+    px, py = plait.device_put(xb), plait.device_put(yb)
+    state: dict[str, Any] = {"p": plait.device_put(_mlp_init(sizes))}
+
+    def plait_fn() -> None:
+        for _ in range(steps):
+            out = pstep(state["p"], px, py)
+            if grad is not None:
+                state["p"] = out
+        plait.block_until_ready(out)
+
+    jax_fn = None
+    if jax is not None:
+        jgrad = jax.grad if grad is not None else None
+        jstep = jax.jit(_mlp_step(jax.numpy, jgrad), donate_argnums=0 if grad is not None else ())
+        jx, jy = jax.device_put(xb), jax.device_put(yb)
+        jstate: dict[str, Any] = {"p": jax.device_put(_mlp_init(sizes))}
+
+        def jax_fn() -> None:
+            for _ in range(steps):
+                out = jstep(jstate["p"], jx, jy)
+                if grad is not None:
+                    jstate["p"] = out
+            jax.block_until_ready(out)
+
+    plait_fn()
+    if jax_fn is not None:
+        jax_fn()
+    p, j = _scaled(*interleaved(plait_fn, jax_fn, repeats), n=steps)
+    return Result(f"compiled MLP {what} 784-512-512-10, batch 128", p, j, "≤ 1.02× JAX")
+
+
+_MEMORY_SCRIPT = textwrap.dedent(
+    """
+    import json, sys, time
+    import numpy as np
+
+    def rss(field):
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith(field):
+                    return int(line.split()[1]) * 1024
+        raise RuntimeError(field)
+
+    side = sys.argv[1]
+    n = 32 * 1024 * 1024  # 128 MB of float32
+    if side == "plait":
+        import plait as lib
+        import plait.numpy as lnp
+        block = lib.block_until_ready
+    else:
+        import jax as lib
+        import jax.numpy as lnp
+        block = lib.block_until_ready
+    make = lib.jit(lambda: lnp.zeros((n,), np.float32))
+    f = lib.jit(lambda x: x * 0.5 + 1.0, donate_argnums=0)
+    spec = lib.ShapeDtypeStruct((n,), np.float32)
+    f.lower(spec).compile()      # compile ahead: no compiler memory in the loop
+    block(f(block(make())))      # warm both executables (and free their results)
+    with open("/proc/self/clear_refs", "w") as c:
+        c.write("5")             # reset the peak RSS to the current RSS
+    base = rss("VmRSS:")
+    x = block(make())
+    t = time.perf_counter()
+    for _ in range(50):
+        x = f(x)
+    block(x)
+    elapsed = time.perf_counter() - t
+    peak = rss("VmHWM:")
+    print(json.dumps({"copies": (peak - base) / (4 * n), "seconds": elapsed, "value": float(np.asarray(x[:1])[0])}))
+    """
+)
+
+
+def _memory_run(side: str) -> dict[str, float] | None:
+    env = dict(os.environ)
+    res = subprocess.run(
+        [sys.executable, "-c", _MEMORY_SCRIPT, side], capture_output=True, text=True, env=env, timeout=600
+    )
+    if res.returncode != 0:
+        sys.stderr.write(f"memory benchmark ({side}) failed:\n{res.stderr[-2000:]}\n")
+        return None
+    return json.loads(res.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
+
+
+def bench_donation_memory(jax: Any | None) -> Result:
+    """Peak memory of 50 steps of ``x = f(x)`` on a 128 MB array with donation,
+    in copies of ``x`` above the process before ``x`` existed (one is ideal)."""
+    p = _memory_run("plait")
+    j = _memory_run("jax") if jax is not None else None
+    if p is None:
+        raise RuntimeError("the plait side of the donation memory benchmark failed")
+    expected = 2.0 - 2.0 * 0.5**50
+    if abs(p["value"] - expected) > 1e-5:
+        raise RuntimeError(f"donation loop computed {p['value']}, expected {expected}")
+    jax_copies = "—" if j is None else f"{j['copies']:.2f}"
+    name = (
+        f"50-step donated `x = f(x)` on 128 MB (time of the loop); peak memory: "
+        f"plait {p['copies']:.2f} copies of x, JAX {jax_copies}"
+    )
+    return Result(name, p["seconds"], None if j is None else j["seconds"], "one copy of x, not two")
+
+
+def dispatch_results(jax: Any | None) -> list[Result]:
+    """Every dispatch benchmark row."""
+    return [
+        bench_jit_cached_call(jax),
+        *bench_eager_ops(jax),
+        bench_trace_lower_chain(jax),
+        bench_mlp_step(jax),
+        bench_donation_memory(jax),
+    ]
+
+
+if __name__ == "__main__":
+    from benchmarks.harness import markdown_table
+
+    try:
+        jax_mod: Any | None = importlib.import_module("jax")
+    except ImportError:
+        jax_mod = None
+    print(markdown_table(dispatch_results(jax_mod)))
