@@ -11,6 +11,8 @@ import pathlib
 import platform
 from typing import Any
 
+from benchmarks.batching import batching_results
+from benchmarks.dispatch import dispatch_results
 from benchmarks.harness import markdown_table
 from benchmarks.masking import bench_masked_rnn
 from benchmarks.tracing import bench_make_jaxpr_chain
@@ -26,6 +28,8 @@ def _maybe_jax() -> Any | None:
 def main() -> None:
     jax = _maybe_jax()
     results = [bench_make_jaxpr_chain(jax)]
+    results.extend(batching_results(jax))  # empty without plait-dispatch
+    results.extend(dispatch_results(jax))
     masked_rnn = bench_masked_rnn(jax)  # None without plait-dispatch
     if masked_rnn is not None:
         results.append(masked_rnn)

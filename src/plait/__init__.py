@@ -27,7 +27,7 @@ from plait_autodiff import (
     value_and_grad,
     vjp,
 )
-from plait_batching import register_vmappable, vmap
+from plait_batching import Pile, pile_axis, register_vmappable, vmap
 from plait_core import (
     ClosedJaxpr,
     ConcretizationTypeError,
@@ -104,6 +104,8 @@ __all__ = [
     "custom_vjp",
     "custom_vmap",
     "invertible",
+    "Pile",
+    "pile_axis",
     "register_vmappable",
     "remat",
     "vmap",

@@ -5,7 +5,8 @@ the arguments (piles, mapped arrays, unmapped values) eagerly and staged
 (``make_jaxpr`` + ``check_jaxpr`` + ``eval_jaxpr``), and compares every
 result with ``oracle`` (written with NumPy) applied to every element: piles
 element by element (``unpack``), with their padding checked to be zero;
-other results stacked.
+other results stacked.  Float piles are also given NaN padding, which
+must not change any result.
 """
 
 from __future__ import annotations
@@ -44,6 +45,17 @@ def element(arg: Any, axis: Any, i: int) -> Any:
     if isinstance(axis, PileAxis):
         return np.asarray(arg[i])
     return np.take(np.asarray(arg), i, axis=axis)
+
+
+def nan_padded(p: Any) -> Any:
+    """A float pile with NaN in its padding (other values unchanged): results must not see it."""
+    if not isinstance(p, Pile) or np.asarray(p.data).dtype.kind != "f":
+        return p
+    data = np.array(p.data)
+    for i, n in enumerate(np.asarray(p.lengths)):
+        index: tuple[Any, ...] = (i, *(slice(None),) * p.ragged_axis, slice(int(n), None))
+        data[index] = np.nan
+    return Pile(data, p.lengths, p.ragged_axis)
 
 
 def stage(fun: Callable[..., Any], args: Sequence[Any], like: Any) -> Any:
@@ -100,6 +112,8 @@ def check_pile(
     expected = [oracle(*[element(a, ax, i) for a, ax in zip(args, axes)]) for i in range(n)]
     got = mapped(*args)
     compare(got, expected, "eager", **tol)
+    if any(isinstance(a, Pile) and np.asarray(a.data).dtype.kind == "f" for a in args):
+        compare(mapped(*[nan_padded(a) for a in args]), expected, "eager with NaN padding", **tol)
     if staged:
         compare(stage(mapped, args, got), expected, "staged", **tol)
     return got

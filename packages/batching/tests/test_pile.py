@@ -117,14 +117,14 @@ def test_constructor_errors() -> None:
         Pile(data, np.array([-1, 2], np.int32))
     with pytest.raises(ValueError, match=r"ragged_axis=2 is out of range for elements of rank 2"):
         Pile(data, [1, 1], 2)
-    with pytest.raises(TypeError, match="Pile: ragged_axis must be an int, got 0.5"):
+    with pytest.raises(TypeError, match=r"Pile: ragged_axis must be an int, got 0\.5"):
         Pile(data, [1, 1], 0.5)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="Pile: data must be an array, got a value of type str"):
         Pile("abc", [1, 1])
 
 
 def test_from_arrays_errors() -> None:
-    with pytest.raises(ValueError, match="Pile.from_arrays needs a non-empty list of arrays"):
+    with pytest.raises(ValueError, match=r"Pile\.from_arrays needs a non-empty list of arrays"):
         Pile.from_arrays([])
     with pytest.raises(ValueError, match=r"the arrays must have the same rank, got shapes \(2,\), \(2, 1\)"):
         Pile.from_arrays([np.ones(2), np.ones((2, 1))])

@@ -279,3 +279,18 @@ def test_restaging_keeps_weak_literals_weak() -> None:
 def test_to_tangent_type() -> None:
     assert pc.to_tangent_type(ShapedArray((2,), f32, True)) == ShapedArray((2,), f32, False)
     assert pc.to_tangent_type(ShapedArray((2,), np.int32)) == ShapedArray((2,), pc.dtypes.float0)
+
+
+def test_symbolic_sizes_act_as_values() -> None:
+    import plait_core.numpy as pnp
+
+    n = pc.SymbolicDim.var("n")
+    spec = pc.ShapeDtypeStruct((n, 3), f32)
+    closed = pc.make_jaxpr(lambda x: x / x.shape[0])(spec)
+    assert [e.primitive.name for e in closed.eqns] == ["dim_as_value", "convert_element_type", "div"]
+    last = pc.make_jaxpr(lambda x: x[x.shape[0] - 1])(spec)
+    assert last.out_avals[0].shape == (3,)
+    assert "dim_as_value" in [e.primitive.name for e in last.eqns]
+    tail = pc.make_jaxpr(lambda x: lax.dynamic_index_in_dim(x, -1, 0, keepdims=False))(spec)
+    assert tail.out_avals[0].shape == (3,)
+    assert pc.make_jaxpr(lambda x: pnp.asarray(x.shape[0]) * 2)(spec).out_avals[0].weak_type

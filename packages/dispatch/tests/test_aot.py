@@ -41,8 +41,9 @@ def test_trace() -> None:
         "sum": pc.ShapeDtypeStruct((), np.float32),
     }
     assert traced.args_info == ((pc.ShapeDtypeStruct((2, 3), np.float32),) * 2, {})
-    (out_sum, out_main) = pc.eval_jaxpr(traced.jaxpr.jaxpr, traced.jaxpr.consts, X, Y)[::-1]
+    out_main, out_sum = pc.eval_jaxpr(traced.jaxpr.jaxpr, traced.jaxpr.consts, X, Y)
     np.testing.assert_allclose(np.asarray(out_main), _want(3)["out"], rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(out_sum), _want(3)["sum"], rtol=1e-6)
 
 
 def test_lower_as_text_and_platforms() -> None:
@@ -77,7 +78,9 @@ def test_compile_and_call() -> None:
 
 def test_compiled_refuses_other_arguments() -> None:
     compiled = pd.jit(_f, static_argnums=2).lower(X, Y, 3).compile()
-    with pytest.raises(TypeError, match=r"called with arguments of structure .* \(static arguments are not passed"):
+    with pytest.raises(
+        TypeError, match=r"called with arguments of structure .* \(static arguments are not passed"
+    ):
         compiled(X, Y, 3)
     with pytest.raises(TypeError, match=r"argument y of type f32\[2,3\] was called with f32\[3\]"):
         compiled(X, Y[0])

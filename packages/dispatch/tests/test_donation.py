@@ -74,7 +74,9 @@ def test_donate_argnames_and_pytrees() -> None:
 def test_unusable_donation_warns_once_naming_the_argument() -> None:
     f = pd.jit(lambda big, other: pnp.sum(big) + other, donate_argnums=(0, 1))
     a, b = arange(8), device(np.float32(1.0))
-    with pytest.warns(UserWarning, match=r"could not be reused.*big \(no output has its shape and dtype\)") as rec:
+    with pytest.warns(
+        UserWarning, match=r"could not be reused.*big \(no output has its shape and dtype\)"
+    ) as rec:
         out = f(a, b)
     assert len(rec) == 1 and "other" not in str(rec[0].message)  # `other` aliases the f32[] output
     assert float(out) == 29.0
@@ -126,7 +128,9 @@ def test_deleted_array_as_any_argument() -> None:
     x, y = arange(), arange()
     f(x, y)
     y.delete()
-    with pytest.raises(DeletedArrayError, match=r"cannot pass it to jit\(<lambda>\): Array f32\[4\] was deleted"):
+    with pytest.raises(
+        DeletedArrayError, match=r"cannot pass it to jit\(<lambda>\): Array f32\[4\] was deleted"
+    ):
         f(x, y)
     with pytest.raises(DeletedArrayError, match=r"was deleted"):
         f(y, x)

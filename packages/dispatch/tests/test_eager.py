@@ -270,7 +270,9 @@ _TWO_DEVICES = textwrap.dedent(
 
 def test_placement_across_two_devices() -> None:
     env = dict(os.environ, PLAIT_NUM_CPU_DEVICES="2")
-    res = subprocess.run([sys.executable, "-c", _TWO_DEVICES], env=env, capture_output=True, text=True, timeout=300)
+    res = subprocess.run(
+        [sys.executable, "-c", _TWO_DEVICES], env=env, capture_output=True, text=True, timeout=300
+    )
     assert res.returncode == 0, res.stderr
     assert "two-device placement ok" in res.stdout
 

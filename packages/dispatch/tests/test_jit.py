@@ -59,7 +59,12 @@ def assert_tree_close(got: Any, want: Any, rtol: float = 2e-6) -> None:
     assert g_tree == w_tree, (g_tree, w_tree)
     for g, w in zip(g_leaves, w_leaves):
         g_np, w_np = np.asarray(g), np.asarray(w)
-        assert g_np.dtype == w_np.dtype and g_np.shape == w_np.shape, (g_np.dtype, g_np.shape, w_np.dtype, w_np.shape)
+        assert g_np.dtype == w_np.dtype and g_np.shape == w_np.shape, (
+            g_np.dtype,
+            g_np.shape,
+            w_np.dtype,
+            w_np.shape,
+        )
         if g_np.dtype.kind in "fcV" or g_np.dtype in (BF16,):
             np.testing.assert_allclose(core_ew.f64(g_np), core_ew.f64(w_np), rtol=rtol, atol=rtol)
         else:
@@ -132,17 +137,29 @@ PROGRAMS: list[tuple[str, Callable[..., Any], tuple[Any, ...]]] = [
     ("cumulative_sort", lambda v: (pnp.cumsum(v), pnp.sort(v), pnp.cumprod(v)), (_V5,)),
     ("int_ops", lambda i: (i // 2, i % 3, pnp.abs(i), i << 1, pnp.where(i > 0, i, -i)), (_I6,)),
     ("bool_ops", lambda i: (i > 0) & ~(i == 4) | (i < -3), (_I6,)),
-    ("matmul_einsum", lambda a, b: (a @ b, pnp.einsum("ij,jk->ik", a, b), pnp.dot(a[0], b[:, 1])), (_X23, _X34)),
+    (
+        "matmul_einsum",
+        lambda a, b: (a @ b, pnp.einsum("ij,jk->ik", a, b), pnp.dot(a[0], b[:, 1])),
+        (_X23, _X34),
+    ),
     ("gather", lambda v, i: (v[pnp.abs(i) % 5], pnp.take(v, i % 5)), (_V5, _I6)),
     ("dynamic_slice", lambda v, i: lax.dynamic_slice(v, (i[0],), (2,)), (_V5, _I6)),
     ("cond", lambda p, x: lax.cond(p[0] > 0, lambda v: v * 2.0, lambda v: v - 1.0, x), (_I6, _X23)),
     ("switch", lambda p, x: lax.switch(p[1] % 3, [pnp.sin, pnp.cos, pnp.exp], x), (_I6, _X23)),
     ("fori_loop", lambda x: lax.fori_loop(0, 5, lambda i, v: v * 0.5 + i, x), (_X23,)),
-    ("while_loop", lambda v: lax.while_loop(lambda c: c[0] < 10, lambda c: (c[0] + 3, c[1] * 1.5), (0, v)), (_V5,)),
+    (
+        "while_loop",
+        lambda v: lax.while_loop(lambda c: c[0] < 10, lambda c: (c[0] + 3, c[1] * 1.5), (0, v)),
+        (_V5,),
+    ),
     ("scan", _cumsum_scan, (_V5,)),
     ("named_call", lambda x: lax.named_call(lambda a: pnp.sin(a) + a, name="inner")(x) * 3.0, (_X23,)),
     ("pytree_mlp", _mlp, (_PARAMS, _X23)),
-    ("dict_out", lambda d: {"s": d["a"] + d["b"], "nested": (d["a"] * 2.0, None)}, ({"a": _V5, "b": _V5[::-1].copy()},)),
+    (
+        "dict_out",
+        lambda d: {"s": d["a"] + d["b"], "nested": (d["a"] * 2.0, None)},
+        ({"a": _V5, "b": _V5[::-1].copy()},),
+    ),
     ("scalar_out", lambda x: pnp.float32(1.5), (_X23,)),
     ("bf16_f16", lambda x: (x.astype(BF16) * 3, x.astype(F16) + 1), (_X23,)),
     ("random", lambda k: prandom.normal(prandom.fold_in(prandom.PRNGKey(0), k[0]), (3,)), (_I6,)),

@@ -54,14 +54,15 @@ UNARY_DOMAINS: dict[str, tuple[float, float]] = {
     "acosh": (1.1, 5), "atanh": (-0.9, 0.9), "sqrt": (0.1, 5), "rsqrt": (0.1, 5), "cbrt": (-3, 3),
     "abs": (-3, 3), "erf": (-2.5, 2.5), "erf_inv": (-0.95, 0.95), "lgamma": (0.1, 5), "digamma": (0.1, 5),
 }
-COMPLEX_UNARY = ["neg", "sign", "exp", "log", "sin", "cos", "tanh", "sqrt", "abs"]
+COMPLEX_UNARY = ["neg", "sign", "exp", "exp2", "log", "log1p", "expm1", "sin", "cos", "tan", "tanh", "logistic",
+                 "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "sqrt", "rsqrt", "abs"]
 
 for _name, (_lo, _hi) in UNARY_DOMAINS.items():
     for _dt in FLOATS:
         for _shape in SHAPES:
             case(_name, bind(_name), sample(_dt, _shape, _lo, _hi, seed=len(CASES)), id=f"{dname(_dt)}-{len(_shape)}d")
 for _name in COMPLEX_UNARY:
-    case(_name, bind(_name), sample(C64, (2, 3), 0.2, 2.0, seed=3), rtol=2e-5, id="complex64")
+    case(_name, bind(_name), sample(C64, (2, 3), 0.2, 0.8, seed=3), rtol=1e-4, id="complex64")
 for _name in ["neg", "sign", "abs"]:
     for _dt in [I32, I8]:
         case(_name, bind(_name), sample(_dt, (2, 3), -50, 50), id=dname(_dt))
@@ -503,9 +504,13 @@ def _covered() -> frozenset[str]:
     return frozenset(str(c.values[0]) for c in CASES)
 
 
+#: Lowered primitives tested elsewhere: they need plait-autodiff, or cannot run forwards at all.
+ELSEWHERE = {"custom_lin": "test_lowering_linearized.py", "invertible_lin": "test_lowering_linearized.py"}
+
+
 def test_every_lowered_primitive_has_cases() -> None:
     lowered = {p.name for p in pc.all_primitives() if p in lowering_rules}
-    assert sorted(lowered - _covered()) == []
+    assert sorted(lowered - _covered() - set(ELSEWHERE)) == []
     assert len(lowered) > 100
 
 

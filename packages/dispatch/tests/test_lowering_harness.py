@@ -206,3 +206,15 @@ def test_xla_cpu_flushes_subnormal_results_to_zero(dtype: np.dtype[Any]) -> None
         (want,) = numpy_run(closed, tiny)
     assert (want > 0).all()
     np.testing.assert_array_equal(got, np.zeros(3, dtype))
+
+
+@pytest.mark.parametrize("name", ["max", "min"])
+def test_max_min_order_signed_zeros(name: str) -> None:
+    # A documented difference: XLA orders -0.0 below +0.0 in max/min, NumPy
+    # returns the second operand when the operands compare equal.
+    a, b = np.array([0.0, -0.0], F32), np.array([-0.0, 0.0], F32)
+    closed = stage(bind(name), a, b)
+    (got,) = xla_run(closed, a, b)
+    (want,) = numpy_run(closed, a, b)
+    np.testing.assert_array_equal(np.signbit(want), [True, False])
+    np.testing.assert_array_equal(np.signbit(got), [name == "min"] * 2)

@@ -192,6 +192,18 @@ def test_nested_calls_and_calls_without_outputs() -> None:
     assert "-> ()" in lower_jaxpr(empty).text
 
 
+def test_calls_inside_control_flow_regions() -> None:
+    step = lax.named_call(lambda c, x: lax.add(lax.mul(c, 0.5), x), name="step")
+
+    def f(xs: Any, i: Any) -> Any:
+        carry, ys = lax.scan(lambda c, x: (step(c, x), step(x, c)), np.float32(0), xs)
+        return lax.switch(i, [lambda v: step(v, v), lambda v: lax.neg(v)], carry), ys
+
+    for i in (0, 1):
+        closed = check(f, sample(F32, (6,)), np.int32(i))
+    assert lower_jaxpr(closed).text.count("func.func private @step(") == 1
+
+
 # ---------------------------------------------------------------------------
 # Control-flow structure
 

@@ -179,7 +179,7 @@ class Pile:
         shape[ax] = padded
         data = np.zeros((len(elems), *shape), dt)
         for i, e in enumerate(elems):
-            index = (i, *(slice(None),) * ax, slice(0, e.shape[ax]))
+            index: tuple[Any, ...] = (i, *(slice(None),) * ax, slice(0, e.shape[ax]))
             data[index] = e
         return cls._make(data, lengths, ax)
 

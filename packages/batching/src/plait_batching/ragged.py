@@ -468,7 +468,8 @@ def _fit(data: Any, axis: int, have: int, want: int) -> Any:
 
 
 def enter_pile(trace: BatchTrace, pile: Pile) -> BatchTracer:
-    """What the mapped function sees for one element of ``pile``."""
+    """What the mapped function sees for one element of ``pile``: a ragged
+    value whose padding is zero."""
     env = env_of(trace)
     aval = get_aval(pile.data)
     ax = pile.ragged_axis
@@ -481,9 +482,13 @@ def enter_pile(trace: BatchTrace, pile: Pile) -> BatchTracer:
             lengths = convert_element_type_p.bind(lengths, new_dtype=_I32, weak_type=False)
         size = env.size_for(lengths, padded, _concrete(lengths))
         data = _fit(pile.data, 1 + ax, padded, size.padded)
-    shape = list(aval.shape[1:])
-    shape[ax] = SymbolicDim.var(size.name)
-    return BatchTracer(trace, data, 0, ShapedArray(tuple(shape), aval.dtype, aval.weak_type))
+        shape = list(aval.shape[1:])
+        shape[ax] = SymbolicDim.var(size.name)
+        elt = ShapedArray(tuple(shape), aval.dtype, aval.weak_type)
+        # Whatever the padding holds, the function computes from zeros there (and a
+        # gradient with respect to the padded data is zero in the padding).
+        data = fill_padding(env, Operand(data, 0, elt), (ax,), 0)
+    return BatchTracer(trace, data, 0, elt)
 
 
 def ragged_result_error(trace: BatchTrace, leaf: Any, where: str, out_axes: Any) -> ValueError | None:

@@ -13,6 +13,10 @@ interpreted one level down.  A primitive none of whose operands is batched is
 simply bound on the parent, except for the named-axis collectives (which may
 refer to this vmap's axis) and higher-order primitives whose bodies use this
 vmap's axis name.
+
+Inside ``vmap`` over piles, a primitive with a ragged operand, or whose
+params mention one of this vmap's ragged sizes, goes to its ragged rule
+instead (:func:`plait_batching.ragged.process_ragged`).
 """
 
 from __future__ import annotations

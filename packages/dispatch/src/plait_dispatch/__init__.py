@@ -38,3 +38,27 @@ from plait_dispatch.placement import (
 )
 
 _install_eager_backend()
+
+__all__ = [
+    "Array",
+    "Compiled",
+    "DeletedArrayError",
+    "JitWrapped",
+    "Lowered",
+    "MemoryAnalysis",
+    "Traced",
+    "block_until_ready",
+    "clear_caches",
+    "default_backend",
+    "default_device",
+    "device_count",
+    "device_get",
+    "device_put",
+    "devices",
+    "jit",
+    "local_device_count",
+    "local_devices",
+    "lowering_rules",
+    "set_num_cpu_devices",
+    "stats",
+]

@@ -48,7 +48,7 @@ class StagedCall:
     @property
     def in_avals(self) -> tuple[ShapedArray, ...]:
         """Types of the argument leaves (without captured constants)."""
-        return self.operand_avals[len(self.consts):]
+        return self.operand_avals[len(self.consts) :]
 
     @property
     def out_avals(self) -> list[ShapedArray]:
@@ -181,7 +181,9 @@ class Lowered:
         """Compile for the device the function runs on (the default device,
         ``jit``'s ``device=``, or that of a committed captured constant)."""
         s = self._staged
-        call = compiled_call(s.body, s.operand_avals, s.target_device(), s.info, s.desc, lowered=(self._lowered, self._kept))
+        call = compiled_call(
+            s.body, s.operand_avals, s.target_device(), s.info, s.desc, lowered=(self._lowered, self._kept)
+        )
         return Compiled(s, call)
 
     def cost_analysis(self) -> dict[str, float]:

@@ -242,7 +242,9 @@ def _scalar_buffer(value: np.ndarray, aval: ShapedArray, device: _jaxlib.Device)
 def _lower(closed: ClosedJaxpr, name: str, donated: tuple[bool, ...], in_avals: Sequence[ShapedArray]) -> Any:
     from plait_dispatch.lowering import lower_jaxpr
 
-    return lower_jaxpr(closed, name=name, donated_invars=donated, arg_avals=list(in_avals), platform=_jaxlib.PLATFORM)
+    return lower_jaxpr(
+        closed, name=name, donated_invars=donated, arg_avals=list(in_avals), platform=_jaxlib.PLATFORM
+    )
 
 
 class CompiledCall:
@@ -477,8 +479,17 @@ def _compile(
     float0_ins = set(lowered.float0_inputs)  # carry no data: not passed
     passed = tuple(k for j, k in enumerate(kept) if j not in float0_ins)
     return CompiledCall(
-        name, executable, device, in_avals, tuple(closed.out_avals), passed, donated, const_bufs,
-        tuple(lowered.float0_outputs), lowered, info.names,
+        name,
+        executable,
+        device,
+        in_avals,
+        tuple(closed.out_avals),
+        passed,
+        donated,
+        const_bufs,
+        tuple(lowered.float0_outputs),
+        lowered,
+        info.names,
     )
 
 
@@ -576,7 +587,9 @@ def explain_cache_miss(
     else:
         best = min((_differences(old, new, leaf_names) for old in seen), key=len)
         if not best:
-            best = ["an argument or static value is equal but was not found in the cache (unhashable equality?)"]
+            best = [
+                "an argument or static value is equal but was not found in the cache (unhashable equality?)"
+            ]
         msg = f"TRACING CACHE MISS: {fun_desc} traced again because " + "; ".join(best)
     logger.warning(msg)
     return msg

@@ -47,7 +47,17 @@ __all__ = ["install", "uninstall", "xla_backend"]
 class _EagerOp:
     """One primitive application (params and operand types fixed), compiled."""
 
-    __slots__ = ("default", "device", "executable", "handlers", "in_avals", "jaxpr", "out_avals", "prim", "single_aval")
+    __slots__ = (
+        "default",
+        "device",
+        "executable",
+        "handlers",
+        "in_avals",
+        "jaxpr",
+        "out_avals",
+        "prim",
+        "single_aval",
+    )
 
     def __init__(self, prim: Primitive, params: dict[str, Any], in_avals: tuple[ShapedArray, ...]) -> None:
         out = prim.abstract_eval(*in_avals, **params)  # raises the primitive's own errors
@@ -140,7 +150,9 @@ def _convert_host_scalar(x: Any, aval: ShapedArray, params: dict[str, Any]) -> A
     return Array(_jaxlib.device_put(value_out, out, device, False), out, device, False)
 
 
-def _make_op(key: Hashable | None, prim: Primitive, params: dict[str, Any], in_avals: tuple[ShapedArray, ...]) -> _EagerOp:
+def _make_op(
+    key: Hashable | None, prim: Primitive, params: dict[str, Any], in_avals: tuple[ShapedArray, ...]
+) -> _EagerOp:
     if key is None:
         return _EagerOp(prim, params, in_avals)
     with _ops_lock:

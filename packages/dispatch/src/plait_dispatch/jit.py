@@ -156,7 +156,9 @@ def jit(
 
 def _check_device(device: Any) -> None:
     if not _jaxlib.is_device(device):
-        raise TypeError(f"jit: device must be a device from plait.devices(), got {type(device).__name__}: {device!r}")
+        raise TypeError(
+            f"jit: device must be a device from plait.devices(), got {type(device).__name__}: {device!r}"
+        )
     if not _jaxlib.owns_device(device):
         raise ValueError(f"jit: device {device!r} is not one of plait's devices {_jaxlib.devices()}")
 
@@ -189,8 +191,15 @@ class _ArgSpec:
     """Which arguments are static / donated, by position and by name, with
     the inference JAX does between the two from the function's signature."""
 
-    def __init__(self, fun: Callable[..., Any], nums: tuple[int, ...], names: tuple[str, ...], what: str,
-                 infer_nums: bool, infer_names: bool) -> None:
+    def __init__(
+        self,
+        fun: Callable[..., Any],
+        nums: tuple[int, ...],
+        names: tuple[str, ...],
+        what: str,
+        infer_nums: bool,
+        infer_names: bool,
+    ) -> None:
         params = _positional_params(fun)
         self.param_names = params
         if params is not None:
@@ -245,7 +254,9 @@ def _keyword_names(fun: Callable[..., Any]) -> tuple[str, ...] | None:
 
 def _has_var_positional(fun: Callable[..., Any]) -> bool:
     sig = _signature(fun)
-    return sig is not None and any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in sig.parameters.values())
+    return sig is not None and any(
+        p.kind is inspect.Parameter.VAR_POSITIONAL for p in sig.parameters.values()
+    )
 
 
 def _definition_site(fun: Callable[..., Any]) -> str:
@@ -277,10 +288,20 @@ class _JitState:
         self.fun = fun
         self.name = fun_name(fun)
         self.desc = f"jit({self.name})"
-        s_nums, s_names = _as_ints(static_argnums, "static_argnums"), _as_names(static_argnames, "static_argnames")
-        d_nums, d_names = _as_ints(donate_argnums, "donate_argnums"), _as_names(donate_argnames, "donate_argnames")
-        self.static = _ArgSpec(fun, s_nums, s_names, "static", static_argnums is None, static_argnames is None)
-        self.donate = _ArgSpec(fun, d_nums, d_names, "donate", donate_argnums is None, donate_argnames is None)
+        s_nums, s_names = (
+            _as_ints(static_argnums, "static_argnums"),
+            _as_names(static_argnames, "static_argnames"),
+        )
+        d_nums, d_names = (
+            _as_ints(donate_argnums, "donate_argnums"),
+            _as_names(donate_argnames, "donate_argnames"),
+        )
+        self.static = _ArgSpec(
+            fun, s_nums, s_names, "static", static_argnums is None, static_argnames is None
+        )
+        self.donate = _ArgSpec(
+            fun, d_nums, d_names, "donate", donate_argnums is None, donate_argnames is None
+        )
         both = set(self.static.nums) & set(self.donate.nums) or self.static.names & self.donate.names
         if both:
             raise ValueError(
@@ -296,6 +317,7 @@ class _JitState:
         self.seen: list[Signature] = []
         self.lock = threading.RLock()
         self.fast: dict[tuple[ShapedArray, ...], Any] = {}
+        self.memo: list[tuple[list[Any], Any]] = [([_MISS], None)]
 
     # -- the wrapper -------------------------------------------------------
 
@@ -306,10 +328,20 @@ class _JitState:
         cfg = config
         run = _jaxlib.execute
 
+        memo = self.memo
+
         def jitted(*args: Any, **kwargs: Any) -> Any:
             if not kwargs and state.trace.__class__ is EvalTrace:
                 try:
-                    handler = fast[tuple([a.aval for a in args])]
+                    # The last signature is checked first, by identity of the
+                    # abstract values (results of a computation share them).
+                    avals = [a.aval for a in args]
+                    last = memo[0]
+                    if avals == last[0]:
+                        handler = last[1]
+                    else:
+                        handler = fast[tuple(avals)]
+                        memo[0] = (avals, handler)
                 except Exception:
                     pass
                 else:
@@ -319,7 +351,11 @@ class _JitState:
                         # and a deleted one None: the run refuses both.
                         if cfg.x64_enabled is handler.x64:
                             try:
-                                outs = run(handler.executable, [a._committed or a._buf for a in args], handler.handlers)
+                                outs = run(
+                                    handler.executable,
+                                    [a._committed or a._buf for a in args],
+                                    handler.handlers,
+                                )
                             except Exception:
                                 pass
                             else:
@@ -345,6 +381,7 @@ class _JitState:
         with self.lock:
             self.entries.clear()
             self.fast.clear()
+            self.memo[0] = ([_MISS], None)
             self.seen.clear()
 
     def cache_size(self) -> int:
@@ -353,14 +390,14 @@ class _JitState:
 
     # -- staging -----------------------------------------------------------
 
-    def split(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[
-        tuple[Any, ...], dict[str, Any], tuple[tuple[str, Any], ...], list[int]
-    ]:
+    def split(
+        self, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> tuple[tuple[Any, ...], dict[str, Any], tuple[tuple[str, Any], ...], list[int]]:
         """``(dynamic args, dynamic kwargs, statics as (label, value), positions of the dynamic args)``."""
         if not self.has_statics:
             return args, kwargs, (), list(range(len(args)))
         nargs = len(args)
-        static_pos = {n for n in self.static.nums if n < nargs}
+        static_pos = _positions(self.static.nums, nargs)
         dyn_pos = [i for i in range(nargs) if i not in static_pos]
         statics: list[tuple[str, Any]] = [(self.arg_label(i), args[i]) for i in sorted(static_pos)]
         dyn_kwargs = {}
@@ -386,18 +423,19 @@ class _JitState:
             return repr(names[i])
         return f"args[{i}]"
 
-    def leaf_info(self, dyn: Any, dyn_pos: list[int]) -> tuple[tuple[str, ...], tuple[bool, ...]]:
+    def leaf_info(self, dyn: Any, dyn_pos: list[int], nargs: int) -> tuple[tuple[str, ...], tuple[bool, ...]]:
         """Per argument leaf: a readable name and whether it is donated."""
         names: list[str] = []
         donated: list[bool] = []
         paths, _ = tree_flatten_with_path(dyn)
         params = self.param_names
+        donated_pos = _positions(self.donate.nums, nargs)
         for path, _leaf in paths:
             top, rest = path[:2], path[2:]
             if isinstance(top[0], SequenceKey) and top[0].idx == 0 and isinstance(top[1], SequenceKey):
                 pos = dyn_pos[top[1].idx]
                 base = params[pos] if params is not None and pos < len(params) else f"args[{pos}]"
-                is_donated = pos in self.donate.nums or base in self.donate.names
+                is_donated = pos in donated_pos or base in self.donate.names
             else:
                 key = top[1].key if isinstance(top[1], DictKey) else str(top[1])
                 base = str(key)
@@ -406,7 +444,9 @@ class _JitState:
             donated.append(is_donated)
         return tuple(names), tuple(donated)
 
-    def abstractify(self, leaves: list[Any], dyn: Any, dyn_pos: list[int]) -> tuple[ShapedArray, ...]:
+    def abstractify(
+        self, leaves: list[Any], dyn: Any, dyn_pos: list[int], nargs: int
+    ) -> tuple[ShapedArray, ...]:
         """The abstract values of the argument leaves; a leaf that is not an
         array or scalar is a ``TypeError`` naming the argument."""
         avals = []
@@ -417,7 +457,7 @@ class _JitState:
             try:
                 avals.append(shaped_abstractify(x))
             except TypeError:
-                names, _ = self.leaf_info(dyn, dyn_pos)
+                names, _ = self.leaf_info(dyn, dyn_pos, nargs)
                 raise TypeError(
                     f"{self.desc}: argument {names[k]} has type {type(x).__name__} ({_short(x)}), which is not "
                     "an array or scalar. Pass arrays (or pytrees of arrays), or mark the argument static "
@@ -430,7 +470,7 @@ class _JitState:
         dyn_args, dyn_kwargs, statics, dyn_pos = self.split(args, kwargs)
         dyn = (dyn_args, dyn_kwargs)
         leaves, in_tree = tree_flatten(dyn)
-        avals = self.abstractify(leaves, dyn, dyn_pos)
+        avals = self.abstractify(leaves, dyn, dyn_pos, len(args))
         static_key = tuple((label, type(v), v) for label, v in statics)
         key = (in_tree, avals, static_key, context_key())
         entry = self.entries.get(key)
@@ -461,7 +501,7 @@ class _JitState:
         kwargs: dict[str, Any],
     ) -> StagedCall:
         stats.bump("traces")
-        leaf_names, leaf_donated = self.leaf_info(dyn, dyn_pos)
+        leaf_names, leaf_donated = self.leaf_info(dyn, dyn_pos, len(args))
         signature = Signature(in_tree, avals, tuple((label, v) for label, v in statics), context_key())
         if config.explain_cache_misses:
             where = f"{self.desc} (defined at {_definition_site(self.fun)})"
@@ -469,7 +509,7 @@ class _JitState:
         self.seen.append(signature)
         if len(self.seen) > 64:
             del self.seen[0]
-        static_pos = {n for n in self.static.nums if n < len(args)}
+        static_pos = _positions(self.static.nums, len(args))
         static_kwargs = {k: v for k, v in kwargs.items() if k in self.static.names}
         fun = self.fun
         out_trees: list[PyTreeDef] = []
@@ -494,10 +534,19 @@ class _JitState:
             self.keep_unused,
             (None,) * nc + leaf_names,
         )
-        donate_argnums = tuple(sorted({dyn_pos[i] for i in range(len(dyn_pos))} & set(self.donate.nums)))
+        donate_argnums = tuple(sorted(set(dyn_pos) & _positions(self.donate.nums, len(args))))
         return StagedCall(
-            self.name, self.desc, closed, body, consts, tuple(body.in_avals), in_tree, out_trees[0], info,
-            leaf_names, donate_argnums,
+            self.name,
+            self.desc,
+            closed,
+            body,
+            consts,
+            tuple(body.in_avals),
+            in_tree,
+            out_trees[0],
+            info,
+            leaf_names,
+            donate_argnums,
         )
 
     # -- calling -----------------------------------------------------------
@@ -535,7 +584,9 @@ class _JitState:
     def install_fast(self, entry: StagedCall, call: CompiledCall) -> None:
         """Remember a handler for calls with all-Array arguments of this signature."""
         try:
-            const_bufs = [operand_buffer(c, a, call.device, "use") for c, a in zip(entry.consts, entry.operand_avals)]
+            const_bufs = [
+                operand_buffer(c, a, call.device, "use") for c, a in zip(entry.consts, entry.operand_avals)
+            ]
         except Exception:
             return
         handler = _fast_handler(entry, call, const_bufs)
@@ -558,8 +609,14 @@ class _JitState:
         without compiling or running anything."""
         entry, _ = self.staged(args, kwargs)
         return tree_unflatten(
-            entry.out_tree, [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in entry.out_avals]
+            entry.out_tree,
+            [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in entry.out_avals],
         )
+
+
+def _positions(nums: tuple[int, ...], nargs: int) -> set[int]:
+    """Argument positions among ``nargs`` named by ``nums`` (negative ones count from the end)."""
+    return {n + nargs if n < 0 else n for n in nums if -nargs <= n < nargs}
 
 
 @functools.lru_cache(maxsize=64)
@@ -590,7 +647,9 @@ class _Simple:
 
     __slots__ = ("aval", "device", "executable", "handlers", "x64")
 
-    def __init__(self, executable: Any, handlers: list[Any], aval: ShapedArray, device: Any, x64: bool) -> None:
+    def __init__(
+        self, executable: Any, handlers: list[Any], aval: ShapedArray, device: Any, x64: bool
+    ) -> None:
         self.executable = executable
         self.handlers = handlers
         self.aval = aval

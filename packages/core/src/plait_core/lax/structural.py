@@ -21,6 +21,7 @@ from plait_core import dtypes
 from plait_core.abstract import ShapedArray, get_aval
 from plait_core.dims import Dim, SymbolicDim, canonicalize_shape, definitely_equal, shape_size, simplify
 from plait_core.primitive import primitive_by_name
+from plait_core.primitives.shapes import dimension_as_value
 from plait_core.primitives.structural import (
     GatherDimensionNumbers,
     GatherScatterMode,
@@ -319,11 +320,18 @@ def index_in_dim(operand: Any, index: int, axis: int = 0, keepdims: bool = True)
     ax = _axis("index_in_dim", "axis", axis, aval.ndim)
     i = _int("index_in_dim", "index", index)
     size = aval.shape[ax]
-    wrapped = i + _concrete_size("index_in_dim", size, ax) if i < 0 else i
-    if not (wrapped >= 0 and _lt(wrapped, size)):
+    wrapped = i + size if i < 0 else i
+    if not (_ge0(wrapped) and _lt(wrapped, size)):
         raise IndexError(f"lax.index_in_dim: index {i} is out of bounds for axis {ax} of size {size}")
     out = slice_in_dim(operand, wrapped, wrapped + 1, 1, ax)
     return out if keepdims else squeeze(out, (ax,))
+
+
+def _ge0(a: Dim) -> bool:
+    try:
+        return bool(a >= 0)
+    except TypeError:
+        return False
 
 
 def _lt(a: Dim, b: Dim) -> bool:
@@ -388,30 +396,36 @@ def _start_indices(fn: str, operand_shape: Sequence[Dim], start_indices: Any, al
     for k, (i, d) in enumerate(zip(idx, operand_shape)):
         if k in concrete:
             v = concrete[k]
+            if allow_negative and v < 0 and type(d) is not int:
+                # Counting from the end of a symbolic dimension: its size is a value.
+                add = primitive_by_name("add")
+                out.append(add.bind(np.asarray(v, index_dtype), _size_value(d, index_dtype)))
+                continue
             if allow_negative and v < 0:
-                v = v + _concrete_size(fn, d, k)
+                v = v + int(d)
             out.append(np.asarray(min(max(v, lo), hi), index_dtype))
         else:
             out.append(_wrap_negative(fn, i, d, k) if allow_negative else i)
     return out
 
 
-def _concrete_size(fn: str, d: Dim, k: int) -> int:
+def _size_value(d: Dim, dt: Any) -> Any:
+    """The size ``d`` as an index value of dtype ``dt`` (a symbolic size becomes
+    ``dim_as_value``, which the interpreter binding its names evaluates)."""
     if type(d) is int:
-        return d
-    raise ValueError(f"lax.{fn}: cannot wrap the negative start index {k} against the symbolic dimension "
-                     f"{d}; pass a non-negative index or allow_negative_indices=False")
+        return np.asarray(d, dt)
+    convert = primitive_by_name("convert_element_type")
+    return convert.bind(dimension_as_value(d), new_dtype=np.dtype(dt), weak_type=False)
 
 
 def _wrap_negative(fn: str, i: Any, d: Dim, k: int) -> Any:
     """``i + d if i < 0 else i`` for a traced index (elementwise primitives)."""
-    size = _concrete_size(fn, d, k)
     dt = get_aval(i).dtype
     if dtypes.is_unsigned_int(dt):
         return i
     lt, add, select_n = (primitive_by_name(n) for n in ("lt", "add", "select_n"))
     is_negative = lt.bind(i, np.zeros((), dt))
-    return select_n.bind(is_negative, i, add.bind(i, np.asarray(size, dt)))
+    return select_n.bind(is_negative, i, add.bind(i, _size_value(d, dt)))
 
 
 def dynamic_slice(

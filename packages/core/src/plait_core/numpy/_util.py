@@ -17,7 +17,7 @@ import numpy as np
 
 from plait_core import dtypes, lax
 from plait_core.abstract import ShapedArray, get_aval, registered_array_types
-from plait_core.dims import Dim, Shape, definitely_equal, definitely_equal_shapes, is_symbolic
+from plait_core.dims import Dim, Shape, SymbolicDim, definitely_equal, definitely_equal_shapes, is_symbolic
 from plait_core.primitives.shapes import dimension_as_value
 from plait_core.trace import Tracer, concrete_or_error
 
@@ -118,6 +118,8 @@ def convert(x: Any, dtype: Any, weak_type: builtins.bool = False) -> Array:
 def as_array(x: Any, name: str, position: int | str = 0) -> Array:
     """``x`` as an array value (Python and NumPy scalars become 0-d arrays keeping
     their weak type); lists and other objects raise ``TypeError``."""
+    if type(x) is SymbolicDim:
+        x = dimension_as_value(x)
     aval = aval_of(x, name, position)
     if isinstance(x, (np.ndarray, Tracer)):
         return x
@@ -139,8 +141,15 @@ def to_inexact(dtype: DType) -> DType:
     return dtype if dtypes.is_inexact(dtype) else dtypes.default_float_dtype()
 
 
+def dims_as_values(args: Sequence[Any]) -> list[Any]:
+    """``args`` with symbolic dimensions (``x.shape[0]`` under ``mask``) replaced
+    by their values, weakly typed integers like the Python ints they stand for."""
+    return [dimension_as_value(a) if type(a) is SymbolicDim else a for a in args]
+
+
 def promote_dtypes(name: str, *args: Any) -> list[Array]:
     """Convert ``args`` to their common dtype (JAX's lattice, Python scalars weak)."""
+    args = tuple(dims_as_values(args))
     check_arraylike(name, *args)
     dt, weak = result_dtype(name, *args)
     return [convert(x, dt, weak) for x in args]
@@ -148,6 +157,7 @@ def promote_dtypes(name: str, *args: Any) -> list[Array]:
 
 def promote_dtypes_inexact(name: str, *args: Any) -> list[Array]:
     """As :func:`promote_dtypes`, then integers and booleans become the default float."""
+    args = tuple(dims_as_values(args))
     check_arraylike(name, *args)
     dt, weak = result_dtype(name, *args)
     dt = to_inexact(dt)

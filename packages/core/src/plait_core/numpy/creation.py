@@ -34,6 +34,7 @@ from plait_core.numpy._util import (
     result_dtype,
     to_inexact,
 )
+from plait_core.primitives.shapes import dimension_as_value
 from plait_core.trace import Tracer, concrete_or_error, is_eager
 
 DType = np.dtype[Any]
@@ -134,6 +135,8 @@ def array(object: Any, dtype: Any = None, copy: builtins.bool = True, order: str
     (traced values included).  ``dtype`` converts; ``ndmin`` prepends size-1 axes."""
     del order
     dt = _dtype_arg(dtype, "array")
+    if type(object) is SymbolicDim:  # a size under mask: its value
+        object = dimension_as_value(object)
     if isinstance(object, (list, tuple)) and _contains_traced(object):
         x = _array_from_sequence(object, "array")
     elif isinstance(object, (Tracer,)) or (is_array(object) and not isinstance(object, (np.ndarray, np.generic))):

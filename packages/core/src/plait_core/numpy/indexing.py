@@ -40,6 +40,7 @@ from plait_core.numpy._util import (
     is_array,
     shape_str,
 )
+from plait_core.primitives.shapes import dimension_as_value
 from plait_core.trace import Tracer, concrete_or_error
 
 _FULL = builtins.slice(None)
@@ -180,6 +181,8 @@ def _classify(item: Any) -> _Entry:
         return _NewAxis(np.zeros((1 if item else 0,), np.int32))
     if isinstance(item, (builtins.int, np.integer)):
         return _Int(builtins.int(item))
+    if is_symbolic(item):  # x[x.shape[0] - 1] under mask: the size is a traced value
+        return _classify_array(dimension_as_value(item))
     if isinstance(item, (list, tuple)):
         return _sequence_index(item)
     if is_array(item):

@@ -19,6 +19,7 @@ import numpy as np
 
 from plait_core import dtypes, lax
 from plait_core.abstract import is_known_value
+from plait_core.dims import SymbolicDim
 from plait_core.numpy import indexing, linalg, logic, math, reductions, selection, shape, sorting, updates
 from plait_core.numpy._util import Array
 from plait_core.trace import concrete_or_error
@@ -31,7 +32,8 @@ def _is_operand(x: Any) -> builtins.bool:
         # Python would otherwise try list repetition with the array as the count.
         raise TypeError(f"array operators do not accept a {type(x).__name__}; convert it with "
                         "plait.numpy.asarray first")
-    return is_known_value(x) and not isinstance(x, str)
+    # A symbolic dimension (``x / x.shape[0]`` under mask) is an integer operand.
+    return (is_known_value(x) and not isinstance(x, str)) or type(x) is SymbolicDim
 
 
 def _forward(fn: Binary, name: str) -> Callable[[Any, Any], Any]:

@@ -25,7 +25,7 @@ dim_as_value_p = Primitive("dim_as_value", family="shape")
 
 @dim_as_value_p.def_abstract_eval
 def _dim_as_value_abstract_eval(*, dim: Any) -> ShapedArray:
-    return ShapedArray((), dtypes.default_int_dtype(), False)
+    return ShapedArray((), dtypes.default_int_dtype(), True)  # weak, like the Python int it stands for
 
 
 @dim_as_value_p.def_impl

@@ -23,6 +23,14 @@ are :attr:`LoweredModule.const_args` (``num_const_args`` of them), to be passed
 before the inputs on every call.  Constants of sub-programs (branches, loop
 bodies, called jaxprs) are always embedded.
 
+**Semantics.**  The rules reproduce core's semantics (XLA's, which core's
+NumPy implementations follow) bit for bit for integer and boolean results.
+Floating-point results agree to a few units in the last place, with these
+known differences: subnormal results of arithmetic are flushed to zero on
+CPU, ``max``/``min`` order ``-0.0`` below ``+0.0``, and sums in cumulative
+reductions and scatters are associated differently.  See each family's
+module under ``rules/``.
+
 **Donation.**  Each donated input is aliased to the first output of the same
 shape and dtype not already taken (``{tf.aliasing_output = k : i32}``, ``k``
 counting the entry function's results); :attr:`LoweredModule.aliased_outputs`
@@ -69,7 +77,7 @@ PLATFORMS: Final[frozenset[str]] = frozenset({"cpu", "cuda", "rocm", "tpu"})
 """Platform names :func:`lower_jaxpr` accepts (the text does not depend on it)."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class LoweredModule:
     """A StableHLO module made from a closed jaxpr, and how to call it.
 

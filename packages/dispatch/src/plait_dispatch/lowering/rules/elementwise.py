@@ -18,6 +18,14 @@ where core's semantics (XLA's, written in NumPy) and a bare operation part:
 Integer ``div``/``rem`` by zero (-1 / the dividend; ``INT_MIN / -1``),
 out-of-range shifts and NaN-propagating ``max``/``min``/``clamp`` are XLA's
 own semantics, which core's NumPy implementations reproduce.
+
+Known differences from core's NumPy results (tested, not papered over):
+
+* XLA's CPU code flushes subnormal results of float arithmetic to zero;
+* ``max``/``min`` order ``-0.0`` below ``+0.0`` (NumPy returns the second
+  operand of an equal pair);
+* transcendental functions agree to a few units in the last place (core
+  computes ``erf``, ``lgamma``, ``digamma`` and ``erf_inv`` in float64).
 """
 
 from __future__ import annotations
