@@ -56,6 +56,17 @@ from plait_core import numpy as numpy
 from plait_core import random as random
 from plait_core import tree as tree
 from plait_core import tree_util as tree_util
+from plait_dispatch import (
+    Array,
+    block_until_ready,
+    default_backend,
+    device_get,
+    device_put,
+    devices,
+    jit,
+    local_devices,
+)
+from plait_masking import ShapeError, mask, shapecheck
 
 for _name, _module in {
     "numpy": numpy,
@@ -79,6 +90,17 @@ package_versions = {
 }
 
 __all__ = [
+    "Array",
+    "block_until_ready",
+    "default_backend",
+    "device_get",
+    "device_put",
+    "devices",
+    "jit",
+    "local_devices",
+    "mask",
+    "shapecheck",
+    "ShapeError",
     "InvertibilityError",
     "grad",
     "hessian",

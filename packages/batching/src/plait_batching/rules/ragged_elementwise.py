@@ -14,9 +14,14 @@ from __future__ import annotations
 from plait_batching.ragged import padded_rule
 from plait_batching.registries import ragged_rules
 from plait_batching.rules.elementwise import BINARY, UNARY
-from plait_core.primitives import ad_helpers as adh
 from plait_core.primitives import elementwise as ew
-from plait_core.primitives.ad_helpers import add_any_p, stop_gradient_p, zeros_like_p
+from plait_core.primitives.ad_helpers import (
+    add_any_p,
+    custom_lin_p,
+    invertible_lin_p,
+    stop_gradient_p,
+    zeros_like_p,
+)
 
 _padded = padded_rule()
 
@@ -25,10 +30,9 @@ for _p in (*UNARY, *BINARY, ew.select_n_p, ew.clamp_p, ew.bitcast_convert_type_p
     ragged_rules[_p] = _padded
 
 # The linearization helpers only appear in programs that reverse mode transposes.
-for _name, _why in (
-    ("custom_lin_p", "it only appears in linearized programs, which are transposed, never evaluated"),
-    ("invertible_lin_p", "its forward evaluation differentiates the invertible body, which is not done on ragged values"),
-):
-    _prim = getattr(adh, _name, None)
-    if _prim is not None:
-        ragged_rules.not_supported(_prim, _why)
+ragged_rules.not_supported(
+    custom_lin_p, "it only appears in linearized programs, which are transposed, never evaluated"
+)
+ragged_rules.not_supported(
+    invertible_lin_p, "its forward evaluation differentiates the invertible body, which is not done on ragged values"
+)
