@@ -44,6 +44,14 @@ class Trace:
         """A short human description used in error messages."""
         return type(self).__name__
 
+    def to_symbolic_dim(self, x: Tracer, what: str) -> Any:
+        """A dimension standing for ``x``, an integer scalar tracer of this trace,
+        used as a size (``arange(n)``, ``ones((7, n))``); ``None`` (the default)
+        when this trace has none to offer, and the size must then be concrete.
+        ``vmap`` over piles answers with a ragged size bound to the batched
+        values.  ``what`` names the size for error messages."""
+        return None
+
     def check_foreign_tracer(self, x: Tracer, prim: Primitive | None = None) -> None:
         """Validate a tracer that is not this trace's own: it must belong to an
         enclosing, still active transformation, and is then a constant here."""
@@ -225,6 +233,19 @@ def concretization_message(x: Tracer, what: str) -> str:
         "plait.numpy.where; for a loop use plait.lax.while_loop or fori_loop; or make the "
         "argument static (static_argnums / static_argnames of jit)"
     )
+
+
+def dim_or_concrete(x: Any, what: str) -> Any:
+    """A size given as a value: ``x`` itself unless it is a tracer; a tracer
+    becomes the dimension its trace offers for it (:meth:`Trace.to_symbolic_dim`),
+    else its concrete value; :class:`ConcretizationTypeError` naming ``what``
+    when it has neither."""
+    while isinstance(x, Tracer):
+        d = x._trace.to_symbolic_dim(x, what)
+        if d is not None:
+            return d
+        x = x._concrete(what)
+    return x
 
 
 def concrete_or_error(x: Any, what: str) -> Any:

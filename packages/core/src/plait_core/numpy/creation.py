@@ -35,7 +35,7 @@ from plait_core.numpy._util import (
     to_inexact,
 )
 from plait_core.primitives.shapes import dimension_as_value
-from plait_core.trace import Tracer, concrete_or_error, is_eager
+from plait_core.trace import Tracer, concrete_or_error, dim_or_concrete, is_eager
 
 DType = np.dtype[Any]
 
@@ -64,7 +64,9 @@ def shape_arg(shape: Any, name: str) -> Shape:
     out: list[Any] = []
     for d in entries:
         if isinstance(d, Tracer):
-            d = concrete_int(d, f"{name}: a dimension of the shape")
+            d = dim_or_concrete(d, f"{name}: a dimension of the shape")
+            if not isinstance(d, SymbolicDim):
+                d = concrete_int(d, f"{name}: a dimension of the shape")
         if isinstance(d, (builtins.int, np.integer)) and not isinstance(d, (builtins.bool, np.bool_)) and d < 0:
             raise ValueError(f"{name}: negative dimensions are not allowed, got shape {tuple(entries)!r}")
         out.append(d)
@@ -259,6 +261,9 @@ def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None) ->
     ``start``/``stop`` with unit step (``arange(x.shape[0])`` under masking).
     Integers give the default integer dtype, floats the default float dtype."""
     dt = _dtype_arg(dtype, "arange")
+    if step is None and (isinstance(start, Tracer) or isinstance(stop, Tracer)):
+        start = dim_or_concrete(start, "arange: the start argument")
+        stop = dim_or_concrete(stop, "arange: the stop argument")
     if is_symbolic(start) or is_symbolic(stop):
         return _symbolic_arange(start, stop, step, dt)
     start = concrete_or_error(start, "arange: the start argument")
