@@ -37,11 +37,20 @@ from plait_core import (
 )
 from plait_core.primitives.calls import closed_call_p
 from plait_core.primitives.elementwise import convert_element_type_p
+from plait_core.trace import numpy_backend
 from plait_dispatch import _jaxlib
 from plait_dispatch.array import Array
 from plait_dispatch.cache import DEFAULT_JIT_INFO, CompiledCall, JitInfo, compiled_call, computation_device
 
 __all__ = ["install", "uninstall", "xla_backend"]
+
+
+class _SymbolicShape(Exception):
+    """A result shape is symbolic: not something concrete data can have."""
+
+
+_REFERENCE: Any = object()
+"""Cache entry of an operation the eager backend leaves to core's reference."""
 
 
 class _EagerOp:
@@ -62,6 +71,8 @@ class _EagerOp:
     def __init__(self, prim: Primitive, params: dict[str, Any], in_avals: tuple[ShapedArray, ...]) -> None:
         out = prim.abstract_eval(*in_avals, **params)  # raises the primitive's own errors
         out_avals = list(out) if prim.multiple_results else [out]
+        if any(type(d) is not int for a in out_avals for d in a.shape):
+            raise _SymbolicShape
         invars = [Var(a) for a in in_avals]
         outvars = [Var(a) for a in out_avals]
         eqn = JaxprEqn(prim, list(invars), outvars, dict(params))
@@ -121,10 +132,38 @@ def _general(prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> An
     except TypeError:  # an unhashable param: compile without remembering
         key, op = None, None
     if op is None:
-        op = _make_op(key, prim, params, in_avals)
+        try:
+            op = _make_op(key, prim, params, in_avals)
+        except (_SymbolicShape, NotImplementedError):
+            if key is not None:
+                _ops[key] = _REFERENCE
+            op = _REFERENCE
+    if op is _REFERENCE:
+        # Not something XLA runs here (a symbolic result shape, a collective
+        # outside any mapped axis): core's reference evaluation computes it,
+        # or says why it cannot in the primitive's own words.
+        return _reference(prim, args, params, in_avals)
     call = op.default if device is op.default.device else op.on(device)
     outs = call.call(args, committed, prim.name)
     return outs if prim.multiple_results else outs[0]
+
+
+def _reference(
+    prim: Primitive, args: Sequence[Any], params: dict[str, Any], in_avals: tuple[ShapedArray, ...]
+) -> Any:
+    """Core's NumPy evaluation of one operation, its results put on the
+    default device with the types abstract evaluation promises (weak types kept)."""
+    out = numpy_backend(prim, args, params)
+    promised = prim.abstract_eval(*in_avals, **params)
+    device = _jaxlib.default_device()
+
+    def put(value: Any, aval: ShapedArray) -> Array:
+        data = np.asarray(value, aval.dtype)
+        return Array(_jaxlib.device_put(data, aval, device, False), aval, device, False)
+
+    if prim.multiple_results:
+        return [put(v, a) for v, a in zip(out, promised)]
+    return put(out, promised)
 
 
 def _convert_host_scalar(x: Any, aval: ShapedArray, params: dict[str, Any]) -> Array | None:
