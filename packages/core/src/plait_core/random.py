@@ -17,6 +17,7 @@ import numpy as np
 
 from plait_core import dtypes, lax
 from plait_core.abstract import get_aval
+from plait_core.lax.calls import named_call
 
 Array = Any
 KeyArray = Any
@@ -36,8 +37,16 @@ def _rotate_left(x: Array, r: int) -> Array:
 
 def threefry_2x32(key: KeyArray, count: Array) -> Array:
     """Encrypt the ``uint32`` words of ``count`` (even length after flattening, or
-    padded) under ``key``; returns ``uint32`` words of ``count``'s shape."""
+    padded) under ``key``; returns ``uint32`` words of ``count``'s shape.
+
+    The cipher's ~130 integer operations are staged once per shape and bound
+    as one call (``closed_call`` named ``threefry2x32``): eager execution then
+    compiles one program instead of one per operation, and jaxprs stay short."""
     _check_key(key, "threefry_2x32")
+    return _threefry_call(key, count)
+
+
+def _threefry_2x32(key: KeyArray, count: Array) -> Array:
     count = _u32(count)
     shape = count.shape
     flat = lax.reshape(count, (int(np.prod(shape, dtype=np.int64)),))
@@ -64,6 +73,9 @@ def threefry_2x32(key: KeyArray, count: Array) -> Array:
     if odd:
         out = lax.slice(out, (0,), (n,))
     return lax.reshape(out, shape)
+
+
+_threefry_call = named_call(_threefry_2x32, name="threefry2x32")
 
 
 def _check_key(key: Any, where: str) -> None:
