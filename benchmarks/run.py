@@ -34,6 +34,7 @@ def main() -> None:
     if masked_rnn is not None:
         results.append(masked_rnn)
     table = markdown_table(results)
+    table += "\n\n" + importlib.import_module("benchmarks.invertible").invertible_memory_section(jax)
     header = (
         "# Benchmarks\n\n"
         f"Machine: {platform.machine()}, Python {platform.python_version()}; "

@@ -53,6 +53,7 @@ one raises its documented error.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import re
 import sys
@@ -66,25 +67,33 @@ from typing import Any
 import numpy as np
 
 import plait
-import plait.numpy as pnp
-from plait import lax
+import plait_core
+from plait import InvertibilityError, lax
+from plait import numpy as pnp
 from plait_core.dims import definitely_equal
 
 __all__ = [
     "BASE_PROGRAMS",
+    "BYPASSED",
     "KNOWN_BUGS",
     "PAIRS",
+    "TABLES",
     "TRANSFORMS",
     "TRIPLES",
     "UNSUPPORTED",
     "Expectation",
     "Outcome",
     "Program",
+    "RuleBypassed",
     "Spec",
     "build",
+    "cells",
     "check_case",
+    "compile_pattern",
+    "eager_backend",
     "expectation",
     "main",
+    "render",
     "run_case",
     "run_matrix",
 ]
@@ -142,6 +151,16 @@ class Arg:
     state: bool = False
 
 
+@dataclass(frozen=True)
+class RuleUse:
+    """A custom rule of a program: its kind, how many wrappers were inside it,
+    and how many times it ran (``calls[0]``)."""
+
+    kind: str
+    depth: int
+    calls: list[int]
+
+
 @dataclass
 class Program:
     """A plait function, its NumPy oracle and how to call them.
@@ -160,7 +179,8 @@ class Program:
     sample: Callable[[np.random.Generator, int], tuple[np.ndarray, ...]]
     masks: int = 0
     derivative: bool = False
-    donated: bool = field(default=False)
+    depth: int = 0
+    rules: tuple[RuleUse, ...] = field(default=())
 
     @property
     def float_args(self) -> list[int]:
@@ -172,14 +192,14 @@ def _spec(*dims: int | str) -> Spec:
     return Spec(tuple(dims))
 
 
-def _sampler(*specs: Spec, scalars: Sequence[Callable[[np.random.Generator], float]] = ()) -> Callable[
-    [np.random.Generator, int], tuple[np.ndarray, ...]
-]:
+def _sampler(
+    *specs: Spec, scalars: Sequence[Callable[[np.random.Generator], float]] = ()
+) -> Callable[[np.random.Generator, int], tuple[np.ndarray, ...]]:
     """Standard normal arrays (times 0.5) of the given specs, then scalars drawn by ``scalars``."""
 
     def sample(rng: np.random.Generator, n: int) -> tuple[np.ndarray, ...]:
         arrays = [(0.5 * rng.standard_normal(s.shape(n))).astype(np.float32) for s in specs]
-        return (*arrays, *(np.float32(draw(rng)) for draw in scalars))
+        return (*arrays, *(np.asarray(draw(rng), np.float32) for draw in scalars))
 
     return sample
 
@@ -278,6 +298,14 @@ def _base_programs() -> dict[str, Program]:
     return {p.name: p for p in programs}
 
 
+#: What each program computes.
+PROGRAM_DOCS = {
+    "elementwise": "elementwise operations and a mean over the sequence",
+    "mlp": "a tanh layer `x @ w + b` (matmul) in a reversible pair",
+    "scan_rnn": "an RNN step `tanh(h @ w + x)` scanned over the sequence",
+    "cond": "`lax.cond` on the sign of a scalar parameter",
+}
+
 #: The programs every composition is checked on.
 BASE_PROGRAMS: dict[str, Program] = _base_programs()
 
@@ -310,7 +338,9 @@ def _stack(trees: Sequence[Tree], specs: Tree) -> Tree:
 # NumPy helpers of the oracles
 
 
-def _fit(x: np.ndarray, axes: Sequence[int], n: int, fill: str = "zeros", rng: np.random.Generator | None = None) -> np.ndarray:
+def _fit(
+    x: np.ndarray, axes: Sequence[int], n: int, fill: str = "zeros", rng: np.random.Generator | None = None
+) -> np.ndarray:
     """Slice or pad ``x`` to size ``n`` along ``axes`` (padding: zeros or random values)."""
     for ax in axes:
         have = x.shape[ax]
@@ -344,7 +374,9 @@ def _leaves(tree: Tree, specs: Tree) -> list[Any]:
     return found
 
 
-def _fd_gradient(f: Callable[..., float], args: Sequence[Any], which: Sequence[int]) -> tuple[np.ndarray, ...]:
+def _fd_gradient(
+    f: Callable[..., float], args: Sequence[Any], which: Sequence[int]
+) -> tuple[np.ndarray, ...]:
     grads = []
     for i in which:
         x = np.asarray(args[i], np.float64)
@@ -360,7 +392,9 @@ def _fd_gradient(f: Callable[..., float], args: Sequence[Any], which: Sequence[i
     return tuple(grads)
 
 
-def _fd_directional(f: Callable[..., Tree], specs: Tree, args: Sequence[Any], which: Sequence[int], ts: Sequence[Any]) -> Tree:
+def _fd_directional(
+    f: Callable[..., Tree], specs: Tree, args: Sequence[Any], which: Sequence[int], ts: Sequence[Any]
+) -> Tree:
     def moved(sign: float) -> list[Any]:
         moved_args = list(args)
         for i, t in zip(which, ts):
@@ -412,7 +446,7 @@ def wrap_jit(p: Program) -> Program:
 
 def wrap_donation(p: Program) -> Program:
     """``jit(f, donate_argnums=0)``."""
-    return replace(p, name=f"donate({p.name})", fn=plait.jit(p.fn, donate_argnums=0), donated=True)
+    return replace(p, name=f"donate({p.name})", fn=plait.jit(p.fn, donate_argnums=0))
 
 
 def wrap_checkpoint(p: Program) -> Program:
@@ -530,7 +564,7 @@ def wrap_mask(p: Program) -> Program:
         logical = int(rng.integers(1, n + 1))
         args = p.sample(rng, logical)
         padded = [_fit(np.asarray(x), a.spec.marked, n, "random", rng) for a, x in zip(p.args, args)]
-        return (*padded, np.int32(logical))
+        return (*padded, np.asarray(logical, np.int32))
 
     return replace(
         p,
@@ -582,7 +616,9 @@ def wrap_piles(p: Program) -> Program:
         outs = []
         for b, n in enumerate(np.asarray(lengths)):
             element = [_fit(np.asarray(x[b]), a.spec.marked, int(n)) for a, x in zip(p.args, xs)]
-            outs.append(map_specs(lambda s, o: _fit(np.asarray(o), s.marked, size), p.out, p.oracle(*element)))
+            outs.append(
+                map_specs(lambda s, o: _fit(np.asarray(o), s.marked, size), p.out, p.oracle(*element))
+            )
         return _stack(outs, p.out)
 
     def sample(rng: np.random.Generator, n: int) -> tuple[np.ndarray, ...]:
@@ -601,7 +637,10 @@ def wrap_piles(p: Program) -> Program:
         name=f"piles({p.name})",
         fn=fn,
         oracle=oracle,
-        args=(*(replace(a, spec=a.spec.batched(PILE_SIZE)) for a in p.args), Arg(_spec(PILE_SIZE), is_float=False)),
+        args=(
+            *(replace(a, spec=a.spec.batched(PILE_SIZE)) for a in p.args),
+            Arg(_spec(PILE_SIZE), is_float=False),
+        ),
         out=map_specs(lambda s: s.batched(PILE_SIZE), p.out),
         sample=sample,
     )
@@ -629,15 +668,18 @@ def wrap_custom_jvp(p: Program) -> Program:
         return p.fn(*args)
 
     f = plait.custom_jvp(call)
+    use = RuleUse("custom_jvp", p.depth, [0])
 
     def rule(primals: Sequence[Any], tangents: Sequence[Any]) -> Tree:
+        use.calls[0] += 1
+
         def closed(*d: Any) -> Tree:
             return p.fn(*_merge(primals, which, d))
 
         return plait.jvp(closed, tuple(primals[i] for i in which), tuple(tangents[i] for i in which))
 
     f.defjvp(rule)
-    return replace(p, name=f"custom_jvp({p.name})", fn=f)
+    return replace(p, name=f"custom_jvp({p.name})", fn=f, rules=(*p.rules, use))
 
 
 def wrap_custom_vjp(p: Program) -> Program:
@@ -648,11 +690,14 @@ def wrap_custom_vjp(p: Program) -> Program:
         return p.fn(*args)
 
     f = plait.custom_vjp(call)
+    use = RuleUse("custom_vjp", p.depth, [0])
 
     def fwd(*args: Any) -> tuple[Tree, tuple[Any, ...]]:
         return p.fn(*args), args
 
     def bwd(args: tuple[Any, ...], ct: Tree) -> tuple[Any, ...]:
+        use.calls[0] += 1
+
         def closed(*d: Any) -> Tree:
             return p.fn(*_merge(args, which, d))
 
@@ -661,7 +706,7 @@ def wrap_custom_vjp(p: Program) -> Program:
         return tuple(cts.get(i) for i in range(len(args)))
 
     f.defvjp(fwd, bwd)
-    return replace(p, name=f"custom_vjp({p.name})", fn=f)
+    return replace(p, name=f"custom_vjp({p.name})", fn=f, rules=(*p.rules, use))
 
 
 def wrap_custom_vmap(p: Program) -> Program:
@@ -671,13 +716,15 @@ def wrap_custom_vmap(p: Program) -> Program:
         return p.fn(*args)
 
     f = plait.custom_vmap(call)
+    use = RuleUse("custom_vmap", p.depth, [0])
 
     def rule(axis_size: int, in_batched: Sequence[Any], *args: Any) -> tuple[Tree, bool]:
+        use.calls[0] += 1
         in_axes = tuple(0 if b else None for b in in_batched)
         return plait.vmap(p.fn, in_axes=in_axes, axis_size=axis_size)(*args), True
 
     f.def_vmap(rule)
-    return replace(p, name=f"custom_vmap({p.name})", fn=f)
+    return replace(p, name=f"custom_vmap({p.name})", fn=f, rules=(*p.rules, use))
 
 
 #: The transformations, in the order of the matrix, each a wrapper ``Program -> Program``.
@@ -704,12 +751,12 @@ PAIRS: list[tuple[str, ...]] = [(a, b) for a in TRANSFORMS for b in TRANSFORMS]
 TRIPLES: list[tuple[str, ...]] = [
     tuple(t.split(" ∘ "))
     for t in [
-        # per-example gradients, compiled
+        # per-example gradients, compiled; second order
         "jit ∘ vmap ∘ grad",
         "jit ∘ grad ∘ vmap",
         "vmap ∘ grad ∘ jit",
-        # second order
         "jvp ∘ grad ∘ jit",
+        "grad ∘ grad ∘ checkpoint",
         "grad ∘ jvp ∘ vmap",
         "linearize ∘ grad ∘ vmap",
         # masking: compile once for every length, batch over lengths, differentiate
@@ -719,58 +766,58 @@ TRIPLES: list[tuple[str, ...]] = [
         "grad ∘ vmap ∘ mask",
         "jit ∘ mask ∘ grad",
         "jit ∘ mask ∘ vmap",
+        "linearize ∘ mask ∘ vmap",
+        "grad ∘ mask ∘ checkpoint",
         # piles
         "jit ∘ piles ∘ grad",
         "jit ∘ grad ∘ piles",
         "grad ∘ piles ∘ jit",
+        "jit ∘ vmap ∘ piles",
         "jit ∘ piles ∘ checkpoint",
+        "jit ∘ piles ∘ mask",
         # invertible reverse mode
         "jit ∘ grad ∘ invertible",
         "vmap ∘ grad ∘ invertible",
         "grad ∘ vmap ∘ invertible",
         "grad ∘ invertible ∘ vmap",
-        "grad ∘ mask ∘ invertible",
         "grad ∘ invertible ∘ jit",
+        "grad ∘ mask ∘ invertible",
+        "mask ∘ grad ∘ invertible",
+        "vmap ∘ mask ∘ invertible",
+        "grad ∘ piles ∘ invertible",
+        "piles ∘ grad ∘ invertible",
+        "jvp ∘ grad ∘ invertible",
+        "grad ∘ grad ∘ invertible",
+        "grad ∘ invertible ∘ grad",
+        "grad ∘ invertible ∘ mask",
         # custom rules
         "jit ∘ grad ∘ custom_vjp",
         "vmap ∘ grad ∘ custom_vjp",
         "grad ∘ vmap ∘ custom_vjp",
+        "jvp ∘ grad ∘ custom_vjp",
+        "jvp ∘ vmap ∘ custom_vjp",
+        "grad ∘ mask ∘ custom_vjp",
+        "grad ∘ piles ∘ custom_vjp",
         "jit ∘ jvp ∘ custom_jvp",
         "vmap ∘ grad ∘ custom_jvp",
         "grad ∘ vmap ∘ custom_jvp",
+        "grad ∘ mask ∘ custom_jvp",
+        "grad ∘ custom_jvp ∘ custom_vjp",
         "jit ∘ vmap ∘ custom_vmap",
         "grad ∘ vmap ∘ custom_vmap",
         "vmap ∘ vmap ∘ custom_vmap",
+        "vmap ∘ grad ∘ custom_vmap",
+        "vmap ∘ custom_vmap ∘ mask",
+        "piles ∘ custom_vmap ∘ grad",
         # rematerialisation
         "jit ∘ grad ∘ checkpoint",
         "vmap ∘ grad ∘ checkpoint",
         "grad ∘ checkpoint ∘ vmap",
-        # a training step with donated inputs
+        # donated inputs: a training step, and donation under other transformations
         "donation ∘ grad ∘ checkpoint",
         "donation ∘ vmap ∘ grad",
-        # more
-        "jvp ∘ grad ∘ custom_vjp",
-        "jvp ∘ grad ∘ invertible",
-        "grad ∘ grad ∘ invertible",
-        "grad ∘ grad ∘ checkpoint",
-        "grad ∘ custom_jvp ∘ custom_vjp",
-        "grad ∘ invertible ∘ grad",
-        "grad ∘ invertible ∘ mask",
-        "grad ∘ mask ∘ checkpoint",
-        "grad ∘ mask ∘ custom_vjp",
-        "grad ∘ piles ∘ custom_vjp",
-        "grad ∘ piles ∘ invertible",
-        "piles ∘ grad ∘ invertible",
-        "mask ∘ grad ∘ invertible",
-        "vmap ∘ mask ∘ invertible",
-        "jit ∘ vmap ∘ piles",
-        "jit ∘ piles ∘ mask",
-        "linearize ∘ mask ∘ vmap",
-        "grad ∘ custom_vmap ∘ piles",
-        "vmap ∘ jvp ∘ custom_vmap",
         "grad ∘ jit ∘ donation",
-        "vmap ∘ custom_vmap ∘ mask",
-        "piles ∘ custom_vmap ∘ grad",
+        "vmap ∘ grad ∘ donation",
     ]
 ]
 
@@ -785,23 +832,45 @@ def build(comp: tuple[str, ...], program: str) -> Program:
     """The program ``comp[0](comp[1](...(base)))``, built once."""
     p = BASE_PROGRAMS[program]
     for name in reversed(comp):
-        p = TRANSFORMS[name](p)
+        p = replace(TRANSFORMS[name](p), depth=p.depth + 1)
     return p
 
 
 # ---------------------------------------------------------------------------
-# Expectations: unsupported compositions and known bugs
+# Expectations: unsupported compositions, known bugs, bypassed rules
+
+
+def compile_pattern(pattern: str) -> re.Pattern[str]:
+    """A regular expression for a composition pattern.
+
+    A pattern lists transformations outer to inner separated by ``∘``; each
+    item is a name or alternatives (``jvp|linearize``), ``…`` (any
+    transformations, possibly none) or ``…(no grad|vmap)`` (any except those).
+    It matches a composition that contains such a chain (searched, so the
+    pattern may start and end anywhere)."""
+    parts = []
+    for item in pattern.split(" ∘ "):
+        if item == "…":
+            parts.append(r"(?:\w+ ∘ )*")
+        elif item.startswith("…(no ") and item.endswith(")"):
+            parts.append(rf"(?:(?!(?:{item[5:-1]}) ∘ )\w+ ∘ )*")
+        else:
+            parts.append(rf"(?<!\w)(?:{item}) ∘ ")
+    return re.compile("".join(parts))
+
+
+class RuleBypassed(AssertionError):
+    """A composition computed the right values without running a custom rule it should have used."""
 
 
 @dataclass(frozen=True)
 class Expectation:
-    """A composition (pattern) that raises a documented error instead of computing.
+    """What a composition (pattern) does instead of simply working.
 
-    ``pattern`` matches a composition written outer to inner with ``∘``
-    (a regular expression over :func:`composition_name`, searched);
-    ``programs`` restricts it (empty: every program).  ``error`` and
-    ``match`` are the exception type and a regular expression its message must
-    match; ``reason`` says why.
+    ``pattern`` is a composition pattern (:func:`compile_pattern`),
+    ``programs`` restricts the entry to some programs (empty: all).  The
+    composition raises ``error`` with a message matching the regular
+    expression ``match``; ``reason`` says why.
     """
 
     pattern: str
@@ -814,26 +883,121 @@ class Expectation:
         """Whether this entry covers ``comp`` on ``program``."""
         if self.programs and program not in self.programs:
             return False
-        return re.search(self.pattern, composition_name(comp)) is not None
+        return compile_pattern(self.pattern).search(composition_name(comp) + " ∘ ") is not None
 
 
-#: Compositions that are not meaningful or not supported, with the error they raise.
-UNSUPPORTED: list[Expectation] = []
+_CUSTOM_VJP_FORWARD = r"can't apply forward-mode differentiation \(jvp\) to a custom_vjp function"
+_NOT_CONCRETE = "padded shapes must be concrete"
+_PILE_NOT_CONCRETE = "a Pile's padded size must be a concrete integer"
 
-#: Compositions that should work but do not: defects of the packages (each has a
-#: minimal reproduction in the report of issue 7).  Their tests are strict xfails.
-KNOWN_BUGS: list[Expectation] = []
+#: Compositions that are not meaningful or not supported: they raise the documented error.
+UNSUPPORTED: list[Expectation] = [
+    Expectation(
+        "jvp|linearize ∘ …(no grad) ∘ custom_vjp",
+        TypeError,
+        _CUSTOM_VJP_FORWARD,
+        "forward mode through a custom_vjp function: it has a reverse-mode rule only (as in JAX); "
+        "give it a custom_jvp rule. Forward-over-reverse (jvp ∘ grad ∘ custom_vjp) works.",
+    ),
+    Expectation(
+        "mask ∘ … ∘ mask",
+        ValueError,
+        _NOT_CONCRETE,
+        "mask inside mask: the inner mask's padded sizes are the outer one's logical (symbolic) sizes, "
+        "and mask needs concrete padded shapes",
+    ),
+    Expectation(
+        "piles ∘ … ∘ mask",
+        ValueError,
+        _NOT_CONCRETE,
+        "mask inside vmap over piles: an element's padded size is its ragged length, not a concrete size",
+    ),
+    Expectation(
+        "piles ∘ … ∘ piles",
+        TypeError,
+        _PILE_NOT_CONCRETE,
+        "piles of piles: the elements of a pile are themselves ragged, and a pile needs a concrete "
+        "padded size (one ragged axis per value)",
+    ),
+    Expectation(
+        "piles",
+        NotImplementedError,
+        "scan is not supported on ragged values",
+        "a scan over a ragged axis: vmap over piles refuses scan and while loops over ragged values "
+        "(mask runs scans of a logical length)",
+        programs=("scan_rnn",),
+    ),
+    Expectation(
+        "grad ∘ invertible ∘ grad|mask|piles",
+        InvertibilityError,
+        "cannot invert equation",
+        "invertible of a function that is not invertible: a gradient does not determine its inputs, "
+        "and mask and piles zero the padding of their results, so the outputs do not determine the "
+        "padded inputs; the error names the equation",
+    ),
+]
+
+#: Compositions that should work but fail: defects of the packages, each with a minimal
+#: reproduction in the report of issue 7.  Their tests check the current symptom and xfail.
+KNOWN_BUGS: list[Expectation] = [
+    Expectation(
+        "mask ∘ … ∘ piles",
+        TypeError,
+        "'>' not supported between instances of 'numpy.ndarray' and 'SymbolicDim'",
+        "Pile(data, lengths) with concrete lengths and a symbolic padded size (inside mask) crashes "
+        "inside NumPy in the constructor's range check instead of raising a clear error",
+    ),
+]
+
+#: Compositions that compute the right values but do not run a custom rule that a
+#: transformation outside it would use without the transformation in between (documented
+#: behaviour of the packages; a rule that is not the true derivative would change the result).
+BYPASSED: list[Expectation] = [
+    Expectation(
+        "grad|jvp|linearize ∘ … ∘ mask ∘ … ∘ custom_jvp|custom_vjp",
+        RuleBypassed,
+        "rule never ran",
+        "mask inlines custom_jvp/custom_vjp functions (their rules speak of logical values), so a "
+        "derivative taken outside mask differentiates the primal function",
+    ),
+    Expectation(
+        "grad|jvp|linearize ∘ … ∘ piles ∘ … ∘ custom_jvp|custom_vjp",
+        RuleBypassed,
+        "rule never ran",
+        "vmap over piles inlines calls, so a derivative taken outside it differentiates the primal "
+        "function of a custom_jvp/custom_vjp function",
+    ),
+    Expectation(
+        "piles ∘ … ∘ custom_vmap",
+        RuleBypassed,
+        "rule never ran",
+        "vmap over piles inlines custom_vmap functions: the rule is never given ragged values",
+    ),
+    Expectation(
+        "vmap|piles ∘ … ∘ grad|jvp|linearize ∘ … ∘ custom_vmap",
+        RuleBypassed,
+        "rule never ran",
+        "autodiff differentiates a custom_vmap function through its primal function, so a vmap "
+        "outside the derivative batches the primal's operations (JAX differentiates the rule instead)",
+    ),
+]
+
+#: Every table, in the order they are consulted, with the status its entries give.
+TABLES: list[tuple[str, list[Expectation]]] = [
+    ("bug", KNOWN_BUGS),
+    ("unsupported", UNSUPPORTED),
+    ("bypassed", BYPASSED),
+]
 
 
 def expectation(comp: Sequence[str], program: str) -> tuple[str, Expectation | None]:
-    """``("unsupported" | "bug" | "works", entry)`` for a composition on a program."""
-    for entry in UNSUPPORTED:
-        if entry.applies(comp, program):
-            return "unsupported", entry
-    for entry in KNOWN_BUGS:
-        if entry.applies(comp, program):
-            return "bug", entry
-    return "works", None
+    """``(status, entry)``: the first entry of :data:`TABLES` covering ``comp`` on
+    ``program`` with its table's status, or ``("pass", None)``."""
+    for status, table in TABLES:
+        for entry in table:
+            if entry.applies(comp, program):
+                return status, entry
+    return "pass", None
 
 
 # ---------------------------------------------------------------------------
@@ -858,11 +1022,34 @@ def _compare(got: Tree, want: Tree, specs: Tree, tol: float, where: str) -> None
         np.testing.assert_allclose(g_np, w_np, rtol=tol, atol=tol * scale, err_msg=f"{where}: output {k}")
 
 
+#: The transformations that use a custom rule, by the rule's kind.
+RULE_TRIGGERS = {
+    "custom_jvp": {"jvp", "linearize", "grad"},
+    "custom_vjp": {"grad"},
+    "custom_vmap": {"vmap", "piles"},
+}
+
+
+def check_rules_used(comp: Sequence[str], p: Program) -> None:
+    """Raise :class:`RuleBypassed` unless every custom rule that a transformation
+    outside it needs (with no other custom function in between) has run."""
+    for use in p.rules:
+        at = len(comp) - 1 - use.depth
+        for j in range(at - 1, -1, -1):
+            if comp[j].startswith("custom_"):
+                break
+            if comp[j] in RULE_TRIGGERS[use.kind] and use.calls[0] == 0:
+                raise RuleBypassed(
+                    f"{composition_name(comp)}: the {use.kind} rule never ran although {comp[j]} is applied outside it"
+                )
+
+
 def check_case(comp: tuple[str, ...], program: str, seed: int | None = None) -> None:
-    """Run ``comp`` on ``program`` and assert that it equals its oracle.
+    """Run ``comp`` on ``program`` and assert that it equals its oracle and
+    that the custom rules it should use ran.
 
     When the outermost transformation is ``donation``, the first argument is a
-    fresh device array and the call must delete it."""
+    fresh device array that the call must delete."""
     p = build(comp, program)
     seed = zlib.crc32(f"{composition_name(comp)}/{program}".encode()) if seed is None else seed
     rng = np.random.default_rng(seed)
@@ -874,25 +1061,28 @@ def check_case(comp: tuple[str, ...], program: str, seed: int | None = None) -> 
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", "some donated buffers could not be reused", UserWarning)
         got = p.fn(*call_args)
-    _compare(got, want, p.out, _tolerance(p), f"{composition_name(comp)} on {program}")
+    where = f"{composition_name(comp)} on {program}"
+    _compare(got, want, p.out, _tolerance(p), where)
     if comp[0] == "donation":
-        assert call_args[0].is_deleted(), f"{composition_name(comp)} on {program}: the donated input is not deleted"
+        if not call_args[0].is_deleted():
+            raise AssertionError(f"{where}: the donated input was not deleted")
         try:
             np.asarray(call_args[0])
         except plait.DeletedArrayError:
             pass
         else:
-            raise AssertionError(f"{composition_name(comp)} on {program}: reading a donated input did not raise")
+            raise AssertionError(f"{where}: reading the donated input did not raise DeletedArrayError")
+    check_rules_used(comp, p)
 
 
 @dataclass(frozen=True)
 class Outcome:
     """The result of one composition on one program.
 
-    ``status``: ``"pass"``, ``"unsupported"`` (raised its documented error),
-    ``"bug"`` (a known bug, still failing), ``"fixed"`` (a known bug that now
-    works: remove its entry), ``"fail"`` (an unexpected failure or a wrong
-    error) with ``detail`` saying what happened."""
+    ``status``: ``"pass"``; ``"unsupported"``, ``"bug"`` or ``"bypassed"`` when
+    it behaved as its entry in :data:`TABLES` says; ``"fail"`` otherwise (an
+    unexpected error, a wrong value, or an entry that no longer applies) with
+    ``detail`` saying what happened."""
 
     comp: tuple[str, ...]
     program: str
@@ -902,40 +1092,54 @@ class Outcome:
 
 
 def _describe(e: BaseException) -> str:
-    first = str(e).strip().splitlines()[0] if str(e).strip() else ""
+    text = str(e).strip()
+    first = text.splitlines()[0] if text else ""
     return f"{type(e).__name__}: {first[:300]}"
 
 
 def run_case(comp: tuple[str, ...], program: str) -> Outcome:
-    """Run one case and classify it against :data:`UNSUPPORTED` and :data:`KNOWN_BUGS`."""
-    kind, entry = expectation(comp, program)
+    """Run one case and classify it against :data:`TABLES`."""
+    status, entry = expectation(comp, program)
     start = time.perf_counter()
     try:
         check_case(comp, program)
     except Exception as e:
         took = time.perf_counter() - start
         if entry is not None and isinstance(e, entry.error) and re.search(entry.match, str(e)):
-            return Outcome(comp, program, "unsupported" if kind == "unsupported" else "bug", entry.reason, took)
+            return Outcome(comp, program, status, entry.reason, took)
         return Outcome(comp, program, "fail", _describe(e), took)
     took = time.perf_counter() - start
-    if kind == "unsupported":
-        return Outcome(comp, program, "fail", "expected an error but it computed the right values", took)
-    if kind == "bug":
-        return Outcome(comp, program, "fixed", "a known bug that now works", took)
+    if entry is not None:
+        return Outcome(comp, program, "fail", f"expected ({status}: {entry.reason}) but it works", took)
     return Outcome(comp, program, "pass", "", took)
+
+
+@contextlib.contextmanager
+def eager_backend(name: str) -> Iterator[None]:
+    """Evaluate eagerly with ``"xla"`` (plait's default: op by op on the device)
+    or ``"numpy"`` (core's reference implementations, much faster to start)."""
+    if name not in ("xla", "numpy"):
+        raise ValueError(f"eager_backend: expected 'xla' or 'numpy', got {name!r}")
+    if name == "xla":
+        yield
+        return
+    prev = plait_core.set_eager_backend(None)
+    try:
+        yield
+    finally:
+        plait_core.set_eager_backend(prev)
 
 
 def run_matrix(
     comps: Sequence[tuple[str, ...]], programs: Sequence[str] | None = None, progress: bool = False
 ) -> list[Outcome]:
-    """Every composition on every program."""
+    """Every composition on every program (by default all of :data:`BASE_PROGRAMS`)."""
     names = list(programs or BASE_PROGRAMS)
     out: list[Outcome] = []
     for k, comp in enumerate(comps):
-        for prog in names:
-            out.append(run_case(comp, prog))
+        out.extend(run_case(comp, prog) for prog in names)
         if progress:
-            print(f"\r{k + 1}/{len(comps)} {composition_name(comp):<40}", end="", file=sys.stderr, flush=True)
+            print(f"\r{k + 1}/{len(comps)} {composition_name(comp):<44}", end="", file=sys.stderr, flush=True)
     if progress:
         print(file=sys.stderr)
     return out
@@ -944,91 +1148,123 @@ def run_matrix(
 # ---------------------------------------------------------------------------
 # Reporting
 
+_TAGS = {"unsupported": "unsupported", "bug": "bug", "bypassed": "custom rule bypassed", "fail": "FAILS"}
 
-def _cells(outcomes: Sequence[Outcome]) -> tuple[dict[tuple[str, ...], str], list[str]]:
-    """One mark per composition and the numbered notes the marks refer to."""
+
+def cells(outcomes: Sequence[Outcome]) -> tuple[dict[tuple[str, ...], str], list[str]]:
+    """One mark per composition and the numbered notes the marks refer to.
+
+    ``✓``: it works on every program; ``✓n``: it computes the right values
+    with the caveat of note n; ``✗n``: it raises the error of note n (on the
+    programs the note names, when the cell also has a ``✓``)."""
     notes: list[str] = []
-    by_comp: dict[tuple[str, ...], list[Outcome]] = {}
+    groups: dict[tuple[str, ...], list[Outcome]] = {}
     for o in outcomes:
-        by_comp.setdefault(o.comp, []).append(o)
+        groups.setdefault(o.comp, []).append(o)
 
     def note(text: str) -> int:
         if text not in notes:
             notes.append(text)
         return notes.index(text) + 1
 
-    cells: dict[tuple[str, ...], str] = {}
-    for comp, group in by_comp.items():
+    marks: dict[tuple[str, ...], str] = {}
+    for comp, group in groups.items():
         bad = [o for o in group if o.status != "pass"]
-        if not bad:
-            cells[comp] = "✓"
-            continue
-        marks = []
+        refs: list[str] = []
         for o in bad:
-            scope = "" if len(bad) == len(group) else f" ({', '.join(b.program for b in bad)})"
-            tag = {"unsupported": "unsupported", "bug": "bug", "fixed": "fixed bug", "fail": "FAILS"}[o.status]
-            marks.append(f"✗{note(f'{tag}{scope}: {o.detail}')}")
-        cells[comp] = " ".join(dict.fromkeys(marks))
-    return cells, notes
+            same = [b.program for b in bad if (b.status, b.detail) == (o.status, o.detail)]
+            scope = "" if len(same) == len(group) else f" (on {', '.join(same)})"
+            ref = note(f"{_TAGS[o.status]}{scope}: {o.detail}")
+            refs.append(f"{'✓' if o.status == 'bypassed' else '✗'}{ref}")
+        if any(o.status == "pass" for o in group) and not any(r.startswith("✓") for r in refs):
+            refs.insert(0, "✓")  # it works on the other programs
+        marks[comp] = " ".join(dict.fromkeys(refs)) if refs else "✓"
+    return marks, notes
 
 
-def render(outcomes: Sequence[Outcome], markdown: bool) -> str:
+def render(outcomes: Sequence[Outcome], markdown: bool, eager: str = "xla") -> str:
     """The pair table (rows: outer, columns: inner), the triples and the notes."""
-    cells, notes = _cells(outcomes)
+    marks, notes = cells(outcomes)
     names = list(TRANSFORMS)
     lines: list[str] = []
     if markdown:
         lines += [
             "# The composition matrix",
             "",
-            "Generated by `python -m plait.matrix --markdown docs/composition_matrix.md`. "
-            "Each cell is `row(column(program))` checked against a NumPy oracle on "
-            f"{len(BASE_PROGRAMS)} programs ({', '.join(BASE_PROGRAMS)}); ✓ means every program "
-            "matches, ✗n refers to note n.",
+            "Generated by `python -m plait.matrix --markdown docs/composition_matrix.md` "
+            f"(eager evaluation: {eager}). Each cell is the composition `row ∘ column`, that is "
+            "`row(column(program))`, run on every program below and compared with an oracle derived "
+            "from the program's NumPy oracle (finite differences for derivatives, a Python loop for "
+            "`vmap` and piles, the logical slices for `mask`).",
+            "",
+            "- ✓: every program matches its oracle;",
+            "- ✓n: the values match, with the caveat of note n;",
+            "- ✗n: the composition raises the error of note n (a `✓` beside it: only on the programs "
+            "the note names).",
+            "",
+            "Programs (each a reversible block, so that `invertible` applies): "
+            + "; ".join(f"`{name}`: {text}" for name, text in PROGRAM_DOCS.items())
+            + ".",
             "",
             "| outer ＼ inner | " + " | ".join(names) + " |",
             "|---|" + "---|" * len(names),
         ]
-        lines += [f"| **{r}** | " + " | ".join(cells.get((r, c), " ") for c in names) + " |" for r in names]
+        lines += [f"| **{r}** | " + " | ".join(marks.get((r, c), " ") for c in names) + " |" for r in names]
     else:
         width = max(len(n) for n in names)
-        lines.append(" " * (width + 1) + " ".join(f"{n[:10]:<10}" for n in names))
-        for r in names:
-            lines.append(f"{r:<{width}} " + " ".join(f"{cells.get((r, c), ''):<10}" for c in names))
-    triples = [c for c in cells if len(c) == 3]
+        lines.append(" " * (width + 1) + " ".join(f"{n[:11]:<11}" for n in names))
+        lines += [f"{r:<{width}} " + " ".join(f"{marks.get((r, c), ''):<11}" for c in names) for r in names]
+    triples = [c for c in marks if len(c) == 3]
     if triples:
         lines += ["", "## Triples" if markdown else "Triples:", ""]
-        lines += [f"- {composition_name(c)}: {cells[c]}" if markdown else f"  {composition_name(c):<36} {cells[c]}" for c in triples]
+        fmt = "- {}: {}" if markdown else "  {:<40} {}"
+        lines += [fmt.format(composition_name(c), marks[c]) for c in triples]
     if notes:
         lines += ["", "## Notes" if markdown else "Notes:", ""]
         lines += [f"{k}. {n}" for k, n in enumerate(notes, 1)]
-    passed = sum(1 for v in cells.values() if v == "✓")
-    lines += ["", f"{passed} of {len(cells)} compositions work on every program."]
+    clean = sum(1 for v in marks.values() if v == "✓")
+    works = sum(1 for v in marks.values() if "✗" not in v)
+    lines += [
+        "",
+        f"{works} of {len(marks)} compositions work on every program ({clean} without caveats).",
+    ]
     return "\n".join(lines) + "\n"
 
 
-def _iter_comps(pairs: bool, triples: bool) -> Iterator[tuple[str, ...]]:
-    if pairs:
-        yield from PAIRS
-    if triples:
-        yield from TRIPLES
-
-
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the matrix, print it, optionally write it as markdown; exit 1 on unexpected failures."""
-    parser = argparse.ArgumentParser(prog="python -m plait.matrix", description=__doc__.splitlines()[0])
+    """Run the matrix and print it; exit status 1 if a composition fails unexpectedly."""
+    parser = argparse.ArgumentParser(
+        prog="python -m plait.matrix", description="The composition matrix of plait."
+    )
     parser.add_argument("--markdown", metavar="PATH", help="also write the matrix as markdown to PATH")
     parser.add_argument("--no-triples", action="store_true", help="only the ordered pairs")
-    parser.add_argument("--program", action="append", choices=list(BASE_PROGRAMS), help="only these programs")
+    parser.add_argument(
+        "--only", metavar="PATTERN", help="only compositions matching a pattern, e.g. 'grad ∘ …'"
+    )
+    parser.add_argument("--program", action="append", choices=list(BASE_PROGRAMS), help="only this program")
+    parser.add_argument(
+        "--eager",
+        choices=["xla", "numpy"],
+        default="xla",
+        help="the eager backend (default: xla, as installed)",
+    )
     ns = parser.parse_args(argv)
+    comps = PAIRS + ([] if ns.no_triples else TRIPLES)
+    if ns.only:
+        pattern = compile_pattern(ns.only)
+        comps = [c for c in comps if pattern.search(composition_name(c) + " ∘ ")]
     start = time.perf_counter()
-    outcomes = run_matrix(list(_iter_comps(True, not ns.no_triples)), ns.program, progress=sys.stderr.isatty())
-    print(render(outcomes, markdown=False))
+    with eager_backend(ns.eager):
+        outcomes = run_matrix(comps, ns.program, progress=sys.stderr.isatty())
+    print(render(outcomes, markdown=False, eager=ns.eager))
     print(f"{len(outcomes)} cases in {time.perf_counter() - start:.1f} s")
     if ns.markdown:
         with open(ns.markdown, "w", encoding="utf-8") as fh:
-            fh.write(render(outcomes, markdown=True))
-    return 1 if any(o.status in ("fail", "fixed") for o in outcomes) else 0
+            fh.write(render(outcomes, markdown=True, eager=ns.eager))
+    failed = [o for o in outcomes if o.status == "fail"]
+    for o in failed:
+        print(f"FAIL {composition_name(o.comp)} on {o.program}: {o.detail}", file=sys.stderr)
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

@@ -80,7 +80,7 @@ def test_partial_differentiation_and_pytree_inputs() -> None:
     assert_tree_close(ad.grad(loss(inv), argnums=1)(params, x), ad.grad(loss(plain), argnums=1)(params, x), 1e-4)
     assert_tree_close(ad.grad(loss(inv), argnums=0)(params, x), ad.grad(loss(plain), argnums=0)(params, x), 1e-4)
 
-    # Only one argument differentiated: the other is kept as a known value.
+    # Only one argument differentiated: the other is rebuilt from the outputs too.
     f = invertible(lambda a, b: revnet(params, a, b))
     g_plain = ad.grad(lambda b: loss_of(revnet)(params, x["a"], b))(x["b"])
     g_inv = ad.grad(lambda b: (lambda y: (y[0] * y[1]).sum() + (y[0] ** 2).sum())(f(x["a"], b)))(x["b"])
@@ -103,6 +103,52 @@ def test_backward_jaxpr_rebuilds_instead_of_saving() -> None:
     assert "sub" in names  # the + 1.0 inverted
     expected = np.exp(np.exp(x) * scale) * scale * np.exp(x)
     np.testing.assert_allclose(ad.grad(lambda v: f(v).sum())(x), expected, rtol=1e-5)
+
+
+@pytest.mark.parametrize("depth", [2, 6])
+def test_undifferentiated_inputs_are_rebuilt_not_kept(depth: int) -> None:
+    # The training case: gradients with respect to the closed-over parameters
+    # only.  The stack's inputs must not become residuals (the backward pass
+    # would recompute the whole stack forwards from them, every intermediate
+    # live at once): the pullback keeps the weights and the outputs only.
+    params = make_params(depth)
+    x1, x2 = (R.standard_normal((3, WIDTH)).astype(np.float32) for _ in range(2))
+    y1, y2 = revnet(params, x1, x2)
+    out, pullback = ad.vjp(lambda p: loss_of(inverted_stack)(p, x1, x2), params)
+    linear = pullback.linear
+    (lin_eqn,) = [e for e in linear.eqns if e.primitive is invertible_lin_p]
+    assert lin_eqn.params["known"] == (True,) * (2 * depth) + (False, False)
+    activations = [np.asarray(c) for c in linear.consts if np.shape(c) == x1.shape]
+    weights = [c for c in linear.consts if np.shape(c) == (WIDTH, WIDTH)]
+    assert len(weights) == 2 * depth and len(linear.consts) == 2 * depth + 3
+    # y1 and y2 (the stack's outputs) and 2 * y1 (from the loss's y1 ** 2): no
+    # input and no intermediate of the stack, whatever the depth.
+    for c, expected in zip(activations, (y1, y2, 2 * y1)):
+        np.testing.assert_allclose(c, expected, rtol=1e-6)
+    # The backward program rebuilds every block input by a subtraction (but
+    # the first x1, which no cotangent needs) and recomputes nothing forwards.
+    backward = pc.make_jaxpr(pullback)(np.float32(1.0))
+    names = [e.primitive.name for e in backward.eqns]
+    assert names.count("sub") >= 2 * depth - 1 and "add" not in names
+    # One product per block half to invert, two to transpose (but x2's first, not differentiated).
+    assert names.count("dot_general") == 2 * depth + 4 * depth - 1
+    plain = ad.vjp(lambda p: loss_of(revnet)(p, x1, x2), params)
+    np.testing.assert_allclose(out, plain[0], rtol=1e-5)
+    assert_tree_close(pullback(np.float32(1.0)), plain[1](np.float32(1.0)), rtol=2e-3)
+
+
+def test_only_arguments_the_inversion_needs_are_kept() -> None:
+    # s multiplies (it cannot be rebuilt) and z is shifted (it can): with x
+    # differentiated, the backward pass keeps s but rebuilds z.
+    def body(x: Any, s: Any, z: Any) -> Any:
+        return x * s, z + 1.0
+
+    f = invertible(body)
+    x, s, z = (R.uniform(0.5, 1.5, 3).astype(np.float32) for _ in range(3))
+    _, pullback = ad.vjp(lambda v: (lambda y: (y[0] * y[1]).sum())(f(v, s, z)), x)
+    (lin_eqn,) = [e for e in pullback.linear.eqns if e.primitive is invertible_lin_p]
+    assert lin_eqn.params["known"] == (False, True, False)
+    np.testing.assert_allclose(pullback(np.float32(1.0))[0], s * (z + 1.0), rtol=1e-6)
 
 
 INVERTIBLE_BODIES = [

@@ -219,7 +219,9 @@ def test_committed_arguments_commit_results() -> None:
 def test_what_xla_cannot_run_is_left_to_cores_reference() -> None:
     # A collective outside any mapped axis: core's own, clear error.
     with pc.extend_axis_env([("i", 3)]):
-        with pytest.raises(pc.UnboundAxisNameError, match=r"psum over the axis 'i' \(size 3\) cannot be evaluated"):
+        with pytest.raises(
+            pc.UnboundAxisNameError, match=r"psum over the axis 'i' \(size 3\) cannot be evaluated"
+        ):
             lax.psum(device(np.ones(2, np.float32)), "i")
         with pytest.raises(pc.UnboundAxisNameError, match=r"psum over the axis 'i'"):
             lax.psum(device(np.ones(2, np.float32)), "i")  # the verdict is cached, the error is not

@@ -390,6 +390,16 @@ def test_non_array_argument_names_the_argument() -> None:
         f(np.ones(2), {"mode": "fast"})
 
 
+def test_leaked_tracer_passed_to_a_jitted_function() -> None:
+    f = jit(lambda a, b: (a + b, a))
+    x = device(np.ones(3, np.float32))
+    f(x, x)  # the signature has a fast handler now
+    leaked: list[Any] = []
+    pc.make_jaxpr(lambda t: leaked.append(t) or t)(np.ones(3, np.float32))
+    with pytest.raises(pc.TracerLeakError, match=r"used after that transformation ended"):
+        f(leaked[0], x)
+
+
 def test_output_that_is_not_an_array_is_an_error() -> None:
     with pytest.raises(TypeError, match=r"jit\(<lambda>\): output leaf 0 .* has type str"):
         jit(lambda x: "text")(np.ones(2))

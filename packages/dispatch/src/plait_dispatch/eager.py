@@ -41,6 +41,7 @@ from plait_core.trace import numpy_backend
 from plait_dispatch import _jaxlib
 from plait_dispatch.array import Array
 from plait_dispatch.cache import DEFAULT_JIT_INFO, CompiledCall, JitInfo, compiled_call, computation_device
+from plait_dispatch.lowering import LoweringError
 
 __all__ = ["install", "uninstall", "xla_backend"]
 
@@ -134,14 +135,14 @@ def _general(prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> An
     if op is None:
         try:
             op = _make_op(key, prim, params, in_avals)
-        except (_SymbolicShape, NotImplementedError):
+        except (_SymbolicShape, NotImplementedError, LoweringError):
             if key is not None:
                 _ops[key] = _REFERENCE
             op = _REFERENCE
     if op is _REFERENCE:
-        # Not something XLA runs here (a symbolic result shape, a collective
-        # outside any mapped axis): core's reference evaluation computes it,
-        # or says why it cannot in the primitive's own words.
+        # Not something XLA runs here (a symbolic size, a collective outside
+        # any mapped axis): core's reference evaluation computes it, or says
+        # why it cannot in the primitive's own words.
         return _reference(prim, args, params, in_avals)
     call = op.default if device is op.default.device else op.on(device)
     outs = call.call(args, committed, prim.name)

@@ -566,6 +566,9 @@ class _JitState:
         return tree_unflatten(entry.out_tree, outs)
 
     def run(self, entry: StagedCall, leaves: list[Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        for x in leaves:
+            if isinstance(x, Tracer):  # a value of a transformation that has ended
+                _trace_state.trace.check_foreign_tracer(x)
         operands = [*entry.consts, *leaves]
         device, committed = computation_device(operands, self.device, self.desc, entry.info.names)
         call = compiled_call(entry.body, entry.operand_avals, device, entry.info, self.desc)
@@ -689,7 +692,10 @@ def _fast_handler(
     def general(args: tuple[Any, ...]) -> Any:
         if cfg.x64_enabled is not x64:
             return _MISS
-        bufs = [a._committed or a._buf for a in args]
+        try:
+            bufs = [a._committed or a._buf for a in args]
+        except AttributeError:  # not an Array after all (a leaked tracer, say)
+            return _MISS
         if pruned:
             for b in bufs:
                 if b is None or b is True:

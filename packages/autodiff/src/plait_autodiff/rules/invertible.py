@@ -3,13 +3,19 @@
 The JVP of ``invertible_call`` binds the call itself for the primal outputs
 and ``invertible_lin`` for the tangents: a linear primitive whose operands
 are only the values the backward pass may keep (the call's constants, its
-arguments that are not differentiated, and its outputs) and the input
-tangents.  Under partial evaluation the call runs now and ``invertible_lin``
-is staged with those residuals, so reverse mode stores no intermediate of
-the body; ``invertible_lin``'s transpose rebuilds them from the outputs
-(:func:`~plait_autodiff.invertible.reconstruct`).  Whether the body can be
-inverted is checked when the JVP is taken, so the error names the equation
-at the ``grad`` call.
+outputs, and those of its arguments that the outputs do not determine) and
+the input tangents.  Under partial evaluation the call runs now and
+``invertible_lin`` is staged with those residuals, so reverse mode stores no
+intermediate of the body; ``invertible_lin``'s transpose rebuilds them from
+the outputs (:func:`~plait_autodiff.invertible.reconstruct`).
+
+An argument is not kept just because it is not differentiated: kept, it
+would let the backward pass recompute the whole body forwards from it, every
+intermediate live at once.  Arguments are rebuilt from the outputs like the
+differentiated ones, and only an argument without which the body cannot be
+inverted (a multiplier passed as an argument, an integer step count) is
+kept (:func:`kept_operands`).  Whether the body can be inverted is checked
+when the JVP is taken, so the error names the equation at the ``grad`` call.
 
 ``custom_ivjp_call`` differentiates as its function does; inside an
 invertible body its ``ivjp`` rule rebuilds its inputs and their cotangents.
@@ -115,13 +121,54 @@ jvp_rules.not_supported(
 # invertible_call
 
 
+_kept_cache: weakref.WeakKeyDictionary[ClosedJaxpr, dict[Any, tuple[bool, ...]]] = weakref.WeakKeyDictionary()
+
+
+def kept_operands(jaxpr: ClosedJaxpr, name: str, num_consts: int, nonzeros: tuple[bool, ...]) -> tuple[bool, ...]:
+    """Which operands of an ``invertible_call`` its backward pass keeps (the
+    ``known`` flags of ``invertible_lin``): every constant, and of the
+    arguments that are not differentiated only those the body cannot be
+    inverted without (none, usually); a smallest such set is found greedily.
+    Raises :class:`InvertibilityError` (naming the first equation that cannot
+    be inverted even with every undifferentiated argument kept) when there is
+    none."""
+    key = (num_consts, nonzeros, config.x64_enabled)
+    per_jaxpr = _kept_cache.get(jaxpr)
+    if per_jaxpr is not None and key in per_jaxpr:
+        return per_jaxpr[key]
+
+    def inverts(known: tuple[bool, ...]) -> bool:
+        try:
+            backward_jaxpr(jaxpr, name, known, nonzeros)
+        except InvertibilityError:
+            return False
+        return True
+
+    consts_only = tuple(i < num_consts for i in range(len(nonzeros)))
+    optional = [i for i, z in enumerate(nonzeros) if i >= num_consts and not z]
+    if optional and inverts(consts_only):
+        known = consts_only
+    else:
+        # Keep every undifferentiated argument (the error, if any, is raised
+        # here), then drop those the inversion does not need, one at a time.
+        every = tuple(i < num_consts or not z for i, z in enumerate(nonzeros))
+        backward_jaxpr(jaxpr, name, every, nonzeros)
+        flags = list(every)
+        for i in optional if len(optional) > 1 else []:
+            flags[i] = False
+            if not inverts(tuple(flags)):
+                flags[i] = True
+        known = tuple(flags)
+    _kept_cache.setdefault(jaxpr, {})[key] = known
+    return known
+
+
 def _invertible_call_jvp(
     primals: Sequence[Any], tangents: Sequence[Any], *, jaxpr: ClosedJaxpr, name: str, num_consts: int
 ) -> tuple[list[Any], list[Any]]:
     nz = tuple(type(t) is not Zero for t in tangents)
-    known = tuple(i < num_consts or not z for i, z in enumerate(nz))
     try:
-        backward_jaxpr(jaxpr, name, known, nz)
+        known = kept_operands(jaxpr, name, num_consts, nz)
     except InvertibilityError:
         if not fallback_enabled():
             raise
