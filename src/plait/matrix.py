@@ -4,50 +4,52 @@
 triples) of the transformations below on a few small programs, checks each
 composition against a numerical oracle, and prints which compositions work:
 a table of ✓ / ✗ where every ✗ carries its reason.  ``--markdown PATH``
-writes the same as markdown (``docs/composition_matrix.md``).
+writes it as markdown (``docs/composition_matrix.md``); ``--eager numpy``
+evaluates eagerly with core's NumPy backend instead of op-by-op XLA (much
+faster, same transformations); ``--only PATTERN`` and ``--program NAME``
+select cases.
 
 How it works.  A :class:`Program` is a plait function together with its
 NumPy oracle (float64), the description of its arguments and outputs, and a
-sampler of inputs.  Every transformation is a *wrapper*: ``Program ->
-Program``, which transforms the plait function and derives the oracle of the
+sampler of inputs.  Every transformation is a *wrapper* ``Program ->
+Program`` that transforms the plait function and derives the oracle of the
 result from the oracle of its argument:
 
-=============  ===============================================================
-``jit``        ``jit(f)``; oracle unchanged
-``vmap``       ``vmap(f)`` over a leading axis of every argument; oracle: a
-               Python loop over the batch
-``grad``       ``grad`` of ``sum(sin(out))`` for every float argument; oracle:
-               central finite differences of the oracle
-``jvp``        arguments gain tangents, the result is ``(out, tangent_out)``;
-               oracle: a directional finite difference
-``linearize``  like ``jvp`` through ``linearize(f, *primals)[1](*tangents)``
-``mask``       ``mask(f)`` on arguments padded to a fixed size with the logical
-               size as an extra argument, padding of the result zeroed;
-               oracle: ``f`` on the logical slices, padded with zeros
-``invertible`` ``invertible`` of ``f`` in its *state* arguments (the others are
-               closed over, as the parameters of a reversible network are)
-``custom_jvp`` ``custom_jvp`` whose rule is the true JVP (``jvp`` of ``f``)
-``custom_vjp`` ``custom_vjp`` whose rule is the true VJP (``vjp`` of ``f``)
-``custom_vmap`` ``custom_vmap`` whose rule calls ``vmap(f)``
-``checkpoint`` ``checkpoint(f)``
-``piles``      ``vmap(f, in_axes=pile_axis, out_axes=pile_axis)`` on piles of
-               equal or unequal lengths (data and lengths are the arguments),
-               padding of the result zeroed; oracle: a loop over the elements'
-               true slices
-``donation``   ``jit(f, donate_argnums=0)``; when outermost, the first argument
-               is a fresh device array that the call must delete
-=============  ===============================================================
+* ``jit``: ``jit(f)``; the oracle is unchanged (so for ``checkpoint``).
+* ``vmap``: ``vmap(f)`` over a leading axis of every argument; oracle: a
+  Python loop over the batch.
+* ``grad``: ``grad`` of ``sum(sin(out))`` with respect to every float
+  argument; oracle: central finite differences of the oracle.
+* ``jvp`` / ``linearize``: the tangents are extra arguments and the result
+  is ``(out, tangent_out)``; oracle: a directional finite difference.
+* ``mask``: ``mask(f)`` on arguments padded to a fixed size, with the logical
+  size as an extra argument and the padding of the result zeroed; oracle:
+  ``f`` on the logical slices, padded with zeros.
+* ``invertible``: ``invertible`` of ``f`` as a function of its *state*
+  arguments (the others are closed over, as a reversible network's
+  parameters are).
+* ``custom_jvp`` / ``custom_vjp`` / ``custom_vmap``: the custom function
+  whose rule is the true one (``jvp`` of ``f``, ``vjp`` of ``f``,
+  ``vmap(f)``); the check also asserts that the rule ran whenever a
+  transformation outside it needs it.
+* ``piles``: ``vmap(f, in_axes=pile_axis, out_axes=pile_axis)`` on piles of
+  equal or unequal lengths built from the arguments' data and a ``lengths``
+  argument, the padding of the result zeroed; oracle: a loop over the
+  elements' true slices.
+* ``donation``: ``jit(f, donate_argnums=0)``; when outermost, the first
+  argument is a fresh device array that the call must delete.
 
 Every program has one *marked* dimension (a sequence length) that ``mask``
-makes logical and ``piles`` makes ragged.  The base programs are written as
-reversible (additive coupling) blocks so that ``invertible`` can rebuild their
-inputs from their outputs.
+makes logical and ``piles`` makes ragged, and is a reversible (additive
+coupling) block, so that ``invertible`` can rebuild its inputs from its
+outputs.
 
-Compositions that are not meaningful or not supported are listed in
-:data:`UNSUPPORTED` with the error they raise and why; known defects of the
-packages in :data:`KNOWN_BUGS`.  The test ``tests/test_composition_matrix.py``
-checks every entry: a supported composition equals its oracle, an unsupported
-one raises its documented error.
+A composition that does not simply work is listed in :data:`TABLES`:
+:data:`UNSUPPORTED` (not meaningful or not supported: the documented error
+it raises and why), :data:`KNOWN_BUGS` (defects of the packages: their
+current symptom) and :data:`BYPASSED` (right values, but a custom rule is
+not used).  ``tests/test_composition_matrix.py`` checks every case against
+these tables.
 """
 
 from __future__ import annotations
@@ -168,7 +170,11 @@ class Program:
     ``fn`` and ``oracle`` take the same positional arguments (``oracle``
     receives float64 NumPy arrays) and return the same tree of nested tuples
     of arrays, described by ``out`` (a tree of :class:`Spec`).  ``sample(rng,
-    n)`` draws arguments whose marked dimension has size ``n``.
+    n)`` draws arguments whose marked dimension has size ``n``.  ``masks``
+    counts the ``mask`` wrappers inside (each names its size afresh),
+    ``derivative`` says the oracle uses finite differences (a looser
+    tolerance), ``depth`` counts all wrappers inside and ``rules`` lists the
+    custom rules inside.
     """
 
     name: str
@@ -316,11 +322,6 @@ BASE_PROGRAMS: dict[str, Program] = _base_programs()
 
 def _is_node(t: Any) -> bool:
     return isinstance(t, (tuple, list))
-
-
-def tree_specs(specs: Tree) -> list[Spec]:
-    """The leaves of a tree of specs."""
-    return [s for t in specs for s in tree_specs(t)] if _is_node(specs) else [specs]
 
 
 def map_specs(f: Callable[..., Any], specs: Tree, *trees: Tree) -> Tree:

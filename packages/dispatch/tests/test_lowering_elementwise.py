@@ -65,11 +65,14 @@ def test_float_to_int(src: np.dtype[Any], dst: np.dtype[Any], data: st.DataObjec
 @SETTINGS
 @given(data=st.data())
 def test_rounding_and_neighbours(dtype: np.dtype[Any], data: st.DataObject) -> None:
+    # XLA on the CPU flushes subnormals to zero (a documented difference from
+    # NumPy), so the drawn values stay normal in every float type tested.
+    normal = st.floats(-1e4, 1e4).filter(lambda v: v == 0.0 or abs(v) >= 1e-4)
     halves = st.integers(-2000, 2000).map(lambda k: k / 2)
-    values = data.draw(st.lists(st.one_of(halves, st.floats(-1e4, 1e4)), min_size=8, max_size=8))
+    values = data.draw(st.lists(st.one_of(halves, normal), min_size=8, max_size=8))
     x = np.array(values).astype(dtype)
     specials = st.sampled_from([np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0])
-    y = np.array(data.draw(st.lists(st.one_of(specials, st.floats(-1e4, 1e4)), min_size=8, max_size=8)))
+    y = np.array(data.draw(st.lists(st.one_of(specials, normal), min_size=8, max_size=8)))
     with pc.enable_x64(), np.errstate(all="ignore"):
         check(bind("round", rounding_method=0), x)
         check(bind("round", rounding_method=1), x)
