@@ -17,6 +17,7 @@ import numpy as np
 
 from plait_core import dtypes, lax
 from plait_core.abstract import ShapedArray, get_aval, registered_array_types
+from plait_core.abstract import _array_types as _ARRAY_TYPES
 from plait_core.dims import Dim, Shape, SymbolicDim, definitely_equal, definitely_equal_shapes, is_symbolic
 from plait_core.primitives.shapes import dimension_as_value
 from plait_core.trace import Tracer, concrete_or_error
@@ -228,9 +229,44 @@ def broadcast_args(name: str, *args: Any, keep_scalars: builtins.bool = False) -
             for x, s in zip(args, shapes)]
 
 
+def _array_aval(x: Any) -> ShapedArray | None:
+    """The aval of an array value (tracer, NumPy array, registered array type),
+    or None for anything else; cheap, for the fast path below."""
+    if isinstance(x, Tracer):
+        return x.aval
+    t = type(x)
+    if t is np.ndarray:
+        return get_aval(x)
+    handler = _ARRAY_TYPES.get(t)
+    return handler.aval(x) if handler is not None else None
+
+
+def _already_promoted(args: Sequence[Any], keep_scalars: builtins.bool) -> builtins.bool:
+    """True when two operands need no conversion and no broadcast: arrays of one
+    dtype, weakness and shape, or an array and a Python scalar of its dtype
+    (which elementwise primitives take as it is)."""
+    if len(args) != 2:
+        return False
+    a, b = args
+    aa = _array_aval(a)
+    if aa is None:
+        return False
+    if keep_scalars and type(b) in _PY_SCALARS and type(b) is not builtins.bool:
+        return dtypes.python_scalar_dtype(b) == aa.dtype
+    ab = _array_aval(b)
+    return (
+        ab is not None
+        and aa.dtype == ab.dtype
+        and aa.weak_type == ab.weak_type
+        and definitely_equal_shapes(aa.shape, ab.shape)
+    )
+
+
 def promote_args(name: str, *args: Any, keep_scalars: builtins.bool = True) -> list[Array]:
     """Common dtype and common shape: the inputs of a NumPy binary function.
     Rank-0 operands stay rank-0 unless ``keep_scalars=False``."""
+    if _already_promoted(args, keep_scalars):
+        return list(args)
     return broadcast_args(name, *promote_dtypes(name, *args), keep_scalars=keep_scalars)
 
 

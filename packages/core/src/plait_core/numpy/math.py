@@ -20,6 +20,7 @@ from plait_core import dtypes, lax
 from plait_core.numpy._util import (
     Array,
     ArrayLike,
+    _array_aval,
     as_array,
     check_arraylike,
     convert,
@@ -55,7 +56,9 @@ def _no_bool(name: str, x: Array) -> None:
 
 def _inexact_unary(name: str, op: Callable[[Array], Array], what: str) -> UnaryFn:
     def fn(x: ArrayLike, /) -> Array:
-        (x,) = promote_dtypes_inexact(name, x)
+        aval = _array_aval(x)
+        if aval is None or not dtypes.is_inexact(aval.dtype):
+            (x,) = promote_dtypes_inexact(name, x)
         return op(x)
 
     return _named(fn, name, f"{what}, elementwise (integers and booleans compute in the default float dtype).")  # type: ignore[no-any-return]
