@@ -294,3 +294,13 @@ def test_symbolic_sizes_act_as_values() -> None:
     tail = pc.make_jaxpr(lambda x: lax.dynamic_index_in_dim(x, -1, 0, keepdims=False))(spec)
     assert tail.out_avals[0].shape == (3,)
     assert pc.make_jaxpr(lambda x: pnp.asarray(x.shape[0]) * 2)(spec).out_avals[0].weak_type
+
+
+def test_asarray_of_a_numpy_constant_indexes_with_a_traced_index() -> None:
+    import plait_core.numpy as pnp
+
+    table = np.arange(5.0, dtype=f32)
+    closed = pc.make_jaxpr(lambda i: pnp.asarray(table)[i])(np.int32(2))
+    for i in (0, 3, -1):
+        out = pc.eval_jaxpr(closed.jaxpr, closed.consts, np.int32(i))[0]
+        assert float(out) == table[i]

@@ -34,6 +34,7 @@ from plait_core.numpy._util import (
     result_dtype,
     to_inexact,
 )
+from plait_core.primitives.elementwise import convert_element_type_p
 from plait_core.primitives.shapes import dimension_as_value
 from plait_core.trace import Tracer, concrete_or_error, dim_or_concrete, is_eager
 
@@ -74,11 +75,13 @@ def shape_arg(shape: Any, name: str) -> Shape:
 
 
 def _materialize(value: np.ndarray) -> Array:
-    """A concrete NumPy value as an array of the eager backend (a NumPy constant
-    under a transformation)."""
+    """A concrete NumPy value as an array of the current trace: an array of the
+    eager backend when evaluating, a constant of the program being staged or
+    transformed otherwise (so ``asarray(table)[i]`` indexes with plait's rules
+    even when ``i`` is traced)."""
     if is_eager():
         return lax.convert_element_type(value, value.dtype)
-    return value
+    return convert_element_type_p.bind(value, new_dtype=value.dtype, weak_type=False)
 
 
 def _numpy_constant(obj: Any, name: str) -> np.ndarray:
