@@ -1213,6 +1213,8 @@ def render(outcomes: Sequence[Outcome], markdown: bool, eager: str = "xla") -> s
         lines += [f"| **{r}** | " + " | ".join(marks.get((r, c), " ") for c in names) + " |" for r in names]
     else:
         width = max(len(n) for n in names)
+        lines.append("Rows: the outer transformation; columns: the inner one (row(column(program))).")
+        lines.append("")
         lines.append(" " * (width + 1) + " ".join(f"{n[:11]:<11}" for n in names))
         lines += [f"{r:<{width}} " + " ".join(f"{marks.get((r, c), ''):<11}" for c in names) for r in names]
     triples = [c for c in marks if len(c) == 3]
