@@ -50,20 +50,26 @@ from plait_core import (
     make_jaxpr,
     remat,
 )
+from plait_core import dtypes as dtypes
 from plait_core import lax as lax
 from plait_core import nn as nn
 from plait_core import numpy as numpy
 from plait_core import random as random
 from plait_core import tree as tree
 from plait_core import tree_util as tree_util
+from plait_core.dtypes import float0
+from plait_core.lax.calls import named_call
 from plait_dispatch import (
     Array,
     block_until_ready,
+    clear_caches,
     default_backend,
+    device_count,
     device_get,
     device_put,
     devices,
     jit,
+    local_device_count,
     local_devices,
 )
 from plait_masking import ShapeError, mask, shapecheck
@@ -89,7 +95,17 @@ package_versions = {
     "plait-dispatch": plait_dispatch.__version__,
 }
 
+#: JAX's name for reverse-mode Jacobians.
+jacobian = jacrev
+
 __all__ = [
+    "clear_caches",
+    "device_count",
+    "dtypes",
+    "float0",
+    "jacobian",
+    "local_device_count",
+    "named_call",
     "Array",
     "block_until_ready",
     "default_backend",
