@@ -73,4 +73,4 @@ def bench_masked_rnn(jax: Any | None, repeats: int = 3) -> Result | None:
             np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
     p, j = interleaved(plait_all, jax_all, repeats)
     return Result(f"scan RNN over {len(LENGTHS)} lengths ≤ {MAX_LEN}: jit(mask) once vs JAX jit per length",
-                  p, j, "≤ 0.2× JAX")  # noqa: RUF001
+                  p, j, "≤ 0.2× JAX")
