@@ -330,7 +330,7 @@ ELSEWHERE = {
     "cond": "test_control_flow.py", "while": "test_control_flow.py", "scan": "test_control_flow.py",
     "closed_call": "test_calls.py", "checkpoint": "test_calls.py", "custom_jvp_call": "test_calls.py",
     "custom_vjp_call": "test_calls.py", "invertible_call": "test_calls.py", "custom_ivjp_call": "test_calls.py",
-    "custom_vmap_call": "test_calls.py", "custom_lin": "test_calls.py", "invertible_lin": "test_invertible.py",
+    "custom_vmap_call": "test_custom_vmap.py", "custom_lin": "test_calls.py", "invertible_lin": "test_invertible.py",
     "psum": "test_collectives.py", "pmax": "test_collectives.py", "pmin": "test_collectives.py",
     "pmean": "test_collectives.py", "all_gather": "test_collectives.py", "axis_index": "test_collectives.py",
 }  # fmt: skip

@@ -101,6 +101,13 @@ class Pile:
                 f"Pile: ragged_axis={ragged_axis} is out of range for elements of rank {rank} "
                 f"(data of shape {tuple(shape)}): it must be in [-{rank}, {rank})"
             )
+        ax = int(ragged_axis) % rank
+        for what, k in (("number of elements", 0), ("padded size", 1 + ax)):
+            if type(shape[k]) is not int:
+                raise TypeError(
+                    f"Pile: a Pile's {what} must be a concrete integer, got {shape[k]} (axis {k} of data of "
+                    f"shape {tuple(shape)}); inside mask, sizes are symbolic: build the pile outside mask"
+                )
         if not dtypes.is_int(laval.dtype):
             raise TypeError(f"Pile: lengths must be integers, got lengths of dtype {laval.dtype}")
         if laval.ndim != 1 or laval.shape[0] != shape[0]:
@@ -108,7 +115,6 @@ class Pile:
                 f"Pile: lengths must be a vector with one length per element ({shape[0]} elements in data of "
                 f"shape {tuple(shape)}), got lengths of shape {tuple(laval.shape)}"
             )
-        ax = int(ragged_axis) % rank
         if isinstance(lengths, (np.ndarray, np.generic)) and lengths.dtype != np.int32:
             lengths = lengths.astype(np.int32)
         conc = _concrete(lengths)

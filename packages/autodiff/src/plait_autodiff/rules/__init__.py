@@ -6,6 +6,7 @@ from plait_autodiff.rules import (
     calls,
     collectives,
     control_flow,
+    custom_vmap,
     elementwise,
     inverse,
     invertible,
@@ -15,4 +16,4 @@ from plait_autodiff.rules import (
     structural,
 )
 
-__all__ = ["ad_helpers", "calls", "collectives", "control_flow", "elementwise", "inverse", "invertible", "linalg", "reductions", "shapes", "structural"]
+__all__ = ["ad_helpers", "calls", "collectives", "control_flow", "custom_vmap", "elementwise", "inverse", "invertible", "linalg", "reductions", "shapes", "structural"]

@@ -10,7 +10,8 @@
   its transpose transposes the primal function.
 * ``custom_vjp_call`` runs the forward rule and emits ``custom_lin``, a
   linear primitive whose transpose is the user's backward rule.
-* ``custom_vmap_call`` is differentiated through its primal function.
+* ``custom_vmap_call``: see :mod:`plait_autodiff.rules.custom_vmap` (every
+  derivative of it is again a ``custom_vmap_call``, so its batching rule survives).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from plait_autodiff.jaxpr_util import eval_jaxpr, hoist_consts
-from plait_autodiff.jvp import differentiating_remat, jvp_flat, jvp_jaxpr, remat_depth
+from plait_autodiff.jvp import differentiating_remat, jvp_jaxpr, remat_depth
 from plait_autodiff.registries import jvp_rules, transpose_rules
 from plait_autodiff.tangents import Zero, instantiate, to_tangent_type
 from plait_autodiff.transpose import backward_pass, is_undefined, transpose_jaxpr
@@ -31,7 +32,6 @@ from plait_core.primitives.calls import (
     closed_call_p,
     custom_jvp_call_p,
     custom_vjp_call_p,
-    custom_vmap_call_p,
     remap_jit_info,
 )
 
@@ -172,17 +172,3 @@ jvp_rules.not_supported(
     "custom_lin only appears in linearized programs, which are transposed, not differentiated again "
     "(higher derivatives differentiate the backward rule instead)",
 )
-
-
-# ---------------------------------------------------------------------------
-# custom_vmap_call: differentiated through the function it calls
-
-
-def _custom_vmap_call_jvp(primals: Sequence[Any], tangents: Sequence[Any], **params: Any) -> tuple[list[Any], list[Any]]:
-    closed: ClosedJaxpr = params["call_jaxpr"]
-    outs, out_ts = jvp_flat(lambda *xs: eval_jaxpr(closed.jaxpr, closed.consts, *xs), primals, tangents)
-    return outs, out_ts
-
-
-jvp_rules[custom_vmap_call_p] = _custom_vmap_call_jvp
-transpose_rules[custom_vmap_call_p] = _inline_transpose("call_jaxpr")

@@ -1,10 +1,11 @@
 """Ragged rules of calls, control flow, collectives and shapes.
 
-* Calls (``closed_call`` from ``jit``, custom derivative and custom vmap
-  calls, ``checkpoint``, the invertible calls) are inlined: their jaxprs run
-  on the ragged values under this ``vmap``, so every primitive inside gets its
-  ragged rule.  (A custom derivative rule is therefore not used for ragged
-  values; the derivative comes from the primal computation.)
+* Calls (``closed_call`` from ``jit``, ``checkpoint``, ``invertible_call``)
+  stay calls: their jaxpr is mapped over the piles and staged anew
+  (:func:`~plait_batching.ragged_jaxpr.ragged_call_jaxpr`), with the lengths
+  as extra leading operands, so compiled code stays compiled and a
+  checkpoint still recomputes.  The custom-rule calls are in
+  :mod:`plait_batching.rules.ragged_custom_calls`.
 * ``cond`` runs every branch and selects the results by the index.
   ``while`` and ``scan`` over ragged values are not supported.
 * Collectives over an enclosing ``vmap``'s axis run on the padded data;
@@ -20,26 +21,46 @@ from typing import Any
 
 import numpy as np
 
-from plait_batching.ragged import Operand, RaggedEnv, env_of, padded_rule, refuse
+from plait_batching.ragged import Operand, RaggedEnv, env_of, operands, padded_rule, refuse, wrap_results
+from plait_batching.ragged_jaxpr import ragged_call_jaxpr, unpack_operands
 from plait_batching.registries import ragged_rules
 from plait_batching.trace import BatchTrace, BatchTracer
 from plait_core import Primitive, dtypes, eval_jaxpr, get_aval, set_current_trace
 from plait_core.primitives import collectives as coll
-from plait_core.primitives.calls import CALL_PRIMITIVES, called_jaxpr
+from plait_core.primitives.calls import (
+    called_jaxpr,
+    checkpoint_p,
+    closed_call_p,
+    invertible_call_p,
+    remap_jit_info,
+)
 from plait_core.primitives.collectives import axis_names
 from plait_core.primitives.control_flow import cond_p, scan_p, while_p
 from plait_core.primitives.elementwise import clamp_p, convert_element_type_p, select_n_p
 from plait_core.primitives.shapes import dim_as_value_p
 
 
-def _inline(trace: BatchTrace, prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> Any:
+def _call_ragged(trace: BatchTrace, prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> Any:
+    """Bind the call again around its jaxpr mapped over the piles (the
+    lengths, and the mapped jaxpr's constants, as leading operands)."""
+    ops = operands(trace, prim, args)
     closed = called_jaxpr(prim, params)
-    with set_current_trace(trace):
-        return eval_jaxpr(closed.jaxpr, closed.consts, *args)
+    with set_current_trace(trace.parent):  # type: ignore[arg-type]
+        vals, batched = unpack_operands(trace, ops)
+        body, lead, _ = ragged_call_jaxpr(trace, closed, batched)
+        new = dict(params)
+        new[_JAXPR_PARAM[prim]] = body
+        if "num_consts" in new:
+            new["num_consts"] = params["num_consts"] + len(lead)
+        if "jit_info" in new:
+            new["jit_info"] = remap_jit_info(params["jit_info"], (None,) * len(lead) + tuple(range(len(vals))))
+        outs = prim.bind(*lead, *vals, **new)
+    return wrap_results(trace, prim, outs, [0] * len(outs), closed.out_avals)
 
 
-for _p in CALL_PRIMITIVES:
-    ragged_rules[_p] = _inline
+_JAXPR_PARAM = {closed_call_p: "call_jaxpr", checkpoint_p: "jaxpr", invertible_call_p: "jaxpr"}
+for _p in _JAXPR_PARAM:
+    ragged_rules[_p] = _call_ragged
 
 
 def _cond(trace: BatchTrace, prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> Any:

@@ -9,6 +9,7 @@ from plait_masking.rules import (
     calls,
     collectives,
     control_flow,
+    custom_calls,
     elementwise,
     indexing,
     linalg,

@@ -3,13 +3,8 @@
 ``closed_call`` (what ``jit`` binds), ``checkpoint`` and ``invertible_call``
 are bound again around their masked jaxpr, so they stay calls, with the
 logical sizes as extra leading operands (constants, for the invertible call).
-
-``custom_jvp_call``, ``custom_vjp_call``, ``custom_ivjp_call`` and
-``custom_vmap_call`` mask their primal function, inlined: their custom rules
-speak of the logical values and cannot be rewritten for padded ones, so a
-transformation applied *outside* ``mask`` sees the primal's operations (and
-differentiates or batches them as it would any others), while one applied
-inside ``mask`` still uses the custom rule.
+The custom-rule calls are bound again too, with masked rules: see
+:mod:`plait_masking.rules.custom_calls`.
 """
 
 from __future__ import annotations
@@ -19,19 +14,14 @@ from typing import Any
 
 from plait_core import ShapedArray
 from plait_core.primitives.calls import (
-    called_jaxpr,
     checkpoint_p,
     closed_call_p,
-    custom_ivjp_call_p,
-    custom_jvp_call_p,
-    custom_vjp_call_p,
-    custom_vmap_call_p,
     invertible_call_p,
     remap_jit_info,
 )
 from plait_masking.env import MaskEnv
 from plait_masking.registry import masking_rules
-from plait_masking.trace import eval_masked, mask_jaxpr
+from plait_masking.trace import mask_jaxpr
 
 
 def _closed_call_rule(
@@ -58,14 +48,3 @@ masking_rules[closed_call_p] = _closed_call_rule
 masking_rules[checkpoint_p] = _checkpoint_rule
 masking_rules[invertible_call_p] = _invertible_call_rule
 
-
-def _primal_rule(prim: Any) -> Any:
-    def rule(env: MaskEnv, vals: Sequence[Any], avals: Sequence[ShapedArray], **params: Any) -> list[Any]:
-        return eval_masked(env, called_jaxpr(prim, params), vals)
-
-    rule.__name__ = f"{prim.name}_masking_rule"
-    return rule
-
-
-for _p in (custom_jvp_call_p, custom_vjp_call_p, custom_ivjp_call_p, custom_vmap_call_p):
-    masking_rules[_p] = _primal_rule(_p)
