@@ -785,3 +785,10 @@ def test_join_consts_gives_branches_common_inputs() -> None:
     x = np.arange(2, dtype=f32)
     _assert_same(pc.eval_jaxpr(joined[1].jaxpr, [], *consts, x), [(x + c1) * c2])
     _assert_same(pc.eval_jaxpr(joined[0].jaxpr, [], *consts, x), [x + c1])
+
+
+def test_map_batch_size_is_a_documented_limitation() -> None:
+    from plait_core import lax as _lax
+
+    with pytest.raises(NotImplementedError, match=r"map: batch_size is not supported: mapping chunks at once needs vmap"):
+        _lax.map(lambda v: v, np.ones(4, np.float32), batch_size=2)

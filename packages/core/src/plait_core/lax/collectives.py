@@ -32,7 +32,10 @@ __all__ = ["all_gather", "axis_index", "pmax", "pmean", "pmin", "psum"]
 
 def _no_groups(what: str, axis_index_groups: Any) -> None:
     if axis_index_groups is not None:
-        raise NotImplementedError(f"{what}: axis_index_groups is not supported")
+        raise NotImplementedError(
+            f"{what}: axis_index_groups is not supported: groups of devices belong to pmap, and "
+            "plait maps named axes with vmap, where every element is in the one group"
+        )
 
 
 def _names(what: str, axis_name: Any) -> tuple[Hashable, ...]:

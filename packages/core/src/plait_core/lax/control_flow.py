@@ -371,7 +371,10 @@ def map(f: Callable[[Any], Any], xs: Any, *, batch_size: int | None = None) -> A
     """``f`` applied to each slice of ``xs`` along its leading axis, results
     stacked (a :func:`scan` without carry)."""
     if batch_size is not None:
-        raise NotImplementedError("map: batch_size is not supported")
+        raise NotImplementedError(
+            "map: batch_size is not supported: mapping chunks at once needs vmap, which lives in "
+            "plait-batching (core does not import interpreters); use vmap over reshaped chunks"
+        )
     if not callable(f):
         raise TypeError(f"map: f must be callable, got a value of type {type(f).__name__}")
     _, ys = scan(lambda c, x: (c, f(x)), (), xs)

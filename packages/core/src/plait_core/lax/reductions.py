@@ -89,10 +89,7 @@ def lax_function(name: str) -> Callable[..., Any]:
     elementwise and structural families live in files of their own)."""
     from plait_core import lax
 
-    fn = getattr(lax, name, None)
-    if fn is None:
-        raise NotImplementedError(f"plait_core.lax.{name} is not available")
-    return fn  # type: ignore[no-any-return]
+    return getattr(lax, name)  # type: ignore[no-any-return]
 
 
 # ---------------------------------------------------------------------------
