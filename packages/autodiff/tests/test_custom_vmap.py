@@ -7,7 +7,7 @@ These tests call those rules the way ``vmap`` does (through the staged
 equation's ``rule`` param) and compare with NumPy applied to the *rule*,
 which is deliberately not the batched function (``2 sin`` for ``sin``), so
 a bypassed rule shows.  Without ``vmap`` the derivatives are the function's.
-End-to-end tests run when plait-batching is installed.
+The end-to-end test with ``vmap`` is in the root ``tests/test_cross_package_rules.py``.
 """
 
 from __future__ import annotations
@@ -187,25 +187,3 @@ def test_a_rule_given_the_wrong_number_of_operands() -> None:
     with pytest.raises(ValueError, match=r"jvp_of\(vmap_rule\(rule\)\): expected 2 operands and as many flags, got 1 operands"):
         rule(B, [True], np.ones((B, 3), np.float32))
 
-
-# ---------------------------------------------------------------------------
-# End to end: vmap outside a derivative uses the rule
-
-
-@pytest.mark.parametrize("shape", SHAPES)
-def test_vmap_outside_derivatives_uses_the_rule(shape: tuple[int, ...]) -> None:
-    batching = pytest.importorskip("plait_batching")
-    calls: list[int] = []
-    f = make_f(calls)
-    xs, ts = _data((B, *shape), np.float32), _data((B, *shape), np.float32)
-    primal, tangent = batching.vmap(lambda x, t: ad.jvp(f, (x,), (t,)))(xs, ts)
-    np.testing.assert_allclose(primal, 2 * np.sin(xs), rtol=1e-5)
-    np.testing.assert_allclose(tangent, 2 * np.cos(xs) * ts, rtol=1e-5)
-    g = batching.vmap(ad.grad(lambda v: pnp.sum(f(v))))(xs)
-    np.testing.assert_allclose(g, 2 * np.cos(xs), rtol=1e-5)
-    scalars = xs.reshape(B, -1)[:, 0]
-    gg = batching.vmap(ad.grad(ad.grad(lambda v: pnp.sum(f(v)))))(scalars)
-    np.testing.assert_allclose(gg, -2 * np.sin(scalars), rtol=1e-5)
-    lin = batching.vmap(lambda x, t: ad.linearize(f, x)[1](t))(xs, ts)
-    np.testing.assert_allclose(lin, 2 * np.cos(xs) * ts, rtol=1e-5)
-    assert calls and set(calls) == {B}

@@ -8,6 +8,7 @@ These tests call the mapped rules the way autodiff does (through the staged
 equation's params) and compare each element's true slice with the user's
 rule applied by NumPy; the rules are deliberately not the true derivatives,
 so a bypassed rule shows.  ``custom_vmap_call`` on ragged values is refused.
+The end-to-end test with ``grad`` is in the root ``tests/test_cross_package_rules.py``.
 """
 
 from __future__ import annotations
@@ -232,24 +233,3 @@ def test_pile_with_a_symbolic_padded_size_is_an_error() -> None:
     with pytest.raises(TypeError, match=r"Pile: a Pile's number of elements must be a concrete integer, got n \(axis 0 of data of shape \(n, 3\)\)"):
         pc.eval_shape(lambda x: Pile(x, lengths).data, pc.ShapeDtypeStruct((n, 3), f32))
 
-
-# ---------------------------------------------------------------------------
-# End to end: derivatives outside the vmap use the rules
-
-
-def test_grad_outside_vmap_over_piles_uses_the_rules() -> None:
-    ad = pytest.importorskip("plait_autodiff")
-    lengths = np.array([2, 4, 3], np.int32)
-    data = rng.standard_normal((3, 4)).astype(f32)
-    keep = np.arange(4)[None] < lengths[:, None]
-
-    def loss(fn: Callable[..., Any], *extra: Any) -> Callable[..., Any]:
-        axes = (P, *(None for _ in extra))
-        return lambda d, *e: pnp.sum(vmap(lambda v, *a: pnp.sum(fn(v, *a)), in_axes=axes)(Pile(d, lengths), *e))
-
-    np.testing.assert_allclose(ad.grad(loss(cjvp()))(data), 3 * np.cos(data) * keep, rtol=1e-5)
-    w = f32(1.5)
-    dx, dw = ad.grad(loss(cvjp(), w), argnums=(0, 1))(data, w)
-    np.testing.assert_allclose(dx, 5 * np.cos(data) * keep, rtol=1e-5)
-    np.testing.assert_allclose(dw, 7 * lengths.sum(), rtol=1e-5)
-    np.testing.assert_allclose(ad.grad(loss(pc.invertible(civjp())))(data), 3.0 * keep, rtol=1e-6)

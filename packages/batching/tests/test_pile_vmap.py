@@ -262,9 +262,6 @@ def test_sizes_from_batched_integers() -> None:
                staged=False)  # fmt: skip
 
 
-@pytest.mark.skipif(
-    "to_symbolic_dim" not in vars(pc.Trace), reason="plait-core does not yet ask traces for symbolic sizes"
-)
 def test_arange_of_a_batched_integer() -> None:
     n = np.array([3, 1, 4], np.int32)
     check_pile(lambda n: pnp.arange(n), lambda n: np.arange(n, dtype=np.int32), [n], 0, P, staged=False)

@@ -62,10 +62,6 @@ def check(fn: Callable[..., Any], *args: Any, expected: Any) -> None:
     assert out_aval.dtype == np.asarray(expected).dtype
 
 
-def has_primitive(name: str) -> bool:
-    return any(p.name == name for p in pc.all_primitives())
-
-
 N, M = SymbolicDim.var("n"), SymbolicDim.var("m")
 
 
@@ -493,8 +489,6 @@ def test_dynamic_slice(dtype: Any, shape: Any, starts: Any, sizes: Any) -> None:
               expected=expected)
 
 
-@pytest.mark.skipif(not all(has_primitive(n) for n in ("lt", "add", "select_n")),
-                    reason="wrapping traced negative indices needs the elementwise primitives")
 def test_dynamic_slice_traced_negative_index() -> None:
     x = make((6,), np.float32)
     check(lambda x, i: lax.dynamic_slice(x, (i,), (2,)), x, np.int32(-3), expected=x[3:5])

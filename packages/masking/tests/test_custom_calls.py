@@ -7,8 +7,8 @@ autodiff and batching do (through the staged equation's params) and compare
 the logical part of what they return with the user's rule applied by NumPy;
 cotangents must be zero in the padding.  The rules below are deliberately
 not the true derivatives (or batching) of their functions, so a bypassed
-rule shows.  End-to-end tests with ``grad``/``vmap`` run when
-plait-autodiff / plait-batching are installed.
+rule shows.  The end-to-end tests with ``grad``/``vmap`` are in the root
+``tests/test_cross_package_rules.py``.
 """
 
 from __future__ import annotations
@@ -222,37 +222,3 @@ def test_masked_vmap_rule_refuses_per_element_logical_sizes() -> None:
     with pytest.raises(NotImplementedError, match=r"mask: the custom_vmap function <lambda> is batched by a vmap outside mask that gives each element its own logical size \(n\); its batching rule expects a batch of values of one logical shape"):
         eqn.params["rule"](4, [False] * (lead - 1) + [True, True], *ops[: lead - 1], sizes, np.ones((4, 8), np.float32))
 
-
-# ---------------------------------------------------------------------------
-# End to end: transformations outside mask use the rules
-
-
-def test_grad_and_jvp_outside_mask_use_the_rules() -> None:
-    ad = pytest.importorskip("plait_autodiff")
-    x = _data((8,), np.float32)
-    n = 5
-    keep = np.arange(8) < n
-    jvp_loss = mask(lambda u: pnp.sum(_cjvp()(u)), ["n"], "")
-    np.testing.assert_allclose(ad.grad(lambda v: jvp_loss([v], {"n": n}))(x), 3 * np.cos(x) * keep, rtol=1e-5)
-    _, tangent = ad.jvp(lambda v: jvp_loss([v], {"n": n}), (x,), (np.ones(8, np.float32),))
-    np.testing.assert_allclose(tangent, 3 * np.cos(x[:n]).sum(), rtol=1e-5)
-    vjp_loss = mask(lambda u: pnp.sum(_cvjp()(u)), ["n"], "")
-    np.testing.assert_allclose(ad.grad(lambda v: vjp_loss([v], {"n": n}))(x), 5 * np.cos(x) * keep, rtol=1e-5)
-    inverted = mask(lambda u: _civjp()(u), ["n"], "n")
-
-    def loss(v: Any) -> Any:
-        return pnp.sum(lax.invertible(lambda w: inverted([w], {"n": n}))(v))
-
-    np.testing.assert_allclose(ad.grad(loss)(x), 3.0 * keep, rtol=1e-6)
-
-
-def test_vmap_outside_mask_uses_the_rule() -> None:
-    batching = pytest.importorskip("plait_batching")
-    seen: list[Any] = []
-    g = _masked(_cvmap(seen), "n")
-    xb = _data((3, 8), np.float32)
-    out = batching.vmap(lambda v: g(v, np.int32(4)))(xb)
-    np.testing.assert_allclose(np.asarray(out)[:, :4], 2 * xb[:, :4] + 1, rtol=1e-6)
-    assert len(seen) == 1
-    with pytest.raises(NotImplementedError, match=r"gives each element its own logical size \(n\)"):
-        batching.vmap(g)(xb, np.array([2, 3, 4], np.int32))
