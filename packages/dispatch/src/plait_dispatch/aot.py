@@ -73,20 +73,12 @@ def _struct(a: ShapedArray) -> ShapeDtypeStruct:
     return ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
 
 
-class Traced:
-    """A jitted function traced for one signature (``jit(f).trace(*args)``)."""
 
-    def __init__(self, staged: StagedCall) -> None:
-        self._staged = staged
+class _Stage:
+    """What every stage of ``jit(f).trace(...).lower().compile()`` knows about
+    its signature."""
 
-    @property
-    def jaxpr(self) -> ClosedJaxpr:
-        """The staged program (constants closed over)."""
-        return self._staged.closed
-
-    @property
-    def fun_name(self) -> str:
-        return self._staged.fun_name
+    _staged: StagedCall
 
     @property
     def in_tree(self) -> PyTreeDef:
@@ -119,6 +111,22 @@ class Traced:
     def donate_argnums(self) -> tuple[int, ...]:
         return self._staged.donate_argnums
 
+
+class Traced(_Stage):
+    """A jitted function traced for one signature (``jit(f).trace(*args)``)."""
+
+    def __init__(self, staged: StagedCall) -> None:
+        self._staged = staged
+
+    @property
+    def jaxpr(self) -> ClosedJaxpr:
+        """The staged program (constants closed over)."""
+        return self._staged.closed
+
+    @property
+    def fun_name(self) -> str:
+        return self._staged.fun_name
+
     def lower(self, *, lowering_platforms: Sequence[str] | None = None) -> Lowered:
         """Lower to StableHLO.  ``lowering_platforms`` may only name ``"cpu"``."""
         if lowering_platforms is not None:
@@ -135,37 +143,13 @@ class Traced:
         return f"Traced({self._staged.desc})"
 
 
-class Lowered:
+class Lowered(_Stage):
     """A jitted function lowered to StableHLO for one signature."""
 
     def __init__(self, staged: StagedCall) -> None:
         self._staged = staged
         s = staged
         self._lowered, self._kept = lower_for_call(s.body, s.operand_avals, s.info, s.desc)
-
-    @property
-    def in_tree(self) -> PyTreeDef:
-        return self._staged.in_tree
-
-    @property
-    def out_tree(self) -> PyTreeDef:
-        return self._staged.out_tree
-
-    @property
-    def in_avals(self) -> tuple[ShapedArray, ...]:
-        return self._staged.in_avals
-
-    @property
-    def out_info(self) -> Any:
-        return self._staged.out_info()
-
-    @property
-    def args_info(self) -> Any:
-        return self._staged.args_info()
-
-    @property
-    def donate_argnums(self) -> tuple[int, ...]:
-        return self._staged.donate_argnums
 
     def as_text(self) -> str:
         """The StableHLO module, as MLIR text."""
@@ -211,37 +195,13 @@ class MemoryAnalysis:
     peak_memory_in_bytes: int = 0
 
 
-class Compiled:
+class Compiled(_Stage):
     """A jitted function compiled for one signature; call it with the dynamic
     arguments (static ones were fixed when it was traced)."""
 
     def __init__(self, staged: StagedCall, call: CompiledCall) -> None:
         self._staged = staged
         self._call = call
-
-    @property
-    def in_tree(self) -> PyTreeDef:
-        return self._staged.in_tree
-
-    @property
-    def out_tree(self) -> PyTreeDef:
-        return self._staged.out_tree
-
-    @property
-    def in_avals(self) -> tuple[ShapedArray, ...]:
-        return self._staged.in_avals
-
-    @property
-    def out_info(self) -> Any:
-        return self._staged.out_info()
-
-    @property
-    def args_info(self) -> Any:
-        return self._staged.args_info()
-
-    @property
-    def donate_argnums(self) -> tuple[int, ...]:
-        return self._staged.donate_argnums
 
     def as_text(self) -> str:
         """The optimised HLO XLA compiled, as text."""
