@@ -142,16 +142,17 @@ def shaped_abstractify(x: Any, where: str = "argument") -> ShapedArray:
         raise
 
 
-def _check_output_leaves(leaves: list[Any], out_tree: PyTreeDef, what: str) -> None:
-    for i, leaf in enumerate(leaves):
-        if isinstance(leaf, Tracer):
+def check_output_leaves(leaves: Sequence[Any], tree: PyTreeDef, what: str) -> None:
+    """Every output leaf must be an array, scalar or traced value."""
+    for k, x in enumerate(leaves):
+        if isinstance(x, Tracer):
             continue
         try:
-            get_aval(leaf)
+            get_aval(x)
         except TypeError:
             raise TypeError(
-                f"{what}: output leaf {i} of the returned tree {out_tree} has type "
-                f"{type(leaf).__name__}, which is not an array"
+                f"{what}: output leaf {k} of the returned tree {tree} has type {type(x).__name__}, "
+                "which is not an array"
             ) from None
 
 
@@ -198,7 +199,7 @@ def trace_pytree_function(
         full = [args[i] if i in static else next(it) for i in range(len(args))]
         out = fun(*full, **kw)
         leaves, out_tree = tree_flatten(out)
-        _check_output_leaves(leaves, out_tree, what)
+        check_output_leaves(leaves, out_tree, what)
         out_tree_box.append(out_tree)
         return leaves
 

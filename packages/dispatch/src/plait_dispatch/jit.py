@@ -34,12 +34,12 @@ from plait_core import (
     trace_to_jaxpr,
 )
 from plait_core.primitives.calls import (
-    check_output_leaves,
     closed_call_p,
     context_key,
     fun_name,
     hoist_consts,
 )
+from plait_core.staging import check_output_leaves
 from plait_core.trace import EvalTrace
 from plait_core.trace import _state as _trace_state
 from plait_core.tree_util import (

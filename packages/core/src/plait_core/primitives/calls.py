@@ -68,7 +68,7 @@ from plait_core.dims import definitely_equal_shapes
 from plait_core.jaxpr import Atom, ClosedJaxpr, Jaxpr, JaxprEqn, Var, eval_jaxpr
 from plait_core.partial_eval import PartialEvalTrace, partial_eval_jaxpr, partial_eval_rules
 from plait_core.primitive import Primitive
-from plait_core.staging import trace_to_jaxpr
+from plait_core.staging import check_output_leaves, trace_to_jaxpr
 from plait_core.trace import Tracer, set_current_trace
 from plait_core.tree_util import PyTreeDef, keystr, tree_flatten, tree_flatten_with_path, tree_unflatten
 
@@ -461,20 +461,6 @@ def flatten_operands(tree: Any, what: str) -> tuple[list[Any], PyTreeDef, list[S
                 "which is not an array or scalar"
             ) from None
     return leaves, treedef, avals
-
-
-def check_output_leaves(leaves: Sequence[Any], tree: PyTreeDef, what: str) -> None:
-    """Every output leaf must be an array, scalar or traced value."""
-    for k, x in enumerate(leaves):
-        if isinstance(x, Tracer):
-            continue
-        try:
-            get_aval(x)
-        except TypeError:
-            raise TypeError(
-                f"{what}: output leaf {k} of the returned structure {tree} has type {type(x).__name__}, "
-                "which is not an array"
-            ) from None
 
 
 def has_tracers(xs: Sequence[Any]) -> bool:
