@@ -137,16 +137,6 @@ def _element_text(value: Any, dtype: DType) -> str:
     return _float_text(value, dtype)
 
 
-def _is_subnormal(value: Any, dtype: DType) -> bool:
-    """XLA on the CPU flushes a splat of subnormal ``bfloat16`` to zero when it
-    folds it, so such constants are written element by element instead."""
-    if dtype.kind != "f" and dtype != dtypes.bfloat16:
-        return False
-    f = abs(float(value))
-    tiny = float(ml_dtypes.finfo(dtype).tiny)  # type: ignore[no-untyped-call]
-    return 0.0 < f < tiny
-
-
 def dense_attr(value: Any, aval: ShapedArray) -> str:
     """``dense<...> : tensor<...>`` holding ``value`` (a scalar or an array of
     ``aval``'s shape): a splat when every element is equal, else the raw bytes
@@ -162,7 +152,7 @@ def dense_attr(value: Any, aval: ShapedArray) -> str:
     if arr.size == 0:
         return f"dense<{_element_text(0, aval.dtype)}> : {ty}"
     first = arr.reshape(-1)[0]
-    if (arr.ndim == 0 or _all_equal(arr)) and not _is_subnormal(first, aval.dtype):
+    if arr.ndim == 0 or _all_equal(arr):
         return f"dense<{_element_text(first, aval.dtype)}> : {ty}"
     raw = np.ascontiguousarray(arr.astype(arr.dtype.newbyteorder("<"), copy=False)).tobytes()
     return f'dense<"0x{raw.hex().upper()}"> : {ty}'
