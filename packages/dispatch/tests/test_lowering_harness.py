@@ -173,11 +173,12 @@ def test_constants_round_trip_bit_for_bit(dtype: np.dtype[Any], data: st.DataObj
     closed = ClosedJaxpr(pc.Jaxpr([v := pc.Var(ShapedArray(shape, dtype))], [], [v], []), [value])
     (got,) = xla_run(closed)
     if dtype == BF16 and value.size and np.all(value == value.reshape(-1)[0]):
-        # XLA:CPU flushes a constant whose elements are all one subnormal bfloat16
-        # to zero when it folds it (a documented difference; see module.py).
+        # XLA:CPU may flush a constant whose elements are all one subnormal bfloat16
+        # to zero when it folds it (a documented difference; see module.py): the
+        # result is then either the exact bits or all zeros, nothing else.
         f = abs(float(value.reshape(-1)[0]))
         if 0.0 < f < float(ml_dtypes.finfo(BF16).tiny):
-            assert not np.any(got.astype(np.float32))
+            assert _bits(got) == _bits(value) or not np.any(got.astype(np.float32))
             return
     if dtype.kind in "fc" or dtype == BF16:
         # NaN payloads may be canonicalised; everything else is exact

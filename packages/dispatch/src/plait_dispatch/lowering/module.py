@@ -142,9 +142,9 @@ def dense_attr(value: Any, aval: ShapedArray) -> str:
     ``aval``'s shape): a splat when every element is equal, else the raw bytes
     in hex (little-endian, row-major, one byte per boolean).
 
-    XLA on the CPU flushes a constant whose elements are all one subnormal
-    ``bfloat16`` to zero when it folds it, however the constant is written;
-    values computed at run time keep their subnormals."""
+    XLA on the CPU may flush a constant of several elements that are all one
+    subnormal ``bfloat16`` to zero when it folds it, however the constant is
+    written; values computed at run time keep their subnormals."""
     ty = tensor_type(aval)
     if aval.dtype == FLOAT0:
         return f"dense<false> : {ty}"
