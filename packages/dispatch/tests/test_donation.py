@@ -79,6 +79,7 @@ def test_unusable_donation_warns_once_naming_the_argument() -> None:
     ) as rec:
         out = f(a, b)
     assert len(rec) == 1 and "other" not in str(rec[0].message)  # `other` aliases the f32[] output
+    assert rec[0].filename == __file__  # attributed to the user's call, not to plait's code
     assert float(out) == 29.0
     assert a.is_deleted() and b.is_deleted()  # deleted even though XLA could not reuse `big`
     with warnings.catch_warnings(record=True) as again:

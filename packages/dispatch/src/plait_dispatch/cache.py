@@ -18,6 +18,7 @@ is on.
 from __future__ import annotations
 
 import logging
+import sys
 import threading
 import warnings
 from collections import OrderedDict
@@ -513,8 +514,19 @@ def _warn_unusable_donations(
             f"{', '.join(unusable)}. They are deleted all the same; donate only arguments "
             "whose memory an output of the same shape and dtype can take over",
             UserWarning,
-            stacklevel=6,
+            stacklevel=_user_stacklevel(),
         )
+
+
+def _user_stacklevel() -> int:
+    """The ``stacklevel`` that attributes a warning to the first frame outside
+    plait's own packages (the user's call), however deep the call path is."""
+    level = 1
+    frame = sys._getframe(1)
+    while frame is not None and str(frame.f_globals.get("__name__", "")).startswith("plait"):
+        frame = frame.f_back  # type: ignore[assignment]
+        level += 1
+    return level
 
 
 def _aliases_by_kept_operand(lowered: Any, n: int) -> list[int | None]:
