@@ -44,6 +44,7 @@ from plait_core.abstract import ShapedArray, get_aval, registered_array_types, t
 from plait_core.dims import definitely_equal_shapes, dim_as_int
 from plait_core.jaxpr import ClosedJaxpr
 from plait_core.primitives.ad_helpers import add_any_p, zeros_like_p
+from plait_core.primitives.structural import broadcast_in_dim_p
 from plait_core.primitives.calls import (
     StagedFunction,
     StagingCache,
@@ -113,9 +114,14 @@ class SymbolicZero:
     def dtype(self) -> np.dtype[Any]:
         return self.aval.dtype
 
-    def instantiate(self) -> np.ndarray:
-        """The zeros this stands for, as an array."""
-        return zeros_of(self.aval)
+    def instantiate(self) -> Any:
+        """The zeros this stands for, as an array: a NumPy array when the
+        shape is concrete, else (a symbolic shape, under ``mask`` or ``vmap``
+        over piles) zeros broadcast on the current trace, which knows the size."""
+        if all(type(d) is int for d in self.aval.shape) or self.aval.dtype == dtypes.float0:
+            return zeros_of(self.aval)
+        zero = np.zeros((), self.aval.dtype)
+        return broadcast_in_dim_p.bind(zero, shape=tuple(self.aval.shape), broadcast_dimensions=())
 
     def __repr__(self) -> str:
         return f"SymbolicZero({self.aval.str_short()})"

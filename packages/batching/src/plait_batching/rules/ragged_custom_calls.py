@@ -18,6 +18,10 @@ Every output is batched; cotangents of ragged operands get zero padding and
 those of unbatched operands are summed over the batch.  ``custom_vmap_call``
 on ragged values is refused (see the reason registered below): its rule
 expects a rectangular batch.
+
+A rule that receives symbolic zeros (``symbolic_zeros=True``) gets
+``SymbolicZero`` values of the element's ragged shape; their
+``instantiate()`` makes the zeros on the trace of the ``vmap``.
 """
 
 from __future__ import annotations

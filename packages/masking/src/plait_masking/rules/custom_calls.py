@@ -31,8 +31,8 @@ What cannot be done raises an error rather than bypassing the rule:
   is a ``TypeError``, as without ``mask``.
 
 A rule that receives symbolic zeros (``symbolic_zeros=True``) gets
-``SymbolicZero`` values of symbolic shape under ``mask``; instantiating one
-there is an error (use ``jnp.zeros_like`` of a value instead).
+``SymbolicZero`` values of symbolic shape under ``mask``; their
+``instantiate()`` makes the zeros on the mask trace.
 """
 
 from __future__ import annotations
