@@ -160,3 +160,16 @@ def test_loops_whose_trip_count_is_a_batched_size() -> None:
     xs = np.stack([_padded((6,), (int(n),)) for n in lengths])
     got = np.asarray(jit(vmap(mask(total, ["n"], "")))([xs], {"n": lengths}))
     np.testing.assert_allclose(got, [xs[i, :n].sum() for i, n in enumerate(lengths)], rtol=1e-5)
+
+
+def test_fori_loop_up_to_a_masked_size_is_a_scan_and_differentiates() -> None:
+    def f(x: Any) -> Any:
+        return lax.fori_loop(0, x.shape[0], lambda i, c: c + x[i] * i, 0.0)
+
+    masked = mask(f, ["n"], "")
+    x = _padded((8,), (8,))
+    for n in (1, 3, 8):
+        got = masked([x], {"n": np.int32(n)})
+        np.testing.assert_allclose(np.asarray(got), np.asarray(f(pnp.asarray(x[:n]))), rtol=1e-5)
+    g = grad(lambda x: masked([x], {"n": np.int32(5)}))(x)
+    np.testing.assert_allclose(np.asarray(g), [0, 1, 2, 3, 4, 0, 0, 0])

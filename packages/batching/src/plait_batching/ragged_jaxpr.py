@@ -6,6 +6,8 @@ fresh :class:`~plait_batching.trace.BatchTrace` whose ragged sizes read their
 lengths from the new jaxpr's leading inputs.  So the lengths may be traced,
 and the rules of a custom-rule call, run later by a transformation outside
 the ``vmap``, can be mapped the same way with the lengths passed to them.
+The bodies of loops are mapped the same way
+(:mod:`plait_batching.rules.ragged_loops`), the lengths passed as loop consts.
 
 Conventions (as :func:`~plait_batching.batch_jaxpr.batch_jaxpr`): batched
 inputs and every output carry the batch as their leading dimension, ragged

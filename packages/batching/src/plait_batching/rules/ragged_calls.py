@@ -6,8 +6,8 @@
   as extra leading operands, so compiled code stays compiled and a
   checkpoint still recomputes.  The custom-rule calls are in
   :mod:`plait_batching.rules.ragged_custom_calls`.
-* ``cond`` runs every branch and selects the results by the index.
-  ``while`` and ``scan`` over ragged values are not supported.
+* ``cond`` runs every branch and selects the results by the index.  The
+  loops (``while``, ``scan``) are in :mod:`plait_batching.rules.ragged_loops`.
 * Collectives over an enclosing ``vmap``'s axis run on the padded data;
   over this ``vmap``'s own axis they would mix elements of different lengths
   and are refused.
@@ -35,7 +35,7 @@ from plait_core.primitives.calls import (
     remap_jit_info,
 )
 from plait_core.primitives.collectives import axis_names
-from plait_core.primitives.control_flow import cond_p, scan_p, while_p
+from plait_core.primitives.control_flow import cond_p
 from plait_core.primitives.elementwise import clamp_p, convert_element_type_p, select_n_p
 from plait_core.primitives.shapes import dim_as_value_p
 
@@ -75,8 +75,6 @@ def _cond(trace: BatchTrace, prim: Primitive, args: Sequence[Any], params: dict[
 
 
 ragged_rules[cond_p] = _cond
-ragged_rules.not_supported(while_p, "a loop over ragged values would need a different trip count per length")
-ragged_rules.not_supported(scan_p, "a scan over ragged values is not supported; loop over a static axis instead")
 
 
 def _check_collective(env: RaggedEnv, prim: Primitive, ops: Sequence[Operand], params: dict[str, Any]) -> None:

@@ -28,6 +28,7 @@ from plait_core.primitives.control_flow import (
     scan_p,
     while_p,
 )
+from plait_core.primitives.shapes import dimension_as_value
 from plait_core.staging import shaped_abstractify, trace_to_jaxpr
 from plait_core.trace import Tracer
 from plait_core.tree_util import (
@@ -392,6 +393,36 @@ def _concrete_int(x: Any) -> int | None:
     return int(np.asarray(to_numpy(x)).item())
 
 
+def _fori_symbolic(
+    lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any], init_val: Any, unroll: int | bool | None
+) -> Any:
+    """``fori_loop`` with a symbolic bound: a scan of ``upper - lower`` steps
+    when the other bound is a concrete integer; else the bounds become values."""
+    bounds: list[Dim | None] = []
+    for name, b in (("lower", lower), ("upper", upper)):
+        if type(b) is SymbolicDim:
+            bounds.append(b)
+            continue
+        aval = get_aval(b, f"fori_loop {name}")
+        if aval.shape != () or not dtypes.is_int(aval.dtype):
+            raise TypeError(f"fori_loop: {name} must be an integer scalar, got {aval.str_short()}")
+        bounds.append(_concrete_int(b))
+    lo_d, hi_d = bounds
+    if lo_d is None or hi_d is None:
+        lo_v = dimension_as_value(lower) if type(lower) is SymbolicDim else lower
+        hi_v = dimension_as_value(upper) if type(upper) is SymbolicDim else upper
+        return fori_loop(lo_v, hi_v, body_fun, init_val, unroll=unroll)
+    dtype = dtypes.default_int_dtype()
+    first = dimension_as_value(lo_d) if type(lo_d) is SymbolicDim else np.asarray(lo_d, dtype)
+
+    def step(c: Any, _: Any) -> Any:
+        i, x = c
+        return (_lax("add")(i, np.ones((), dtype)), body_fun(i, x)), None
+
+    (_, result), _ = scan(step, (first, init_val), None, length=hi_d - lo_d, unroll=1 if unroll is None else unroll)
+    return result
+
+
 def fori_loop(
     lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any], init_val: Any, *, unroll: int | bool | None = None
 ) -> Any:
@@ -399,10 +430,14 @@ def fori_loop(
 
     With concrete bounds (Python or NumPy integers) the loop is a
     :func:`scan` of ``upper - lower`` steps, so it can be differentiated in
-    reverse mode; with traced bounds it is a :func:`while_loop` (``unroll``
-    then is an error).  ``i`` has the dtype of the bounds."""
+    reverse mode; so is a loop up to a symbolic size (``x.shape[0]`` under
+    ``mask`` or ``vmap`` over piles: a scan of symbolic length, ``i`` of the
+    default integer dtype).  With traced bounds it is a :func:`while_loop`
+    (``unroll`` then is an error).  ``i`` has the dtype of the bounds."""
     if not callable(body_fun):
         raise TypeError(f"fori_loop: body_fun must be callable, got a value of type {type(body_fun).__name__}")
+    if type(lower) is SymbolicDim or type(upper) is SymbolicDim:
+        return _fori_symbolic(lower, upper, body_fun, init_val, unroll)
     lo, hi = get_aval(lower, "fori_loop lower"), get_aval(upper, "fori_loop upper")
     if lo.shape != () or hi.shape != () or not dtypes.is_int(lo.dtype) or not dtypes.is_int(hi.dtype):
         raise TypeError(
