@@ -946,14 +946,6 @@ UNSUPPORTED: list[Expectation] = [
         "vmap over piles refuses it rather than bypassing the rule",
     ),
     Expectation(
-        "piles",
-        NotImplementedError,
-        "scan is not supported on ragged values",
-        "a scan over a ragged axis: vmap over piles refuses scan and while loops over ragged values "
-        "(mask runs scans of a logical length)",
-        programs=("scan_rnn",),
-    ),
-    Expectation(
         "grad ∘ invertible ∘ grad|mask|piles",
         InvertibilityError,
         "cannot invert equation",
