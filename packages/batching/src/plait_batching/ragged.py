@@ -22,6 +22,13 @@ what lands in the padding stays in the padding.  Those that would read the
 padding into a true result first fill it with a neutral value (reductions,
 contractions), and the rest is refused with a reason.
 
+Rules whose results change a ragged size (padding, concatenating,
+convolving along a ragged axis) use the helpers at the end of this module:
+:func:`derived_size` names the size of a result whose lengths are computed,
+and :func:`check_true_sizes` refuses concrete lengths for which a result's
+polynomial size is not the true one (an element of length 0 where the
+polynomial assumes at least 1).
+
 The names live in a :class:`RaggedEnv`, one per ``BatchTrace`` that maps a
 pile: each name's lengths (a value of the parent trace, ``int32[B]``) and
 padded size (a static ``int``).
@@ -40,7 +47,7 @@ from plait_batching.pile import Pile, _concrete
 from plait_batching.registries import batching_rules, ragged_rules
 from plait_batching.trace import AxisData, BatchTrace, BatchTracer
 from plait_core import Primitive, ShapedArray, Tracer, dtypes, get_aval, set_current_trace
-from plait_core.dims import Dim, SymbolicDim
+from plait_core.dims import Dim, SymbolicDim, evaluate_dim
 from plait_core.errors import ConcretizationTypeError
 from plait_core.primitives.elementwise import add_p, and_p, convert_element_type_p, lt_p, mul_p, select_n_p
 from plait_core.primitives.structural import broadcast_in_dim_p, iota_p, pad_p, slice_p
@@ -539,3 +546,54 @@ def finish_pile(trace: BatchTrace, leaf: Any, where: str) -> Pile:
     data = fill_padding(env, Operand(val, bdim, aval), (ax,), 0)
     data = moveaxis(data, bdim, 0)
     return Pile._make(data, env.lengths(aval.shape[ax]), ax)
+
+
+# ---------------------------------------------------------------------------
+# Helpers of the rules that move entries along a ragged axis
+
+
+def derived_size(env: RaggedEnv, lengths: Any, padded: int) -> SymbolicDim:
+    """The ragged size of values whose lengths are ``lengths`` (an ``int32[B]``
+    value of the parent trace) and whose padded size is ``padded``: an existing
+    size when it has the same lengths (the same value, or equal concrete
+    lengths) and the same padded size, else a fresh name.  Used where a result's
+    size would mix several names (concatenating piles of different lengths),
+    which a value may not.  A size with equal lengths but another padded size
+    stays a different size (its values' padded data has another shape), so
+    combining with it is refused; pad such piles to one size."""
+    conc = _concrete(lengths)
+    for s in env.sizes.values():
+        if s.padded != padded:
+            continue
+        if s.lengths is lengths or (conc is not None and s.concrete is not None and np.array_equal(s.concrete, conc)):
+            return SymbolicDim.var(s.name)
+    name = f"_pile{next(_fresh_names)}"
+    env.sizes[name] = RaggedSize(name, lengths, padded, conc)
+    return SymbolicDim.var(name)
+
+
+def check_true_sizes(
+    env: RaggedEnv, prim: Primitive, ops: Sequence[Operand], in_dim: Dim, out_dim: Dim, exact: Callable[[int], int],
+    what: str,
+) -> None:  # fmt: skip
+    """Refuse when, for the concrete lengths, the ragged size ``out_dim`` (a
+    polynomial in the lengths, which plait's symbolic sizes take to be at least
+    1) is not what ``prim`` gives an element whose ``in_dim`` is its true size
+    (``exact(size)``; negative when the primitive would reject the element).
+    ``what`` names the axis.  Traced lengths cannot be checked."""
+    names = env.names_in(in_dim)
+    known = {n: env.sizes[n].concrete for n in names}
+    if not names or any(c is None for c in known.values()):
+        return
+    count = len(next(iter(known.values())))  # type: ignore[arg-type]
+    for b in range(count):
+        at = {n: int(c[b]) for n, c in known.items()}  # type: ignore[index]
+        size, got = int(evaluate_dim(in_dim, at)), int(evaluate_dim(out_dim, at))
+        want = exact(size)
+        if want != got or want < 0:
+            true = "is rejected (a negative size)" if want < 0 else f"has size {want}"
+            raise refuse(
+                prim, ops, env,
+                f"along {what}: for an element of true size {size} the result {true}, but the result's ragged "
+                f"size {out_dim} gives {got} (ragged sizes are polynomials in the lengths, taken to be at least 1)",
+            )  # fmt: skip

@@ -5,7 +5,11 @@ identity (0 for sums, 1 for products, the lowest value for maxima, ...), so
 the padding never changes a result; reductions over static axes run on the
 padded data as they are.  Cumulative operations run from the start of the
 axis, so only the reverse ones need the fill.  ``sort`` along a ragged axis
-is not supported (the padding would be sorted in).
+sorts each element's true entries and puts the padding after them: a first
+key "is padding" (0 or 1) goes in front of the sort's keys, so the true
+entries are ordered exactly as sorting the true slice orders them (NaN last,
+ties stable), and ``argsort`` and descending sorts, built on ``sort`` and
+``rev``, follow.  (``lax.top_k`` needs a static shape, so it takes no ragged value.)
 """
 
 from __future__ import annotations
@@ -15,10 +19,24 @@ from typing import Any
 
 import numpy as np
 
-from plait_batching.ragged import Operand, RaggedEnv, fill_padding, padded_rule, ragged_axes, refuse
+from plait_batching.moves import to_front
+from plait_batching.ragged import (
+    Operand,
+    RaggedEnv,
+    check_one_size,
+    element_abstract_eval,
+    env_of,
+    fill_padding,
+    operands,
+    padded_rule,
+    wrap_results,
+)
 from plait_batching.registries import ragged_rules
-from plait_core import Primitive, dtypes
+from plait_batching.trace import BatchTrace
+from plait_core import Primitive, dtypes, get_aval, set_current_trace
 from plait_core.primitives import reductions as r
+from plait_core.primitives import structural as st
+from plait_core.primitives.elementwise import convert_element_type_p, not_p
 
 Identity = Callable[[np.dtype[Any]], Any]
 
@@ -72,10 +90,25 @@ for _p, _id in ((r.cumsum_p, _const(0)), (r.cumprod_p, _const(1)), (r.cummax_p, 
     ragged_rules[_p] = padded_rule(prepare=_filled(_id, _reverse_axis))
 
 
-def _check_sort(env: RaggedEnv, prim: Primitive, ops: Sequence[Operand], params: dict[str, Any]) -> None:
+def _sort(trace: BatchTrace, prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> Any:
+    env = env_of(trace)
+    ops = operands(trace, prim, args)
     k = params["dimension"]
-    if any(k in ragged_axes(env, o.aval) for o in ops):
-        raise refuse(prim, ops, env, f"sorts along the ragged axis {k}, which is not supported")
+    d = ops[0].aval.shape[k]
+    if not env.is_ragged(d):
+        return _padded(trace, prim, args, params)
+    avals = element_abstract_eval(env, prim, ops, params, check_one_size(env, prim, ops, params))
+    with set_current_trace(trace.parent):  # type: ignore[arg-type]
+        vals = [to_front(o.val, o.bdim, env.axis.size) for o in ops]
+        full = get_aval(vals[0]).shape
+        # A first key, 0 for true entries and 1 for padding, sorts the padding last.
+        flag = convert_element_type_p.bind(not_p.bind(env.mask(d, True)), new_dtype=np.dtype(np.int32), weak_type=False)
+        flag = st.broadcast_in_dim_p.bind(flag, shape=full, broadcast_dimensions=(0, k + 1))
+        outs = r.sort_p.bind(
+            flag, *vals, dimension=k + 1, is_stable=params["is_stable"], num_keys=params["num_keys"] + 1
+        )
+    return wrap_results(trace, prim, outs[1:], [0] * len(ops), avals)
 
 
-ragged_rules[r.sort_p] = padded_rule(_check_sort)
+_padded = padded_rule()
+ragged_rules[r.sort_p] = _sort

@@ -4,10 +4,31 @@ The padded layout keeps each element's true entries at the start of every
 ragged axis.  Operations that keep that true (broadcasting, transposes,
 adding or dropping unit axes, ``iota``, slices that start at a fixed offset,
 padding in front, concatenating along static axes, reshapes that regroup the
-axes around a ragged axis) run on the padded data unchanged.  Those that
-would move true entries past the padding (reversing or padding at the end of
-a ragged axis, a slice starting at a ragged offset, a reshape that merges a
-ragged axis with others) are refused with a ``ValueError`` that says why.
+axes around a ragged axis) run on the padded data unchanged.
+
+Those that move true entries along a ragged axis run on the padded data and
+then put each element's entries where its own result has them:
+
+* ``rev`` of a ragged axis gathers, per element, entry ``n - 1 - i`` into
+  position ``i < n`` (the padding stays at the end);
+* ``pad`` with high padding on a ragged axis pads the padded data, then sets
+  the ``high`` positions after each element's own end to the padding value
+  (interior and negative padding need nothing more: the padding of the
+  operand lands after the element's end);
+* ``concatenate`` along a ragged axis joins the padded pieces, then gathers,
+  per element, each piece's true entries right after the previous piece's.
+  The result's size is the sum of the pieces' sizes (``n + 1`` for a
+  ``cls`` token, ``2 * n`` for ``x`` with itself); when the pieces have
+  different ragged sizes (two piles of different lengths) the sum would mix
+  names, so the result gets a ragged size of its own, with lengths the sums
+  of the pieces' lengths (one size per sum: ``[x, y]`` and ``[y, x]`` share
+  it).
+
+A result size that is wrong for some concrete length (interior or negative
+padding of an element of length 0, where plait's symbolic sizes assume at
+least 1) is refused.  Still refused with a reason: a slice starting at a
+ragged offset or with a stride along a ragged axis, a reshape that merges a
+ragged axis with others.
 
 Indexing (dynamic slices, gather, scatter) is in :mod:`ragged_indexing`.
 """
@@ -17,16 +38,77 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from plait_batching.ragged import Operand, RaggedEnv, padded_rule, ragged_axes, refuse
+import numpy as np
+
+from plait_batching.moves import to_front
+from plait_batching.ragged import (
+    Operand,
+    RaggedEnv,
+    check_one_size,
+    check_true_sizes,
+    derived_size,
+    element_abstract_eval,
+    env_of,
+    operands,
+    padded_rule,
+    ragged_axes,
+    refuse,
+    run_batched,
+    wrap_results,
+)
 from plait_batching.registries import ragged_rules
-from plait_core import Primitive
+from plait_batching.trace import BatchTrace
+from plait_core import Primitive, get_aval, set_current_trace
 from plait_core.dims import Dim, definitely_equal
 from plait_core.primitives import structural as st
+from plait_core.primitives.elementwise import add_p, and_p, ge_p, lt_p, select_n_p, sub_p
+from plait_core.primitives.indexing_prims import GatherDimensionNumbers, GatherScatterMode
 
+_I32 = np.dtype(np.int32)
 _padded = padded_rule()
 
 for _p in (st.broadcast_in_dim_p, st.squeeze_p, st.expand_dims_p, st.transpose_p, st.iota_p, st.copy_p):
     ragged_rules[_p] = _padded
+
+
+# ---------------------------------------------------------------------------
+# Per-element positions and gathers (parent trace current; batch first)
+
+
+def _positions(env: RaggedEnv, size: int) -> Any:
+    """``int32[B, size]``: the position along an axis, for every element."""
+    return st.iota_p.bind(dtype=_I32, shape=(env.axis.size, size), dimension=1)
+
+
+def _rows(v: Any, size: int) -> Any:
+    """A per-element ``int32[B]`` value repeated along a new axis of ``size``."""
+    return st.broadcast_in_dim_p.bind(v, shape=(get_aval(v).shape[0], size), broadcast_dimensions=(0,))
+
+
+def _spread(m: Any, full: Sequence[Dim], axis: int) -> Any:
+    """A ``[B, size]`` value broadcast to ``full`` (batch first) along ``axis``."""
+    return st.broadcast_in_dim_p.bind(m, shape=tuple(full), broadcast_dimensions=(0, axis))
+
+
+def take_along(x: Any, axis: int, index: Any) -> Any:
+    """``out[b, ..., j, ...] = x[b, ..., index[b, j], ...]``: ``x`` (batch first)
+    gathered along its dimension ``axis`` by a per-element ``int32[B, J]`` index."""
+    shape = get_aval(x).shape
+    dn = GatherDimensionNumbers(
+        offset_dims=tuple(d for d in range(len(shape)) if d not in (0, axis)),
+        collapsed_slice_dims=(axis,), start_index_map=(axis,),
+        operand_batching_dims=(0,), start_indices_batching_dims=(0,),
+    )  # fmt: skip
+    sizes = tuple(1 if d in (0, axis) else s for d, s in enumerate(shape))
+    idx = st.expand_dims_p.bind(index, dimensions=(2,))
+    return st.gather_p.bind(
+        x, idx, dimension_numbers=dn, slice_sizes=sizes, indices_are_sorted=False, unique_indices=False,
+        mode=GatherScatterMode.CLIP, fill_value=None,
+    )  # fmt: skip
+
+
+# ---------------------------------------------------------------------------
+# reshape, slice
 
 
 def _segments(env: RaggedEnv, shape: Sequence[Dim]) -> tuple[list[Dim], list[Dim]] | None:
@@ -82,34 +164,119 @@ def _check_slice(env: RaggedEnv, prim: Primitive, ops: Sequence[Operand], params
 ragged_rules[st.slice_p] = padded_rule(_check_slice)
 
 
-def _check_pad(env: RaggedEnv, prim: Primitive, ops: Sequence[Operand], params: dict[str, Any]) -> None:
-    x = ops[0]
-    for a in ragged_axes(env, x.aval):
-        lo, hi, interior = params["padding_config"][a]
-        if hi != 0 or interior != 0:
-            raise refuse(
-                prim, ops, env,
-                f"pads the ragged axis {a} with (low, high, interior) = ({lo}, {hi}, {interior}); a ragged axis "
-                "can only be padded (or cut) at its start",
-            )  # fmt: skip
+# ---------------------------------------------------------------------------
+# rev
 
 
-ragged_rules[st.pad_p] = padded_rule(_check_pad)
+def _rev(trace: BatchTrace, prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> Any:
+    env = env_of(trace)
+    ops = operands(trace, prim, args)
+    (x,) = ops
+    ragged = [a for a in params["dimensions"] if env.is_ragged(x.aval.shape[a])]
+    if not ragged:
+        return _padded(trace, prim, args, params)
+    (aval,) = element_abstract_eval(env, prim, ops, params, check_one_size(env, prim, ops, params))
+    static = tuple(a + 1 for a in params["dimensions"] if a not in ragged)
+    with set_current_trace(trace.parent):  # type: ignore[arg-type]
+        val = to_front(x.val, x.bdim, env.axis.size)
+        if static:
+            val = st.rev_p.bind(val, dimensions=static)
+        for a in ragged:
+            d = x.aval.shape[a]
+            size = int(env.padded(d))
+            pos = _positions(env, size)
+            back = sub_p.bind(_rows(sub_p.bind(env.lengths(d), np.int32(1)), size), pos)
+            val = take_along(val, a + 1, select_n_p.bind(env.mask(d, True), pos, back))
+    return wrap_results(trace, prim, [val], [0], [aval])
 
 
-def _check_concatenate(env: RaggedEnv, prim: Primitive, ops: Sequence[Operand], params: dict[str, Any]) -> None:
+ragged_rules[st.rev_p] = _rev
+
+
+# ---------------------------------------------------------------------------
+# pad
+
+
+def _pad_size(lo: int, hi: int, interior: int) -> Any:
+    """What ``pad`` gives an element of true size ``n`` (negative: rejected)."""
+    return lambda n: lo + hi + n + max(n - 1, 0) * interior
+
+
+def _pad(trace: BatchTrace, prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> Any:
+    env = env_of(trace)
+    ops = operands(trace, prim, args)
+    x, pv = ops
+    axes = ragged_axes(env, x.aval)
+    if not axes:
+        return _padded(trace, prim, args, params)
+    config = params["padding_config"]
+    (aval,) = element_abstract_eval(env, prim, ops, params, check_one_size(env, prim, ops, params))
+    for a in axes:
+        check_true_sizes(env, prim, ops, x.aval.shape[a], aval.shape[a], _pad_size(*config[a]), f"the ragged axis {a}")
+    # High padding must follow each element's own end; everything else the padded pad gets right.
+    ends = [a for a in axes if config[a][1] > 0]
+    with set_current_trace(trace.parent):  # type: ignore[arg-type]
+        padded_params = {"padding_config": env.pad_param(config)}
+        (val,), (d,) = run_batched(env.axis, prim, [x.val, pv.val], [x.bdim, pv.bdim], padded_params)
+        if ends:
+            val = to_front(val, d, env.axis.size)
+            d = 0
+            full = get_aval(val).shape
+            keep: Any = None
+            for a in ends:
+                size = int(full[a + 1])
+                end = sub_p.bind(env.lengths(aval.shape[a]), np.int32(config[a][1]))
+                k = _spread(lt_p.bind(_positions(env, size), _rows(end, size)), full, a + 1)
+                keep = k if keep is None else and_p.bind(keep, k)
+            fill = to_front(pv.val, pv.bdim, env.axis.size)
+            fill = st.broadcast_in_dim_p.bind(fill, shape=full, broadcast_dimensions=(0,))
+            val = select_n_p.bind(keep, fill, val)
+    return wrap_results(trace, prim, [val], [d], [aval])
+
+
+ragged_rules[st.pad_p] = _pad
+
+
+# ---------------------------------------------------------------------------
+# concatenate
+
+
+def _concatenate(trace: BatchTrace, prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> Any:
+    env = env_of(trace)
+    ops = operands(trace, prim, args)
     k = params["dimension"]
-    if any(env.is_ragged(o.aval.shape[k]) for o in ops):
-        raise refuse(prim, ops, env, f"joins values along the ragged axis {k}; only static axes can be concatenated")
+    along = [env.names_in(o.aval.shape[k]) for o in ops]
+    if not any(along[:-1]):  # only the last piece is ragged along k: its padding stays at the end
+        return _padded(trace, prim, args, params)
+    others = frozenset().union(*(env.names_in(d) for o in ops for i, d in enumerate(o.aval.shape) if i != k))
+    joined = frozenset().union(*along)
+    if others:
+        check_one_size(env, prim, ops, params)
+    (aval,) = element_abstract_eval(env, prim, ops, params, joined | others)
+    with set_current_trace(trace.parent):  # type: ignore[arg-type]
+        vals = [to_front(o.val, o.bdim, env.axis.size) for o in ops]
+        joined_val = st.concatenate_p.bind(*vals, dimension=k + 1)
+        total = int(get_aval(joined_val).shape[k + 1])
+        pos = _positions(env, total)
+        # Position j of piece i's true entries: j - start_i in the piece, which
+        # starts at offset_i of the joined padded pieces.
+        index, start, offset = pos, None, 0
+        for o in ops:
+            if start is not None:
+                at = _rows(start, total)
+                moved = add_p.bind(sub_p.bind(pos, at), np.int32(offset))
+                index = select_n_p.bind(ge_p.bind(pos, at), index, moved)
+            n = env.lengths(o.aval.shape[k])
+            start = n if start is None else add_p.bind(start, n)
+            offset += int(env.padded(o.aval.shape[k]))
+        val = take_along(joined_val, k + 1, index)
+        if len(joined) > 1:  # a size of its own, not a sum of names
+            # env.lengths memoises the lengths of the sum, so equal sums (x + y and
+            # y + x, or the same pieces twice) get the same size, also when traced.
+            shape = list(aval.shape)
+            shape[k] = derived_size(env, env.lengths(aval.shape[k]), total)
+            aval = aval.update(shape=tuple(shape))
+    return wrap_results(trace, prim, [val], [0], [aval])
 
 
-ragged_rules[st.concatenate_p] = padded_rule(_check_concatenate)
-
-
-def _check_rev(env: RaggedEnv, prim: Primitive, ops: Sequence[Operand], params: dict[str, Any]) -> None:
-    bad = [a for a in params["dimensions"] if a in ragged_axes(env, ops[0].aval)]
-    if bad:
-        raise refuse(prim, ops, env, f"reverses the ragged axis {bad[0]}, which would move the padding in front")
-
-
-ragged_rules[st.rev_p] = padded_rule(_check_rev)
+ragged_rules[st.concatenate_p] = _concatenate
