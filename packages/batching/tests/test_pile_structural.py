@@ -447,3 +447,16 @@ def test_inside_calls() -> None:
     a, b = make([3, 1, 4], seed=1), make([2, 2, 1], seed=2)
     check_pile(pc.checkpoint(lambda x: pnp.concatenate([x, x[::-1]])), lambda x: np.concatenate([x, x[::-1]]), [a], P, P)
     check_pile(pc.checkpoint(lambda x, y: pnp.concatenate([x, y])), lambda x, y: np.concatenate([x, y]), [a, b], P, P)
+
+
+def test_a_shrinking_size_is_empty_for_short_elements() -> None:
+    # x[1:] has the ragged size n - 1: an empty element stays empty (as a
+    # NumPy slice), it does not get the length -1.
+    pile = Pile.from_arrays([np.zeros(0, f32), np.arange(3, dtype=f32), np.ones(1, f32)])
+    out = vmap(lambda x: x[1:], in_axes=P, out_axes=P)(pile)
+    np.testing.assert_array_equal(np.asarray(out.lengths), [0, 2, 0])
+    np.testing.assert_array_equal(np.asarray(out[1]), [1.0, 2.0])
+    sizes = vmap(lambda x: pnp.asarray(x[1:].shape[0]), in_axes=P)(pile)
+    np.testing.assert_array_equal(np.asarray(sizes), [0, 2, 0])
+    sums = vmap(lambda x: x[1:].sum(), in_axes=P)(pile)
+    np.testing.assert_array_equal(np.asarray(sums), [0.0, 3.0, 0.0])

@@ -49,7 +49,15 @@ from plait_batching.trace import AxisData, BatchTrace, BatchTracer
 from plait_core import Primitive, ShapedArray, Tracer, dtypes, get_aval, set_current_trace
 from plait_core.dims import Dim, SymbolicDim, evaluate_dim
 from plait_core.errors import ConcretizationTypeError
-from plait_core.primitives.elementwise import add_p, and_p, convert_element_type_p, lt_p, mul_p, select_n_p
+from plait_core.primitives.elementwise import (
+    add_p,
+    and_p,
+    convert_element_type_p,
+    lt_p,
+    max_p,
+    mul_p,
+    select_n_p,
+)
 from plait_core.primitives.structural import broadcast_in_dim_p, iota_p, pad_p, slice_p
 
 __all__ = [
@@ -211,6 +219,10 @@ class RaggedEnv:
             if not mono:
                 term = broadcast_in_dim_p.bind(term, shape=(self.axis.size,), broadcast_dimensions=())
             total = term if total is None else add_p.bind(total, term)
+        if any(coeff < 0 for _, coeff in d.terms):
+            # A size that shrinks as the lengths do (``x[1:]`` is ``n - 1``) is
+            # empty for the elements it would make negative, as NumPy's slices are.
+            total = max_p.bind(total, broadcast_in_dim_p.bind(np.asarray(0, _I32), shape=(self.axis.size,), broadcast_dimensions=()))
         return total
 
     def mask(self, d: Dim, batch_first: bool) -> Any:
