@@ -2,9 +2,9 @@
 
 The padded layout keeps each element's true entries at the start of every
 ragged axis.  Operations that keep that true (broadcasting, transposes,
-adding or dropping unit axes, ``iota``, slices that start at a fixed offset,
-padding in front, concatenating along static axes, reshapes that regroup the
-axes around a ragged axis) run on the padded data unchanged.
+adding or dropping unit axes, ``iota``, padding in front, concatenating along
+static axes, reshapes that regroup the axes around a ragged axis) run on the
+padded data unchanged.
 
 Those that move true entries along a ragged axis run on the padded data and
 then put each element's entries where its own result has them:
@@ -26,11 +26,11 @@ then put each element's entries where its own result has them:
 
 A result size that is wrong for some concrete length (interior or negative
 padding of an element of length 0, where plait's symbolic sizes assume at
-least 1) is refused.  Still refused with a reason: a slice starting at a
-ragged offset or with a stride along a ragged axis, a reshape that merges a
+least 1) is refused.  Still refused with a reason: a reshape that merges a
 ragged axis with others.
 
-Indexing (dynamic slices, gather, scatter) is in :mod:`ragged_indexing`.
+Slicing and indexing (``slice``, dynamic slices, gather, scatter) are in
+:mod:`ragged_indexing`.
 """
 
 from __future__ import annotations
@@ -147,21 +147,6 @@ def _check_reshape(env: RaggedEnv, prim: Primitive, ops: Sequence[Operand], para
 ragged_rules[st.reshape_p] = padded_rule(_check_reshape)
 
 
-def _check_slice(env: RaggedEnv, prim: Primitive, ops: Sequence[Operand], params: dict[str, Any]) -> None:
-    (x,) = ops
-    strides = params["strides"]
-    for a in ragged_axes(env, x.aval):
-        start = params["start_indices"][a]
-        if type(start) is not int:
-            raise refuse(
-                prim, ops, env,
-                f"starts axis {a} at the ragged offset {start}; slices of a ragged axis must start at a fixed offset",
-            )  # fmt: skip
-        if strides is not None and strides[a] != 1:
-            raise refuse(prim, ops, env, f"has stride {strides[a]} along the ragged axis {a}; only stride 1 is supported")
-
-
-ragged_rules[st.slice_p] = padded_rule(_check_slice)
 
 
 # ---------------------------------------------------------------------------
