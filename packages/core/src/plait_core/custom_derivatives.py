@@ -44,7 +44,6 @@ from plait_core.abstract import ShapedArray, get_aval, registered_array_types, t
 from plait_core.dims import definitely_equal_shapes, dim_as_int
 from plait_core.jaxpr import ClosedJaxpr
 from plait_core.primitives.ad_helpers import add_any_p, zeros_like_p
-from plait_core.primitives.structural import broadcast_in_dim_p
 from plait_core.primitives.calls import (
     StagedFunction,
     StagingCache,
@@ -57,6 +56,7 @@ from plait_core.primitives.calls import (
     split_static,
     stage_cached,
 )
+from plait_core.primitives.structural import broadcast_in_dim_p
 from plait_core.staging import trace_to_jaxpr
 from plait_core.trace import Tracer, is_eager
 from plait_core.tree_util import (
