@@ -15,11 +15,12 @@ import numpy as np
 
 from plait_core import get_aval
 from plait_core.abstract import ShapedArray
-from plait_core.dims import Dim, definitely_equal
+from plait_core.dims import Dim, definitely_equal, is_constant_dim
 from plait_core.primitives import ad_helpers as ad
 from plait_core.primitives import elementwise as ew
 from plait_core.primitives import reductions as red
 from plait_core.primitives import structural as st
+from plait_core.primitives.shapes import dim_as_value_p
 
 DType = np.dtype[Any]
 
@@ -89,6 +90,34 @@ def eq(x: Any, y: Any) -> Any:
     return ew.eq_p.bind(x, y)
 
 
+def le(x: Any, y: Any) -> Any:
+    return ew.le_p.bind(x, y)
+
+
+def ge(x: Any, y: Any) -> Any:
+    return ew.ge_p.bind(x, y)
+
+
+def logical_and(x: Any, y: Any) -> Any:
+    return ew.and_p.bind(x, y)
+
+
+def clamp(lo: Any, x: Any, hi: Any) -> Any:
+    """``x`` limited to ``[lo, hi]`` (all of one dtype)."""
+    return ew.clamp_p.bind(lo, x, hi)
+
+
+def dim_value(d: Dim, dtype: DType) -> Any:
+    """The dimension ``d`` as an integer scalar of ``dtype``.
+
+    A constant is a NumPy scalar; a symbolic dimension is ``dim_as_value``,
+    whose value the interpreter that binds its sizes supplies (the logical
+    size under ``mask``, each element's length inside ``vmap`` over piles)."""
+    if is_constant_dim(d):
+        return np.asarray(int(d), dtype)
+    return convert(dim_as_value_p.bind(dim=d), np.dtype(dtype))
+
+
 # ---------------------------------------------------------------------------
 # Structural
 
@@ -147,6 +176,14 @@ def pad(x: Any, value: Any, config: Sequence[tuple[int, int, int]]) -> Any:
     if all(c == (0, 0, 0) for c in config):
         return x
     return st.pad_p.bind(x, value, padding_config=tuple(tuple(c) for c in config))
+
+
+def dynamic_slice(x: Any, starts: Sequence[Any], sizes: Sequence[Dim]) -> Any:
+    return st.dynamic_slice_p.bind(x, *starts, slice_sizes=tuple(sizes))
+
+
+def dynamic_update_slice(x: Any, update: Any, starts: Sequence[Any]) -> Any:
+    return st.dynamic_update_slice_p.bind(x, update, *starts)
 
 
 def concatenate(xs: Sequence[Any], dimension: int) -> Any:

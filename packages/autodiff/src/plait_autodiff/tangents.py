@@ -16,6 +16,7 @@ import numpy as np
 
 from plait_core import dtypes, get_aval
 from plait_core.abstract import ShapedArray, to_tangent_type
+from plait_core.dims import is_constant_dim
 from plait_core.primitives.ad_helpers import add_any_p
 from plait_core.primitives.structural import broadcast_in_dim_p
 
@@ -52,7 +53,7 @@ class Zero:
 def zeros_of(aval: ShapedArray) -> Any:
     """An array of zeros of type ``aval`` on the current trace (a broadcast
     scalar, so staged programs do not carry large constants)."""
-    if is_float0(aval):
+    if is_float0(aval) and all(is_constant_dim(d) for d in aval.shape):
         return np.zeros(tuple(int(d) for d in aval.shape), dtypes.float0)
     zero = np.zeros((), aval.dtype)
     if not aval.shape:

@@ -52,7 +52,7 @@ def _all_gather_transpose(ct: Any, x: Any, *, axis_name: Any, axis: int, tiled: 
     zero = np.zeros((), dtypes.int32)
     if tiled:
         starts = [zero] * len(shape)
-        starts[axis] = ops.mul(me, np.asarray(int(shape[axis]), dtypes.int32))
+        starts[axis] = ops.mul(me, ops.dim_value(shape[axis], dtypes.int32))
         return [st.dynamic_slice_p.bind(summed, *starts, slice_sizes=tuple(shape))]
     starts = [zero] * (len(shape) + 1)
     starts[axis] = me

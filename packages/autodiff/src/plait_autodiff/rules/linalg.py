@@ -12,10 +12,17 @@ operand has a transpose (the other must be known).
   is a convolution of the input with the output cotangent (batch and feature
   roles swapped, strides becoming kernel dilation).  Feature and batch groups
   are moved between axes so the grouping matches.
+
+Sizes may be symbolic (``grad`` inside ``mask`` or ``vmap`` over piles): the
+paddings of the transposed convolutions are computed with dimensions (they
+simplify to constants), and since neither ``mask`` nor piles run a kernel of
+symbolic spatial size, the kernel's cotangent of an lhs of symbolic spatial
+size is built tap by tap from ``dot_general`` (ungrouped convolutions only).
 """
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from typing import Any
 
@@ -26,9 +33,9 @@ from plait_autodiff.registries import jvp_rules
 from plait_autodiff.rules.common import def_transpose
 from plait_autodiff.tangents import Zero, add_tangents
 from plait_autodiff.transpose import NonlinearError, is_undefined
-from plait_core.dims import dim_as_int
+from plait_core.dims import Dim, dim_as_int, is_constant_dim, simplify
 from plait_core.primitives import linalg as la
-from plait_core.primitives.linalg import ConvDimensionNumbers
+from plait_core.primitives.linalg import ConvDimensionNumbers, dilated_size
 
 
 def _bilinear_jvp(prim: Any) -> Any:
@@ -119,10 +126,6 @@ def _dot_general_transpose(
 # conv_general_dilated
 
 
-def _dilated(n: int, k: int) -> int:
-    return 0 if n == 0 else (n - 1) * k + 1
-
-
 def _swap_first_two(spec: tuple[int, ...]) -> tuple[int, ...]:
     return (spec[1], spec[0], *spec[2:])
 
@@ -147,8 +150,15 @@ def _merge_axis(x: Any, src: int, dst: int) -> Any:
     return ops.reshape(moved, shape)
 
 
-def _spatial(shape: Sequence[Any], spec: Sequence[int], what: str) -> list[int]:
-    return [dim_as_int(shape[d], what) for d in spec[2:]]
+def _spatial(shape: Sequence[Dim], spec: Sequence[int]) -> list[Dim]:
+    return [shape[d] for d in spec[2:]]
+
+
+def _int_padding(pads: Sequence[tuple[Dim, Dim]]) -> tuple[tuple[int, int], ...]:
+    """Paddings computed from (possibly symbolic) sizes, which simplify to
+    constants whenever the convolution's output size is a polynomial."""
+    what = "the padding of the transposed convolution (the derivative of conv_general_dilated)"
+    return tuple((dim_as_int(simplify(lo), what), dim_as_int(simplify(hi), what)) for lo, hi in pads)
 
 
 @def_transpose(la.conv_general_dilated_p)
@@ -169,26 +179,25 @@ def _conv_lhs_ct(
     feature_group_count: int, batch_group_count: int, precision: Any, preferred_element_type: Any,
 ) -> Any:  # fmt: skip
     lhs_spec, rhs_spec, out_spec = dimension_numbers
-    what = "the transpose of conv_general_dilated"
-    in_sizes = _spatial(lhs_shape, lhs_spec, what)
-    window = _spatial(ops.aval(rhs).shape, rhs_spec, what)
-    out_sizes = _spatial(ops.aval(g).shape, out_spec, what)
+    in_sizes = _spatial(lhs_shape, lhs_spec)
+    window = _spatial(ops.aval(rhs).shape, rhs_spec)
+    out_sizes = _spatial(ops.aval(g).shape, out_spec)
     groups = feature_group_count
     if feature_group_count > 1 or batch_group_count > 1:
         # The kernel's output-feature groups move into its input features.
         n = max(feature_group_count, batch_group_count)
         rhs = _merge_axis(_split_axis(rhs, rhs_spec[0], n), rhs_spec[0], rhs_spec[1])
         groups = n
-    pads = []
+    pads: list[tuple[Dim, Dim]] = []
     for size, k, lo_hi, ld, rd, s, o in zip(in_sizes, window, padding, lhs_dilation, rhs_dilation, window_strides, out_sizes):
         lo = lo_hi[0]
-        before = _dilated(k, rd) - lo - 1
-        after = _dilated(size, ld) + _dilated(k, rd) - 1 - _dilated(o, s) - before
+        before = dilated_size(k, rd) - lo - 1
+        after = dilated_size(size, ld) + dilated_size(k, rd) - 1 - dilated_size(o, s) - before
         pads.append((before, after))
     flipped = ops.rev(rhs, tuple(rhs_spec[2:]))
     out = la.conv_general_dilated_p.bind(
         g, flipped,
-        window_strides=tuple(lhs_dilation), padding=tuple(pads), lhs_dilation=tuple(window_strides),
+        window_strides=tuple(lhs_dilation), padding=_int_padding(pads), lhs_dilation=tuple(window_strides),
         rhs_dilation=tuple(rhs_dilation),
         dimension_numbers=ConvDimensionNumbers(out_spec, _swap_first_two(rhs_spec), lhs_spec),
         feature_group_count=groups, batch_group_count=1, precision=precision, preferred_element_type=None,
@@ -205,18 +214,29 @@ def _conv_rhs_ct(
     feature_group_count: int, batch_group_count: int, precision: Any, preferred_element_type: Any,
 ) -> Any:  # fmt: skip
     lhs_spec, rhs_spec, out_spec = dimension_numbers
-    what = "the transpose of conv_general_dilated"
-    in_sizes = _spatial(ops.aval(lhs).shape, lhs_spec, what)
-    window = _spatial(rhs_shape, rhs_spec, what)
-    out_sizes = _spatial(ops.aval(g).shape, out_spec, what)
-    pads = []
+    in_sizes = _spatial(ops.aval(lhs).shape, lhs_spec)
+    if not all(is_constant_dim(d) for d in in_sizes):
+        if feature_group_count > 1 or batch_group_count > 1:
+            raise NotImplementedError(
+                "the derivative of conv_general_dilated with respect to its kernel is not supported with "
+                f"feature_group_count={feature_group_count} and batch_group_count={batch_group_count} when the lhs has "
+                f"symbolic spatial sizes {tuple(in_sizes)} (under mask or vmap over piles): only ungrouped "
+                "convolutions are"
+            )
+        return _conv_rhs_ct_by_taps(
+            g, lhs, rhs_shape, window_strides=window_strides, padding=padding, lhs_dilation=lhs_dilation,
+            rhs_dilation=rhs_dilation, dimension_numbers=dimension_numbers, precision=precision,
+        )  # fmt: skip
+    window = _spatial(rhs_shape, rhs_spec)
+    out_sizes = _spatial(ops.aval(g).shape, out_spec)
+    pads: list[tuple[Dim, Dim]] = []
     for size, k, lo_hi, ld, rd, s, o in zip(in_sizes, window, padding, lhs_dilation, rhs_dilation, window_strides, out_sizes):
         lo = lo_hi[0]
-        after = (_dilated(o, s) - _dilated(size, ld)) + (_dilated(k, rd) - lo - 1)
+        after = (dilated_size(o, s) - dilated_size(size, ld)) + (dilated_size(k, rd) - lo - 1)
         pads.append((lo, after))
     return la.conv_general_dilated_p.bind(
         lhs, g,
-        window_strides=tuple(rhs_dilation), padding=tuple(pads), lhs_dilation=tuple(lhs_dilation),
+        window_strides=tuple(rhs_dilation), padding=_int_padding(pads), lhs_dilation=tuple(lhs_dilation),
         rhs_dilation=tuple(window_strides),
         dimension_numbers=ConvDimensionNumbers(
             _swap_first_two(lhs_spec), _swap_first_two(out_spec), _swap_first_two(rhs_spec)
@@ -224,3 +244,51 @@ def _conv_rhs_ct(
         feature_group_count=batch_group_count, batch_group_count=feature_group_count,
         precision=precision, preferred_element_type=None,
     )  # fmt: skip
+
+
+def _conv_rhs_ct_by_taps(
+    g: Any, lhs: Any, rhs_shape: Sequence[Dim], *, window_strides: tuple[int, ...], padding: Any,
+    lhs_dilation: tuple[int, ...], rhs_dilation: tuple[int, ...], dimension_numbers: ConvDimensionNumbers,
+    precision: Any,
+) -> Any:  # fmt: skip
+    """The kernel's cotangent when the lhs has symbolic spatial sizes.
+
+    The usual form convolves the lhs with the output cotangent as the kernel,
+    a kernel of symbolic spatial size, which ``mask`` and piles cannot run.
+    Instead each kernel tap is a product: the output cotangent placed where
+    that tap reads the lhs (the lhs as the convolution sees it, dilated and
+    padded; zeros elsewhere) and contracted with it over the batch and spatial
+    axes, a ``dot_general`` that ``mask`` and piles zero-fill along symbolic
+    axes.  The taps are then stacked into the kernel's layout."""
+    lhs_spec, rhs_spec, out_spec = dimension_numbers
+    rank = len(lhs_spec)
+    what = "the derivative of conv_general_dilated with respect to its kernel"
+    config = [(0, 0, 0)] * rank
+    for j, d in enumerate(lhs_spec[2:]):
+        config[d] = (padding[j][0], padding[j][1], lhs_dilation[j] - 1)
+    x = ops.pad(lhs, ops.const(lhs, 0), config)
+    read = _spatial(ops.aval(x).shape, lhs_spec)
+    out_sizes = _spatial(ops.aval(g).shape, out_spec)
+    window = [dim_as_int(k, what) for k in _spatial(rhs_shape, rhs_spec)]
+    in_features, out_features = rhs_shape[rhs_spec[1]], rhs_shape[rhs_spec[0]]
+    dn = (((lhs_spec[0], *lhs_spec[2:]), (out_spec[0], *out_spec[2:])), ((), ()))
+    zero = ops.const(g, 0)
+    taps = []
+    for tap in itertools.product(*(range(k) for k in window)):
+        placed = [(0, 0, 0)] * rank
+        for j, d in enumerate(out_spec[2:]):
+            lo = tap[j] * rhs_dilation[j]
+            hi = dim_as_int(simplify(read[j] - lo - dilated_size(out_sizes[j], window_strides[j])), what)
+            placed[d] = (lo, hi, window_strides[j] - 1)
+        shifted = ops.pad(g, zero, placed)
+        product = la.dot_general_p.bind(x, shifted, dimension_numbers=dn, precision=precision, preferred_element_type=None)
+        taps.append(ops.reshape(product, (1, in_features, out_features)))
+    if not taps:
+        return ops.full(rhs_shape, 0, ops.aval(g).dtype)
+    stacked = ops.reshape(ops.concatenate(taps, 0), (*window, in_features, out_features))
+    # Axes of ``stacked``: the spatial taps, input features, output features (rhs_spec's 2.., 1, 0).
+    logical = [*range(2, rank), 1, 0]
+    perm = [0] * rank
+    for pos, which in enumerate(logical):
+        perm[rhs_spec[which]] = pos
+    return ops.transpose(stacked, perm)

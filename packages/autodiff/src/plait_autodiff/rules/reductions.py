@@ -5,14 +5,18 @@ share the tangent equally among the elements that attain the extreme;
 ``reduce_prod`` multiplies each tangent by the product of the other elements
 (computed without division, so zeros are fine).  ``cumprod``, ``cummax`` and
 ``cummin`` are differentiated through an equivalent associative scan built
-from slices; ``sort`` carries a permutation and applies it to the tangents
-with another ``sort`` (whose transpose sorts by the inverse permutation).
+from slices (along an axis of symbolic size, under ``mask`` or ``vmap`` over
+piles, a ``scan`` loop instead); ``sort`` carries a permutation and applies
+it to the tangents with another ``sort`` (whose transpose sorts by the
+inverse permutation).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from typing import Any
+
+import numpy as np
 
 from plait_autodiff import ops
 from plait_autodiff.jvp import jvp_flat
@@ -21,7 +25,8 @@ from plait_autodiff.rules.common import declare_nonlinear, def_transpose, defjvp
 from plait_autodiff.tangents import Zero, instantiate
 from plait_autodiff.transpose import NonlinearError, is_undefined
 from plait_core import all_primitives, dtypes
-from plait_core.dims import dim_as_int
+from plait_core.dims import is_constant_dim
+from plait_core.lax.control_flow import scan
 from plait_core.primitives import elementwise as ew
 from plait_core.primitives import reductions as red
 
@@ -111,11 +116,15 @@ jvp_rules[red.reduce_prod_p] = _reduce_prod_jvp
 
 def associative_scan(op: Callable[[Any, Any], Any], x: Any, axis: int, reverse: bool) -> Any:
     """The inclusive scan of ``op`` along ``axis`` from slices and ``op``
-    (log2(n) doubling steps), differentiable with the rules of its pieces."""
+    (log2(n) doubling steps), differentiable with the rules of its pieces.
+    Along an axis of symbolic size the number of steps is unknown, so the
+    scan is a sequential loop (:func:`sequential_scan`) instead."""
     a = ops.aval(x)
+    if not is_constant_dim(a.shape[axis]):
+        return sequential_scan(op, x, axis, reverse)
     if reverse:
         return ops.rev(associative_scan(op, ops.rev(x, (axis,)), axis, False), (axis,))
-    n = dim_as_int(a.shape[axis], "the derivative of a cumulative reduction")
+    n = int(a.shape[axis])
     shape = list(a.shape)
 
     def take(v: Any, lo: int, hi: int) -> Any:
@@ -128,6 +137,31 @@ def associative_scan(op: Callable[[Any, Any], Any], x: Any, axis: int, reverse: 
         x = ops.concatenate([take(x, 0, k), op(take(x, k, n), take(x, 0, n - k))], axis)
         k *= 2
     return x
+
+
+def sequential_scan(op: Callable[[Any, Any], Any], x: Any, axis: int, reverse: bool) -> Any:
+    """The inclusive scan of ``op`` along ``axis`` as a ``scan`` loop over the
+    axis, whose length may be symbolic (``mask`` and ``vmap`` over piles run it
+    for the logical length).  Differentiable with the rules of ``scan``,
+    ``select_n`` and ``op``.  Ties of ``cummax``/``cummin`` share the tangent
+    as ``max``/``min`` do, pairwise in loop order, which may split it
+    differently from the doubling scan (a choice among subgradients)."""
+    a = ops.aval(x)
+    rest = [d for d in range(a.ndim) if d != axis]
+    moved = ops.transpose(x, (axis, *rest))
+    row = tuple(a.shape[d] for d in rest)
+
+    def step(carry: tuple[Any, Any], v: Any) -> tuple[tuple[Any, Any], Any]:
+        count, acc = carry
+        first = ops.broadcast_to(ops.eq(count, np.int32(0)), row)
+        out = ops.select(first, v, op(acc, v))  # the first step takes its element as it is
+        return (ops.add(count, np.int32(1)), out), out
+
+    _, ys = scan(step, (np.int32(0), ops.full(row, 0, a.dtype)), moved, reverse=reverse)
+    back = [0] * a.ndim
+    for k, d in enumerate((axis, *rest)):
+        back[d] = k
+    return ops.transpose(ys, back)
 
 
 def _cumulative_jvp(prim: Any, op: Callable[[Any, Any], Any]) -> Callable[..., tuple[Any, Any]]:

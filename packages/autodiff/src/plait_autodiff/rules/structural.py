@@ -7,12 +7,20 @@ primitive to the tangents and the transpose moves cotangents back
 -> ``reduce_sum``, ...).  ``scatter`` and its ``mul/min/max`` variants are
 not linear; their JVPs are built from linear pieces (``select``,
 ``scatter_add``, ``gather``).
+
+Sizes may be symbolic (``grad`` inside ``mask`` or ``vmap`` over piles): the
+transpose of a slice is a ``pad`` when its amounts are constants
+(``x[1:]``, ``x[:-1]``) and otherwise a ``dynamic_update_slice`` of the
+cotangent into zeros at the start's value (``x[-1]`` starts at ``n - 1``).
+Windows of static size along a symbolic axis (``x[:2]``), which core cannot
+prove in range, are read from and written to grown tangents
+(:mod:`plait_autodiff.rules.windows`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -25,12 +33,14 @@ from plait_autodiff.rules.common import (
     deflinear,
     linear_only_in,
 )
+from plait_autodiff.rules.windows import clamped_starts, grow, grows, indexed, shrink, window_margins
 from plait_autodiff.tangents import Zero, add_tangents, instantiate, zeros_of
 from plait_autodiff.transpose import NonlinearError, is_undefined
 from plait_core import dtypes
-from plait_core.dims import definitely_equal, dim_as_int
+from plait_core.dims import definitely_equal, is_constant_dim, simplify
 from plait_core.primitives import structural as st
 from plait_core.primitives.indexing_prims import GatherDimensionNumbers, ScatterDimensionNumbers
+from plait_core.primitives.linalg import dilated_size
 
 defjvp_zero(st.iota_p)
 
@@ -110,26 +120,63 @@ def _concatenate_transpose(ct: Any, *xs: Any, dimension: int) -> list[Any]:
 deflinear(st.concatenate_p, _concatenate_transpose)
 
 
+def _slice_jvp(primals: Sequence[Any], tangents: Sequence[Any], **params: Any) -> tuple[Any, Any]:
+    (x,), (t,) = primals, tangents
+    ans = st.slice_p.bind(x, **params)
+    if type(t) is Zero:
+        return ans, Zero.from_primal_value(ans)
+    starts, limits = params["start_indices"], params["limit_indices"]
+    margins = [window_margins(d, lo, hi, "slice") for d, lo, hi in zip(ops.aval(t).shape, starts, limits)]
+    if grows(margins):  # a window core cannot prove in range (x[:2] of a ragged axis): see windows.py
+        t = grow(t, margins)
+        params = dict(
+            params,
+            start_indices=tuple(lo + b for lo, (b, _) in zip(starts, margins)),
+            limit_indices=tuple(hi + b for hi, (b, _) in zip(limits, margins)),
+        )
+    return ans, st.slice_p.bind(t, **params)
+
+
 def _slice_transpose(ct: Any, x: Any, *, start_indices: Any, limit_indices: Any, strides: Any) -> list[Any]:
-    xs = x.aval.shape
-    ints = [dim_as_int(d, "the transpose of slice") for d in (*start_indices, *limit_indices, *xs)]
-    n = len(xs)
-    starts, dims = ints[:n], ints[2 * n :]
-    steps = strides or (1,) * n
-    out_shape = ops.aval(ct).shape
-    config = []
-    for s, d, k, m in zip(starts, dims, steps, out_shape):
-        m = dim_as_int(m, "the transpose of slice")
-        used = 0 if m == 0 else 1 + (m - 1) * k  # elements the strided slice spans
-        config.append((s, d - s - used, k - 1) if m else (s, d - s, 0))
-    return [ops.pad(ct, ops.const(ct, 0), config)]
+    shape, ct_shape = x.aval.shape, ops.aval(ct).shape
+    steps = strides or (1,) * len(shape)
+    zero = ops.const(ct, 0)
+    if any(k > 1 and not is_constant_dim(m) for m, k in zip(ct_shape, steps)):
+        # A strided slice of symbolic length: spread the cotangent first (core's pad rule
+        # says whether its span is known for every size).
+        ct = ops.pad(ct, zero, [(0, 0, k - 1) for k in steps])
+        ct_shape, steps = ops.aval(ct).shape, (1,) * len(shape)
+    spans = [dilated_size(m, k) for m, k in zip(ct_shape, steps)]
+    config = [(simplify(s), simplify(d - s - u), k - 1) for s, d, u, k in zip(start_indices, shape, spans, steps)]
+    if all(type(lo) is int and type(hi) is int for lo, hi, _ in config):
+        return [ops.pad(ct, zero, cast(list[tuple[int, int, int]], config))]
+    # A start or an end at a symbolic offset (x[-1], x[:2] of an axis of size n): write the
+    # cotangent, spread by the strides, into zeros at the start's value.
+    ct = ops.pad(ct, zero, [(0, 0, k - 1) for k in steps])
+    starts = [ops.dim_value(s, dtypes.int32) for s in start_indices]
+    return [ops.dynamic_update_slice(zeros_of(x.aval), ct, starts)]
 
 
-deflinear(st.slice_p, _slice_transpose)
+jvp_rules[st.slice_p] = _slice_jvp
+def_transpose(st.slice_p)(_slice_transpose)
 
 
 # ---------------------------------------------------------------------------
 # dynamic_slice, dynamic_update_slice
+
+
+def _dynamic_slice_jvp(primals: Sequence[Any], tangents: Sequence[Any], *, slice_sizes: Any) -> tuple[Any, Any]:
+    x, *indices = primals
+    t = tangents[0]
+    ans = st.dynamic_slice_p.bind(x, *indices, slice_sizes=slice_sizes)
+    if type(t) is Zero:
+        return ans, Zero.from_primal_value(ans)
+    shape = ops.aval(t).shape
+    margins = [window_margins(d, 0, s, "dynamic_slice") for d, s in zip(shape, slice_sizes)]
+    if grows(margins):  # a window of static size along a ragged axis: see windows.py
+        indices = clamped_starts(indices, shape, slice_sizes, margins)
+        t = grow(t, margins)
+    return ans, ops.dynamic_slice(t, indices, slice_sizes)
 
 
 def _dynamic_slice_transpose(ct: Any, x: Any, *indices: Any, slice_sizes: Any) -> list[Any]:
@@ -138,7 +185,23 @@ def _dynamic_slice_transpose(ct: Any, x: Any, *indices: Any, slice_sizes: Any) -
     return [st.dynamic_update_slice_p.bind(zeros, ct, *indices), *[None] * len(indices)]
 
 
-deflinear(st.dynamic_slice_p, _dynamic_slice_transpose, linear_argnums=(0,))
+jvp_rules[st.dynamic_slice_p] = _dynamic_slice_jvp
+def_transpose(st.dynamic_slice_p)(_dynamic_slice_transpose)
+
+
+def _dynamic_update_slice_jvp(primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[Any, Any]:
+    x, update, *indices = primals
+    t_x, t_u = tangents[0], tangents[1]
+    ans = st.dynamic_update_slice_p.bind(x, update, *indices)
+    if type(t_x) is Zero and type(t_u) is Zero:
+        return ans, Zero.from_primal_value(ans)
+    t_x, t_u = instantiate(t_x), instantiate(t_u)
+    shape, sizes = ops.aval(t_x).shape, ops.aval(t_u).shape
+    margins = [window_margins(d, 0, s, "dynamic_update_slice") for d, s in zip(shape, sizes)]
+    if grows(margins):  # an update of static size along a ragged axis: see windows.py
+        indices = clamped_starts(indices, shape, sizes, margins)
+        t_x = grow(t_x, margins)
+    return ans, shrink(ops.dynamic_update_slice(t_x, t_u, indices), shape, margins)
 
 
 def _dynamic_update_slice_transpose(ct: Any, x: Any, update: Any, *indices: Any) -> list[Any]:
@@ -149,7 +212,8 @@ def _dynamic_update_slice_transpose(ct: Any, x: Any, update: Any, *indices: Any)
     return [ct_x, ct_u, *[None] * len(indices)]
 
 
-deflinear(st.dynamic_update_slice_p, _dynamic_update_slice_transpose, linear_argnums=(0, 1))
+jvp_rules[st.dynamic_update_slice_p] = _dynamic_update_slice_jvp
+def_transpose(st.dynamic_update_slice_p)(_dynamic_update_slice_transpose)
 
 
 # ---------------------------------------------------------------------------
@@ -185,11 +249,25 @@ def gather_slice_sizes(operand_ndim: int, updates_shape: Sequence[Any], dn: Scat
     return tuple(1 if d in dropped else next(window) for d in range(operand_ndim))
 
 
+def gather(x: Any, indices: Any, **params: Any) -> Any:
+    """``gather`` of ``x``, also where core cannot prove its windows in range
+    (a window of static size along a ragged axis: see windows.py)."""
+    dn: GatherDimensionNumbers = params["dimension_numbers"]
+    return indexed(st.gather_p, x, indices, None, params["slice_sizes"], dn.start_index_map, **params)
+
+
+def scatter(prim: Any, x: Any, indices: Any, updates: Any, **params: Any) -> Any:
+    """The scatter ``prim`` into ``x``, also where core cannot prove its windows in range."""
+    dn: ScatterDimensionNumbers = params["dimension_numbers"]
+    window = gather_slice_sizes(ops.aval(x).ndim, ops.aval(updates).shape, dn)
+    return indexed(prim, x, indices, updates, window, dn.scatter_dims_to_operand_dims, **params)
+
+
 def gather_windows(x: Any, indices: Any, updates_shape: Sequence[Any], params: dict[str, Any]) -> Any:
     """For a scatter with ``params``: the windows of ``x`` it writes to, shaped like its updates
     (windows the scatter drops read as 0)."""
     dn: ScatterDimensionNumbers = params["dimension_numbers"]
-    return st.gather_p.bind(
+    return gather(
         x, indices,
         dimension_numbers=gather_dnums_of(dn),
         slice_sizes=gather_slice_sizes(ops.aval(x).ndim, updates_shape, dn),
@@ -205,7 +283,7 @@ def _gather_jvp(primals: Sequence[Any], tangents: Sequence[Any], **params: Any) 
     t = tangents[0]
     if type(t) is Zero:
         return ans, Zero.from_primal_value(ans)
-    return ans, st.gather_p.bind(t, primals[1], **dict(params, fill_value=0))
+    return ans, gather(t, primals[1], **dict(params, fill_value=0))
 
 
 jvp_rules[st.gather_p] = _gather_jvp
@@ -224,7 +302,16 @@ def _gather_transpose(ct: Any, operand: Any, indices: Any, **params: Any) -> lis
     return [out, None]
 
 
-deflinear(st.scatter_add_p, None, linear_argnums=(0, 2))
+def _scatter_add_jvp(primals: Sequence[Any], tangents: Sequence[Any], **params: Any) -> tuple[Any, Any]:
+    operand, indices, updates = primals
+    t_op, _, t_upd = tangents
+    ans = st.scatter_add_p.bind(operand, indices, updates, **params)
+    if type(t_op) is Zero and type(t_upd) is Zero:
+        return ans, Zero.from_primal_value(ans)
+    return ans, scatter(st.scatter_add_p, instantiate(t_op), indices, instantiate(t_upd), **params)
+
+
+jvp_rules[st.scatter_add_p] = _scatter_add_jvp
 
 
 @def_transpose(st.scatter_add_p)
@@ -259,16 +346,16 @@ def _scatter_jvp(primals: Sequence[Any], tangents: Sequence[Any], **params: Any)
     if type(t_op) is Zero and type(t_upd) is Zero:
         return ans, Zero.from_primal_value(ans)
     if params["unique_indices"]:
-        return ans, st.scatter_p.bind(instantiate(t_op), indices, instantiate(t_upd), **params)
+        return ans, scatter(st.scatter_p, instantiate(t_op), indices, instantiate(t_upd), **params)
     # Find which update won each position, then scatter-add only the winners' tangents.
     ids = _update_ids(updates, params["dimension_numbers"])
     op_shape = ops.aval(operand).shape
-    scattered = st.scatter_p.bind(ops.full(op_shape, 0, dtypes.int32), indices, ids, **params)
+    scattered = scatter(st.scatter_p, ops.full(op_shape, 0, dtypes.int32), indices, ids, **params)
     winners = ops.eq(ids, gather_windows(scattered, indices, ops.aval(updates).shape, params))
     kept_op = ops.select(ops.eq(scattered, np.int32(0)), instantiate(t_op), zeros_of(ops.aval(ans)))
     t_u = instantiate(t_upd)
     kept_upd = ops.select(winners, t_u, ops.zeros_like(t_u))
-    return ans, st.scatter_add_p.bind(kept_op, indices, kept_upd, **params)
+    return ans, scatter(st.scatter_add_p, kept_op, indices, kept_upd, **params)
 
 
 jvp_rules[st.scatter_p] = _scatter_jvp
@@ -298,7 +385,7 @@ def _scatter_mul_jvp(primals: Sequence[Any], tangents: Sequence[Any], **params: 
     ans = st.scatter_mul_p.bind(operand, indices, updates, **params)
     out: Any = Zero.from_primal_value(ans)
     if type(t_op) is not Zero:
-        out = st.scatter_mul_p.bind(t_op, indices, updates, **params)
+        out = scatter(st.scatter_mul_p, t_op, indices, updates, **params)
     if type(t_upd) is not Zero:
         if not params["unique_indices"]:
             raise NotImplementedError(
@@ -307,7 +394,7 @@ def _scatter_mul_jvp(primals: Sequence[Any], tangents: Sequence[Any], **params: 
             )
         zeros = zeros_of(ops.aval(ans))
         contrib = ops.mul(gather_windows(operand, indices, ops.aval(updates).shape, params), t_upd)
-        out = add_tangents(out, st.scatter_add_p.bind(zeros, indices, contrib, **params))
+        out = add_tangents(out, scatter(st.scatter_add_p, zeros, indices, contrib, **params))
     return ans, out
 
 
@@ -342,13 +429,15 @@ def _scatter_extremal_jvp(prim: Any) -> Any:
         one, zero = ops.full(a.shape, 1, a.dtype), ops.full(a.shape, 0, a.dtype)
         op_wins = ops.eq(operand, ans)
         upd_wins = ops.eq(updates, gather_windows(ans, indices, upd_shape, params))
-        count = ops.add(ops.select(op_wins, one, zero), st.scatter_add_p.bind(zero, indices, ops.select(upd_wins, one_u, zero_u), **params))
+        hits = scatter(st.scatter_add_p, zero, indices, ops.select(upd_wins, one_u, zero_u), **params)
+        count = ops.add(ops.select(op_wins, one, zero), hits)
         count = ops.select(ops.eq(count, zero), one, count)
         total: Any = Zero(a)
         if type(t_op) is not Zero:
             total = ops.select(op_wins, t_op, zero)
         if type(t_upd) is not Zero:
-            total = add_tangents(total, st.scatter_add_p.bind(zero, indices, ops.select(upd_wins, t_upd, zero_u), **params))
+            won = scatter(st.scatter_add_p, zero, indices, ops.select(upd_wins, t_upd, zero_u), **params)
+            total = add_tangents(total, won)
         return ans, ops.div(instantiate(total), count)
 
     return rule

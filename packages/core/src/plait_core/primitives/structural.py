@@ -356,6 +356,8 @@ PaddingConfig = tuple[tuple[int, int, int], ...]
 
 
 def _padded_dim(d: Dim, lo: int, hi: int, interior: int) -> Dim:
+    if not interior:  # no need to know whether d is 0 (n - 1 may be)
+        return lo + hi + d
     return lo + hi + d + max_dim(d - 1, 0) * interior
 
 
@@ -472,6 +474,11 @@ def _slice_shape(
     for i, (d, s, lim, st) in enumerate(zip(x.shape, starts, limits, steps)):
         if st < 1:
             raise ValueError(f"{name}: strides={steps} has the non-positive stride {st} in dimension {i}")
+        # A bound that is inconclusive (x[:2] of an axis of size n) is refused like a false one:
+        # mask trusts these rules to hold for every logical size and has no check of its own, so
+        # accepting it would read the padding for n = 1.  vmap over piles accepts such windows in its
+        # own rules, checking each element's length; autodiff stages their tangents on grown
+        # operands (plait_autodiff.rules.windows).
         if not (provably_le(0, s) and provably_le(s, lim) and provably_le(lim, d)):
             raise ValueError(
                 f"{name}: dimension {i} of the operand {x.str_short()} cannot be sliced from {s} to {lim}: "
