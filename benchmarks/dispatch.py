@@ -62,8 +62,9 @@ def bench_jit_cached_call(jax: Any | None, repeats: int = 41) -> Result:
 
 
 def bench_eager_ops(jax: Any | None, repeats: int = 41) -> list[Result]:
-    """Eager operations on ``f32[8]``: a primitive through ``lax``, and the
-    same through the NumPy-style operator."""
+    """Eager operations on ``f32[8]``: a primitive through ``lax``, NumPy-style
+    functions and operators, with array and Python-scalar operands, and a
+    reduction."""
     import plait_dispatch as plait
     from plait_core import lax as plax
     from plait_core import numpy as pnp
@@ -85,6 +86,21 @@ def bench_eager_ops(jax: Any | None, repeats: int = 41) -> list[Result]:
             "eager op: x * y operator on f32[8]",
             lambda: x * x,
             None if jax is None else (lambda: jx * jx),
+        ),
+        (
+            "eager op: x * 2.0 (a Python float) on f32[8]",
+            lambda: x * 2.0,
+            None if jax is None else (lambda: jx * 2.0),
+        ),
+        (
+            "eager op: x + 1 (a Python int, promoted) on f32[8]",
+            lambda: x + 1,
+            None if jax is None else (lambda: jx + 1),
+        ),
+        (
+            "eager op: numpy sum of f32[8]",
+            lambda: pnp.sum(x),
+            None if jax is None else (lambda: jax.numpy.sum(jx)),
         ),
     ]
     out = []

@@ -18,6 +18,10 @@ from plait_core.abstract import ShapedArray
 
 AbstractEval = Callable[..., Any]
 
+_state = _trace._state  # the per-thread current trace, read by every bind
+_EvalTrace = _trace.EvalTrace
+_eager_backend = _trace._backend  # a one-element list: set_eager_backend replaces its item
+
 
 class Primitive:
     """An operation of the language.
@@ -42,7 +46,12 @@ class Primitive:
 
     def bind(self, *args: Any, **params: Any) -> Any:
         """Apply the primitive to ``args`` on the current trace."""
-        return _trace._state.trace.process_primitive(self, args, params)
+        trace = _state.trace
+        if trace.__class__ is _EvalTrace:
+            # Eager evaluation, the commonest case, goes straight to the
+            # backend (what EvalTrace.process_primitive does, one call less).
+            return _eager_backend[0](self, args, params)
+        return trace.process_primitive(self, args, params)
 
     def def_impl(self, impl: Callable[..., Any]) -> Callable[..., Any]:
         """Set the NumPy reference implementation (decorator)."""

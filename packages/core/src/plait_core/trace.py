@@ -262,10 +262,23 @@ def concrete_or_error(x: Any, what: str) -> Any:
 EagerBackend = Callable[["Primitive", Sequence[Any], dict[str, Any]], Any]
 
 
+def check_eager_operands(prim: Primitive, args: Sequence[Any]) -> None:
+    """Refuse tracers among the operands of an eager evaluation of ``prim``.
+
+    A tracer reaching the bottom trace belongs to a transformation that has
+    ended (a leak: :class:`TracerLeakError`) or that does not enclose the
+    evaluation (:class:`UnexpectedTracerError`).  Every eager backend calls
+    this before it looks at an operand it does not recognise as its own."""
+    for x in args:
+        if isinstance(x, Tracer):
+            _state.trace.check_foreign_tracer(x, prim)
+
+
 def numpy_backend(prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> Any:
     """Core's reference backend: check the call with the primitive's abstract
     evaluation (so eager errors read as staged ones do), then run its NumPy
     implementation and give each result the promised dtype."""
+    check_eager_operands(prim, args)
     where = f"an argument of {prim.name}"
     avals = [get_aval(a, where) for a in args]
     out_avals = prim.abstract_eval(*avals, **params)
@@ -285,7 +298,13 @@ _backend: list[EagerBackend] = [numpy_backend]
 
 def set_eager_backend(backend: EagerBackend | None) -> EagerBackend:
     """Install the function that evaluates primitives eagerly (``None``: NumPy).
-    Returns the previous backend.  plait-dispatch installs XLA here."""
+    Returns the previous backend.  plait-dispatch installs XLA here.
+
+    The backend is called as ``backend(prim, args, params)`` with the operands
+    exactly as they were bound.  It must refuse tracers among them with
+    :func:`check_eager_operands` before treating an operand it does not know
+    as data: the eager trace leaves that check to the backend, whose short
+    path for its own array type proves there is no tracer at no cost."""
     prev = _backend[0]
     _backend[0] = numpy_backend if backend is None else backend
     return prev
@@ -297,14 +316,12 @@ def eager_backend() -> EagerBackend:
 
 
 class EvalTrace(Trace):
-    """The bottom trace: evaluates primitives on concrete values."""
+    """The bottom trace: evaluates primitives on concrete values (with the
+    eager backend, which also refuses tracers: see :func:`set_eager_backend`)."""
 
     __slots__ = ()
 
     def process_primitive(self, prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> Any:
-        for x in args:
-            if isinstance(x, Tracer):
-                self.check_foreign_tracer(x, prim)
         return _backend[0](prim, args, params)
 
     def describe(self) -> str:

@@ -339,15 +339,13 @@ def _unpickle_array(value: np.ndarray, weak_type: bool) -> Array:
     return Array(_jaxlib.device_put(value, aval, device, False), aval, device, False)
 
 
-def _aval_of(x: Array) -> ShapedArray:
-    return x.aval
-
-
 def _numpy_of(x: Array) -> np.ndarray:
     return x._value("convert to NumPy")
 
 
-register_array_type(Array, _aval_of, _numpy_of)
+# The abstract value is read by an attribute getter: core asks for it on every
+# operation, and a getter written in C costs no Python frame.
+register_array_type(Array, operator.attrgetter("aval"), _numpy_of)
 
 
 def _install_core_methods() -> None:

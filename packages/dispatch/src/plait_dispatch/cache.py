@@ -203,7 +203,7 @@ def operand_buffer(
         return buf if x._device is device else _jaxlib.copy_buffer(buf, device)
     value = host_value(x, aval)
     if shareable and value.ndim == 0:
-        return _scalar_buffer(value, aval, device)
+        return shared_scalar_buffer(value, aval, device)
     return _jaxlib.device_put(value, aval, device, False)
 
 
@@ -222,9 +222,10 @@ _scalars_lock = threading.Lock()
 _MAX_SCALARS = 1024
 
 
-def _scalar_buffer(value: np.ndarray, aval: ShapedArray, device: _jaxlib.Device) -> _jaxlib.Buffer:
-    """A device scalar holding ``value``, shared by computations that only read
-    it (never handed out inside an Array, so nothing can delete it)."""
+def shared_scalar_buffer(value: np.ndarray, aval: ShapedArray, device: _jaxlib.Device) -> _jaxlib.Buffer:
+    """A device scalar holding ``value`` (NumPy data of ``aval``'s dtype), shared
+    by computations that only read it (never handed out inside an Array, so
+    nothing can delete it)."""
     key = (device, value.dtype, value.tobytes())
     buf = _scalars.get(key)
     if buf is None:

@@ -3,16 +3,28 @@
 Importing plait-dispatch installs :func:`xla_backend` as core's eager backend
 (``plait_core.set_eager_backend``).  From then on every primitive bound
 outside any transformation runs as a compiled single-operation computation,
-made once per (primitive, params, operand types) and cached, and returns
+made once per (primitive, params, x64 flag, operand types) and cached, and returns
 :class:`~plait_dispatch.array.Array`\\ s (weak types kept).  Higher-order
 primitives (``cond``, ``while``, ``scan``, custom-rule calls) compile as one
 operation whose bodies are lowered whole; ``closed_call`` (what ``jit``
 binds) compiles its called jaxpr with the call's device and donations.
 
-The common case, every operand an uncommitted Array, takes a short path: one
-dictionary lookup and the executable's run, with no re-validation (the
-cache entry proves the types; a deleted or committed operand makes the run
-refuse before it starts, and the general path then reports or places it).
+The common case takes a short path (:func:`xla_backend`): every operand a
+live uncommitted Array or a host scalar met before (``x * 2.0``), and the
+operation compiled before.  It reads each operand's type and buffer once,
+finds the operation by (primitive, params, types) and runs it, with no
+re-validation: the cache entry proves the types, and uncommitted Arrays live
+on the default device the entry was compiled for.  Anything else (a
+committed or deleted operand, host arrays, tracers, a first call) takes the
+general path, which refuses tracers, validates, places, compiles and reports
+errors; so the short path never changes what an operation returns or
+raises, only how fast.
+
+Host scalars reach the short path through a table of device scalars, one per
+(type, value) and x64 flag, made when the general path first runs an
+operation on them and shared by every later one (they never leave in an
+Array, so nothing deletes them).  Float zeros and NaNs stay out of the table
+(``-0.0 == 0.0`` and ``nan != nan`` as keys).
 """
 
 from __future__ import annotations
@@ -30,6 +42,7 @@ from plait_core import (
     Primitive,
     ShapedArray,
     Var,
+    config,
     dtypes,
     get_aval,
     set_eager_backend,
@@ -37,10 +50,18 @@ from plait_core import (
 )
 from plait_core.primitives.calls import closed_call_p
 from plait_core.primitives.elementwise import convert_element_type_p
-from plait_core.trace import numpy_backend
+from plait_core.trace import check_eager_operands, numpy_backend
 from plait_dispatch import _jaxlib
 from plait_dispatch.array import Array
-from plait_dispatch.cache import DEFAULT_JIT_INFO, CompiledCall, JitInfo, compiled_call, computation_device
+from plait_dispatch.cache import (
+    DEFAULT_JIT_INFO,
+    CompiledCall,
+    JitInfo,
+    compiled_call,
+    computation_device,
+    host_value,
+    shared_scalar_buffer,
+)
 from plait_dispatch.lowering import LoweringError
 
 __all__ = ["install", "uninstall", "xla_backend"]
@@ -50,8 +71,13 @@ class _SymbolicShape(Exception):
     """A result shape is symbolic: not something concrete data can have."""
 
 
-_REFERENCE: Any = object()
-"""Cache entry of an operation the eager backend leaves to core's reference."""
+class _Reference:
+    """The cache entry of an operation the eager backend leaves to core's reference."""
+
+    executable = None
+
+
+_REFERENCE: Any = _Reference()
 
 
 class _EagerOp:
@@ -99,25 +125,114 @@ _ops_lock = threading.RLock()
 _MAX_OPS = 8192
 
 
+def _op_key(prim: Primitive, params: dict[str, Any], in_avals: Sequence[ShapedArray]) -> tuple[Any, ...]:
+    """The cache key of one operation: the primitive, its params, the x64 flag
+    (a few result types depend on it: ``dim_as_value`` gives the default int)
+    and its operand types."""
+    return (prim, tuple(params.items()) if params else (), config.x64_enabled, *in_avals)
+
+
 def xla_backend(prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> Any:
-    """Evaluate ``prim`` on concrete ``args`` with XLA; returns Arrays."""
-    try:
-        op = _ops[(prim, tuple(params.items()), tuple([a.aval for a in args]))]
-        # A committed operand reads True and a deleted one None: the run
-        # refuses both before it starts, and the general path takes over.
-        outs = _run(op.executable, [a._committed or a._buf for a in args], op.handlers)
-    except Exception:
-        return _general(prim, args, params)
-    aval = op.single_aval
-    if aval is not None:
-        return Array(outs[0], aval, op.device, False)
-    return op.default.wrap(outs, False)
+    """Evaluate ``prim`` on concrete ``args`` with XLA; returns Arrays.
+
+    This is the short path (see the module's docstring); whatever it does not
+    recognise goes to :func:`_general`, which gives the same results."""
+    x64 = config.x64_enabled
+    key: list[Any] = [prim, tuple(params.items()) if params else (), x64]  # as _op_key makes it
+    bufs: list[Any] = []
+    for a in args:
+        if a.__class__ is Array:
+            buf = a._buf
+            # Liveness is asked of the buffer itself: one shared with an Array
+            # that was deleted is dead too, and XLA must not see it (it would
+            # log an error line before failing).
+            if a._committed or buf is None or _buffer_is_deleted(buf):
+                break
+            key.append(a.aval)
+            bufs.append(buf)
+        elif a.__class__ in _HOST_SCALAR_TYPES:
+            const = _host_scalars[x64].get((a.__class__, a))
+            if const is None:
+                break
+            key.append(const[0])
+            bufs.append(const[1])
+        else:
+            break
+    else:
+        try:
+            op = _ops.get(tuple(key))
+        except TypeError:  # an unhashable param
+            op = None
+        if op is not None:
+            executable = op.executable
+            if executable is not None:
+                try:
+                    outs = _consume(_run(executable, bufs), op.handlers)
+                except _jaxlib.XlaRuntimeError:
+                    pass  # the general path reports it (a buffer deleted by another thread?)
+                else:
+                    aval = op.single_aval
+                    if aval is not None:
+                        return Array(outs[0], aval, op.device, False)
+                    return op.default.wrap(outs, False)
+    return _general(prim, args, params)
 
 
-_run = _jaxlib.execute
+_run = _jaxlib.run_executable
+_consume = _jaxlib.consume_results
+_buffer_is_deleted = _jaxlib.buffer_is_deleted
+
+_HOST_SCALAR_TYPES: frozenset[type] = frozenset(
+    {bool, int, float}
+    | {
+        d.type
+        for d in (
+            dtypes.bool_, dtypes.int8, dtypes.int16, dtypes.int32, dtypes.int64, dtypes.uint8,
+            dtypes.uint16, dtypes.uint32, dtypes.uint64, dtypes.bfloat16, dtypes.float16,
+            dtypes.float32, dtypes.float64,
+        )
+    }
+)
+"""Host scalars the short path takes: Python's and NumPy's real ones (``x + 1``
+on a float32 array meets ``numpy.float32(1.0)``: promotion converts Python
+scalars on the host).  Complex ones are rare enough not to."""
+
+_host_scalars: tuple[dict[tuple[type, Any], tuple[ShapedArray, Any]], ...] = ({}, {})
+"""By the x64 flag: ``(type, value)`` of a host scalar -> its abstract value
+and a device scalar holding it on the default device, shared by every
+operation that reads it (never inside an Array, so nothing deletes it)."""
+_MAX_HOST_SCALARS = 1024
+
+
+def _learn_host_scalars(args: Sequence[Any], in_avals: tuple[ShapedArray, ...]) -> None:
+    """Remember the host scalars among ``args`` (of an operation just run on
+    the default device) for the short path.  Float zeros are left out (``0.0``
+    and ``-0.0`` are equal keys with different bits), and so are NaNs (never
+    equal to themselves)."""
+    table = _host_scalars[config.x64_enabled]
+    device = _jaxlib.default_device()
+    for a, aval in zip(args, in_avals):
+        t = a.__class__
+        if t not in _HOST_SCALAR_TYPES or (dtypes.is_float(aval.dtype) and (a == 0 or a != a)):
+            continue
+        if (t, a) in table:
+            continue
+        if len(table) >= _MAX_HOST_SCALARS:
+            table.clear()
+        aval = _interned(aval)
+        table[(t, a)] = (aval, shared_scalar_buffer(host_value(a, aval), aval, device))
+
+
+_avals: dict[ShapedArray, ShapedArray] = {}
+
+
+def _interned(aval: ShapedArray) -> ShapedArray:
+    """One object per abstract value of a host scalar (its hash is computed once)."""
+    return _avals.setdefault(aval, aval)
 
 
 def _general(prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> Any:
+    check_eager_operands(prim, args)
     if prim is closed_call_p:
         return _eager_call(args, params)
     where = f"an argument of {prim.name}"
@@ -127,7 +242,7 @@ def _general(prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> An
         if folded is not None:
             return folded
     device, committed = computation_device(args, None, prim.name)
-    key: Hashable | None = (prim, tuple(params.items()), in_avals)
+    key: Hashable | None = _op_key(prim, params, in_avals)
     try:
         op = _ops.get(key)
     except TypeError:  # an unhashable param: compile without remembering
@@ -146,6 +261,8 @@ def _general(prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> An
         return _reference(prim, args, params, in_avals)
     call = op.default if device is op.default.device else op.on(device)
     outs = call.call(args, committed, prim.name)
+    if key is not None and not committed and call is op.default:
+        _learn_host_scalars(args, in_avals)
     return outs if prim.multiple_results else outs[0]
 
 
@@ -231,6 +348,8 @@ def uninstall() -> None:
 
 
 def clear_eager_cache() -> None:
-    """Forget the compiled single operations."""
+    """Forget the compiled single operations and the device scalars of host scalars."""
     with _ops_lock:
         _ops.clear()
+        for table in _host_scalars:
+            table.clear()

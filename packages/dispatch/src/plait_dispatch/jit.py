@@ -9,9 +9,11 @@ Calling it binds core's ``closed_call`` with a :class:`~plait_dispatch.cache.Jit
 (device, donations), so every interpreter (autodiff, batching, staging)
 sees one call.  Outside any transformation the call runs the compiled
 executable directly: the first call of a signature computes a *handler*
-for it, and later calls whose arguments are all uncommitted Arrays find it
-by their types alone (one dictionary lookup), with no flattening and no
-re-validation of what the cache proved.  Other calls (pytrees, host values,
+for it, and later calls whose arguments are all live, uncommitted Arrays
+find it by their types alone (one dictionary lookup, or none when the types
+are the last call's), with no flattening and no re-validation of what the
+cache proved.  Liveness is asked of each buffer, so that XLA never sees a
+dead one (one shared with a deleted Array).  Other calls (pytrees, host values,
 static or keyword arguments, committed Arrays) flatten their arguments and
 look the signature up in the tracing cache first.
 """
@@ -316,7 +318,7 @@ class _JitState:
         self.entries: dict[Hashable, StagedCall] = {}
         self.seen: list[Signature] = []
         self.lock = threading.RLock()
-        self.fast: dict[tuple[ShapedArray, ...], Any] = {}
+        self.fast: dict[tuple[ShapedArray, ...], _Simple | _General] = {}
         self.memo: list[tuple[list[Any], Any]] = [([_MISS], None)]
 
     # -- the wrapper -------------------------------------------------------
@@ -326,42 +328,48 @@ class _JitState:
         slow = self.call
         state = _trace_state
         cfg = config
-        run = _jaxlib.execute
-
+        run, consume, is_deleted = _jaxlib.run_executable, _jaxlib.consume_results, _jaxlib.buffer_is_deleted
         memo = self.memo
 
         def jitted(*args: Any, **kwargs: Any) -> Any:
             if not kwargs and state.trace.__class__ is EvalTrace:
-                try:
+                # Every argument a live, uncommitted Array: its buffer goes to
+                # the executable as it is.  Liveness is asked of the buffer
+                # itself (one shared with a deleted Array is dead too, and XLA
+                # must not see it: it would log an error line before failing).
+                avals: list[ShapedArray] = []
+                bufs: list[Any] = []
+                for a in args:
+                    if a.__class__ is not Array:
+                        break
+                    buf = a._buf
+                    if a._committed or buf is None or is_deleted(buf):
+                        break
+                    avals.append(a.aval)
+                    bufs.append(buf)
+                else:
                     # The last signature is checked first, by identity of the
                     # abstract values (results of a computation share them).
-                    avals = [a.aval for a in args]
                     last = memo[0]
                     if avals == last[0]:
                         handler = last[1]
                     else:
-                        handler = fast[tuple(avals)]
-                        memo[0] = (avals, handler)
-                except Exception:
-                    pass
-                else:
-                    if handler.__class__ is _Simple:
+                        handler = fast.get(tuple(avals))
+                        if handler is not None:
+                            memo[0] = (avals, handler)
+                    if handler is None or cfg.x64_enabled is not handler.x64:
+                        pass
+                    elif handler.__class__ is _Simple:
                         # The commonest case inlined: one output, nothing
-                        # donated or pruned.  A committed operand reads True
-                        # and a deleted one None: the run refuses both.
-                        if cfg.x64_enabled is handler.x64:
-                            try:
-                                outs = run(
-                                    handler.executable,
-                                    [a._committed or a._buf for a in args],
-                                    handler.handlers,
-                                )
-                            except Exception:
-                                pass
-                            else:
-                                return Array(outs[0], handler.aval, handler.device, False)
+                        # donated, pruned or captured.
+                        try:
+                            outs = consume(run(handler.executable, bufs), handler.handlers)
+                        except _jaxlib.XlaRuntimeError:
+                            pass  # the general path reports it
+                        else:
+                            return Array(outs[0], handler.aval, handler.device, False)
                     else:
-                        out = handler(args)
+                        out = handler(args, bufs)
                         if out is not _MISS:
                             return out
             return slow(args, kwargs)
@@ -660,63 +668,63 @@ class _Simple:
         self.x64 = x64
 
 
-def _fast_handler(
-    entry: StagedCall, call: CompiledCall, const_bufs: list[Any]
-) -> Callable[[tuple[Any, ...]], Any] | _Simple:
-    """A handler running ``call`` on a tuple of uncommitted Arrays of the
-    signature's types, or returning ``_MISS`` when they are not (a committed
-    or deleted Array makes the run refuse before it starts)."""
-    import plait_core
+class _General:
+    """The fast handler of any other signature: called with the arguments
+    (live uncommitted Arrays of the signature's types) and their buffers;
+    returns ``_MISS`` when the run fails, for the general path to report."""
 
-    nc = len(entry.consts)
-    passed = call.kept
-    passed_consts = [const_bufs[k] for k in passed if k < nc]
-    passed_args = tuple(k - nc for k in passed if k >= nc)
-    nargs = len(entry.in_avals)
-    pruned = passed_args != tuple(range(nargs))
-    donated = tuple(k - nc for k, d in enumerate(call.donated) if d and k >= nc)
-    execute = call.execute
-    wrap = call.wrap
-    device = call.device
-    out_tree = entry.out_tree
-    x64 = config.x64_enabled
-    cfg = plait_core.config
+    __slots__ = ("call", "donated", "flat_tuple", "out_tree", "passed_args", "passed_consts", "single", "x64")
 
-    single = out_tree == _LEAF and not call.float0_outs
-    flat_tuple = out_tree == _tuple_tree(len(entry.out_avals))
-    aval0 = entry.out_avals[0] if single else None
+    def __init__(self, entry: StagedCall, call: CompiledCall, const_bufs: list[Any], x64: bool) -> None:
+        nc = len(entry.consts)
+        passed = call.kept
+        self.call = call
+        self.passed_consts = [const_bufs[k] for k in passed if k < nc]
+        passed_args = tuple(k - nc for k in passed if k >= nc)
+        self.passed_args = None if passed_args == tuple(range(len(entry.in_avals))) else passed_args
+        self.donated = tuple(k - nc for k, d in enumerate(call.donated) if d and k >= nc)
+        self.out_tree = entry.out_tree
+        self.single = entry.out_tree == _LEAF and not call.float0_outs
+        self.flat_tuple = entry.out_tree == _tuple_tree(len(entry.out_avals))
+        self.x64 = x64
 
-    if single and not passed_consts and not pruned and not donated and not call.const_bufs:
-        return _Simple(call.executable, call.handlers, aval0, device, x64)  # type: ignore[arg-type]
-
-    def general(args: tuple[Any, ...]) -> Any:
-        if cfg.x64_enabled is not x64:
+    def __call__(self, args: tuple[Any, ...], bufs: list[Any]) -> Any:
+        if self.donated and len({id(b) for b in bufs}) != len(bufs):
+            # One buffer passed twice with a donation: the general path says
+            # why that is refused (XLA would log an error line first).
             return _MISS
+        if self.passed_args is not None:
+            bufs = [bufs[k] for k in self.passed_args]
+        if self.passed_consts:
+            bufs = self.passed_consts + bufs
         try:
-            bufs = [a._committed or a._buf for a in args]
-        except AttributeError:  # not an Array after all (a leaked tracer, say)
+            outs = self.call.execute(bufs)
+        except _jaxlib.XlaRuntimeError:
             return _MISS
-        if pruned:
-            for b in bufs:
-                if b is None or b is True:
-                    return _MISS
-            bufs = [bufs[k] for k in passed_args]
-        if passed_consts:
-            bufs = passed_consts + bufs
-        try:
-            outs = execute(bufs)
-        except Exception:
-            return _MISS
-        for k in donated:
+        for k in self.donated:
             args[k]._donate()
-        res = wrap(outs, False)
-        if single:
+        res = self.call.wrap(outs, False)
+        if self.single:
             return res[0]
-        if flat_tuple:
+        if self.flat_tuple:
             return tuple(res)
-        return tree_unflatten(out_tree, res)
+        return tree_unflatten(self.out_tree, res)
 
-    return general
+
+def _fast_handler(entry: StagedCall, call: CompiledCall, const_bufs: list[Any]) -> _Simple | _General:
+    """The handler running ``call`` on uncommitted Arrays of the signature's types."""
+    x64 = config.x64_enabled
+    single = entry.out_tree == _LEAF and not call.float0_outs
+    nc = len(entry.consts)
+    simple = (
+        single
+        and call.kept == tuple(range(nc, nc + len(entry.in_avals)))
+        and not call.any_donated
+        and not call.const_bufs
+    )
+    if simple:
+        return _Simple(call.executable, call.handlers, entry.out_avals[0], call.device, x64)
+    return _General(entry, call, const_bufs, x64)
 
 
 def jit_state(f: Any) -> _JitState | None:

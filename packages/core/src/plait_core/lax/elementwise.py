@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import builtins
 import operator
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
 from plait_core import dtypes
 from plait_core.abstract import ShapedArray, get_aval
+from plait_core.abstract import _array_types as _ARRAY_TYPES
 from plait_core.primitive import Primitive
 from plait_core.primitives import elementwise as ew
 from plait_core.primitives.elementwise import RoundingMethod
@@ -51,6 +52,12 @@ _PY_SCALARS = (builtins.bool, builtins.int, builtins.float, builtins.complex)
 def _dtype_and_weakness(x: Any, name: str) -> tuple[DType, bool]:
     """(canonical dtype, weak_type) of an operand; ``TypeError`` naming the
     function and the value's type for values that are not arrays."""
+    # Registered array types (device Arrays) first: the commonest operands
+    # eagerly, and their abstract value is one call away.
+    handler = _ARRAY_TYPES.get(x.__class__)
+    if handler is not None:
+        aval = handler.aval(x)
+        return aval.dtype, aval.weak_type
     if isinstance(x, Tracer):
         aval = x.aval
         return aval.dtype, aval.weak_type
@@ -62,12 +69,17 @@ def _dtype_and_weakness(x: Any, name: str) -> tuple[DType, bool]:
             return dtypes.canonicalize_dtype(x.dtype), False
         except TypeError as e:
             raise TypeError(f"an argument of {name}: {e}") from None
-    aval = get_aval(x, f"an argument of {name}")
+    if isinstance(x, np.generic):  # (what get_aval says, without building an aval)
+        return dtypes.canonicalize_dtype(x.dtype), False
+    try:
+        aval = get_aval(x)
+    except TypeError:  # again, to say where (the message is only built when needed)
+        aval = get_aval(x, f"an argument of {name}")
     return aval.dtype, aval.weak_type
 
 
 def _check_operand(x: Any, name: str) -> None:
-    if not isinstance(x, Tracer) and type(x) is not np.ndarray:
+    if x.__class__ not in _ARRAY_TYPES and not isinstance(x, Tracer) and type(x) is not np.ndarray:
         _dtype_and_weakness(x, name)
 
 
@@ -95,8 +107,8 @@ def _same_dtypes(name: str, args: Sequence[Any]) -> list[Any]:
 
 
 def _binary(prim: Primitive, x: Any, y: Any) -> Any:
-    # The hot path (two operands of one dtype, or an array and a Python float
-    # of its dtype) binds straight away.
+    # Two operands of one dtype (an array and a Python float of its dtype
+    # among them) bind straight away.
     dx = _dtype_and_weakness(x, prim.name)[0]
     dy = _dtype_and_weakness(y, prim.name)[0]
     if dx is dy or dx == dy:
@@ -104,9 +116,39 @@ def _binary(prim: Primitive, x: Any, y: Any) -> Any:
     return prim.bind(*_same_dtypes(prim.name, (x, y)))
 
 
-def _unary(prim: Primitive, x: Any, **params: Any) -> Any:
-    _check_operand(x, prim.name)
-    return prim.bind(x, **params)
+def _binary_function(prim: Primitive, name: str, doc: str) -> Callable[[Any, Any], Any]:
+    """The lax function applying the parameterless binary ``prim`` with the
+    rule on dtypes of :func:`_binary`.  Two registered arrays (device Arrays)
+    of one dtype bind at once, in the one Python frame of the call."""
+
+    def fn(x: Any, y: Any) -> Any:
+        hx = _ARRAY_TYPES.get(x.__class__)
+        if hx is not None:
+            hy = _ARRAY_TYPES.get(y.__class__)
+            if hy is not None and hx.aval(x).dtype == hy.aval(y).dtype:
+                return prim.bind(x, y)
+        return _binary(prim, x, y)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = doc
+    return fn
+
+
+def _unary_function(prim: Primitive, name: str, doc: str) -> Callable[[Any], Any]:
+    """The lax function applying the parameterless unary ``prim``: it checks
+    that its operand is an array or a scalar and binds ``prim``.  Made by this
+    factory so that a call is one Python frame (eager operations pay for every
+    frame, and a registered array needs no check beyond its type)."""
+    what = prim.name
+
+    def fn(x: Any) -> Any:
+        if x.__class__ not in _ARRAY_TYPES:
+            _check_operand(x, what)
+        return prim.bind(x)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = doc
+    return fn
 
 
 # ---------------------------------------------------------------------------
@@ -165,25 +207,17 @@ def bitcast_convert_type(operand: Any, new_dtype: Any) -> Any:
 # Unary
 
 
-def neg(x: Any) -> Any:
-    """``-x`` (unsigned integers wrap)."""
-    return _unary(ew.neg_p, x)
+neg = _unary_function(ew.neg_p, "neg", """``-x`` (unsigned integers wrap).""")
 
 
-def sign(x: Any) -> Any:
-    """-1, 0 or 1 by the sign of ``x`` (``x/|x|`` for complex; unsigned: 0 or 1;
-    a float zero keeps its sign and NaN stays NaN)."""
-    return _unary(ew.sign_p, x)
+sign = _unary_function(ew.sign_p, "sign", """-1, 0 or 1 by the sign of ``x`` (``x/|x|`` for complex; unsigned: 0 or 1;
+    a float zero keeps its sign and NaN stays NaN).""")
 
 
-def floor(x: Any) -> Any:
-    """Largest integral value ``<= x`` (floats only)."""
-    return _unary(ew.floor_p, x)
+floor = _unary_function(ew.floor_p, "floor", """Largest integral value ``<= x`` (floats only).""")
 
 
-def ceil(x: Any) -> Any:
-    """Smallest integral value ``>= x`` (floats only)."""
-    return _unary(ew.ceil_p, x)
+ceil = _unary_function(ew.ceil_p, "ceil", """Smallest integral value ``>= x`` (floats only).""")
 
 
 def round(x: Any, rounding_method: Any = RoundingMethod.AWAY_FROM_ZERO) -> Any:
@@ -198,123 +232,78 @@ def round(x: Any, rounding_method: Any = RoundingMethod.AWAY_FROM_ZERO) -> Any:
         raise ValueError(
             f"lax.round: rounding_method must be 0 (AWAY_FROM_ZERO) or 1 (TO_NEAREST_EVEN), got {rounding_method}"
         ) from None
-    return _unary(ew.round_p, x, rounding_method=method)
+    _check_operand(x, "round")
+    return ew.round_p.bind(x, rounding_method=method)
 
 
-def is_finite(x: Any) -> Any:
-    """True where ``x`` is neither infinite nor NaN (floats only); bool result."""
-    return _unary(ew.is_finite_p, x)
+is_finite = _unary_function(ew.is_finite_p, "is_finite", """True where ``x`` is neither infinite nor NaN (floats only); bool result.""")
 
 
-def exp(x: Any) -> Any:
-    """``e ** x`` (floating or complex)."""
-    return _unary(ew.exp_p, x)
+exp = _unary_function(ew.exp_p, "exp", """``e ** x`` (floating or complex).""")
 
 
-def exp2(x: Any) -> Any:
-    """``2 ** x`` (floating or complex)."""
-    return _unary(ew.exp2_p, x)
+exp2 = _unary_function(ew.exp2_p, "exp2", """``2 ** x`` (floating or complex).""")
 
 
-def log(x: Any) -> Any:
-    """Natural logarithm (NaN for negative reals, -inf at 0)."""
-    return _unary(ew.log_p, x)
+log = _unary_function(ew.log_p, "log", """Natural logarithm (NaN for negative reals, -inf at 0).""")
 
 
-def log1p(x: Any) -> Any:
-    """``log(1 + x)``, accurate for small ``x``."""
-    return _unary(ew.log1p_p, x)
+log1p = _unary_function(ew.log1p_p, "log1p", """``log(1 + x)``, accurate for small ``x``.""")
 
 
-def expm1(x: Any) -> Any:
-    """``exp(x) - 1``, accurate for small ``x``."""
-    return _unary(ew.expm1_p, x)
+expm1 = _unary_function(ew.expm1_p, "expm1", """``exp(x) - 1``, accurate for small ``x``.""")
 
 
-def tanh(x: Any) -> Any:
-    """Hyperbolic tangent."""
-    return _unary(ew.tanh_p, x)
+tanh = _unary_function(ew.tanh_p, "tanh", """Hyperbolic tangent.""")
 
 
-def logistic(x: Any) -> Any:
-    """The logistic sigmoid ``1 / (1 + exp(-x))``, without overflow for large ``|x|``."""
-    return _unary(ew.logistic_p, x)
+logistic = _unary_function(ew.logistic_p, "logistic", """The logistic sigmoid ``1 / (1 + exp(-x))``, without overflow for large ``|x|``.""")
 
 
-def sin(x: Any) -> Any:
-    """Sine."""
-    return _unary(ew.sin_p, x)
+sin = _unary_function(ew.sin_p, "sin", """Sine.""")
 
 
-def cos(x: Any) -> Any:
-    """Cosine."""
-    return _unary(ew.cos_p, x)
+cos = _unary_function(ew.cos_p, "cos", """Cosine.""")
 
 
-def tan(x: Any) -> Any:
-    """Tangent."""
-    return _unary(ew.tan_p, x)
+tan = _unary_function(ew.tan_p, "tan", """Tangent.""")
 
 
-def asin(x: Any) -> Any:
-    """Inverse sine (NaN outside [-1, 1] for reals)."""
-    return _unary(ew.asin_p, x)
+asin = _unary_function(ew.asin_p, "asin", """Inverse sine (NaN outside [-1, 1] for reals).""")
 
 
-def acos(x: Any) -> Any:
-    """Inverse cosine (NaN outside [-1, 1] for reals)."""
-    return _unary(ew.acos_p, x)
+acos = _unary_function(ew.acos_p, "acos", """Inverse cosine (NaN outside [-1, 1] for reals).""")
 
 
-def atan(x: Any) -> Any:
-    """Inverse tangent."""
-    return _unary(ew.atan_p, x)
+atan = _unary_function(ew.atan_p, "atan", """Inverse tangent.""")
 
 
-def sinh(x: Any) -> Any:
-    """Hyperbolic sine."""
-    return _unary(ew.sinh_p, x)
+sinh = _unary_function(ew.sinh_p, "sinh", """Hyperbolic sine.""")
 
 
-def cosh(x: Any) -> Any:
-    """Hyperbolic cosine."""
-    return _unary(ew.cosh_p, x)
+cosh = _unary_function(ew.cosh_p, "cosh", """Hyperbolic cosine.""")
 
 
-def asinh(x: Any) -> Any:
-    """Inverse hyperbolic sine."""
-    return _unary(ew.asinh_p, x)
+asinh = _unary_function(ew.asinh_p, "asinh", """Inverse hyperbolic sine.""")
 
 
-def acosh(x: Any) -> Any:
-    """Inverse hyperbolic cosine (NaN below 1 for reals)."""
-    return _unary(ew.acosh_p, x)
+acosh = _unary_function(ew.acosh_p, "acosh", """Inverse hyperbolic cosine (NaN below 1 for reals).""")
 
 
-def atanh(x: Any) -> Any:
-    """Inverse hyperbolic tangent (+-inf at +-1, NaN beyond for reals)."""
-    return _unary(ew.atanh_p, x)
+atanh = _unary_function(ew.atanh_p, "atanh", """Inverse hyperbolic tangent (+-inf at +-1, NaN beyond for reals).""")
 
 
-def sqrt(x: Any) -> Any:
-    """Square root (NaN for negative reals)."""
-    return _unary(ew.sqrt_p, x)
+sqrt = _unary_function(ew.sqrt_p, "sqrt", """Square root (NaN for negative reals).""")
 
 
-def rsqrt(x: Any) -> Any:
-    """``1 / sqrt(x)``."""
-    return _unary(ew.rsqrt_p, x)
+rsqrt = _unary_function(ew.rsqrt_p, "rsqrt", """``1 / sqrt(x)``.""")
 
 
-def cbrt(x: Any) -> Any:
-    """Real cube root (floats only; negative for negative ``x``)."""
-    return _unary(ew.cbrt_p, x)
+cbrt = _unary_function(ew.cbrt_p, "cbrt", """Real cube root (floats only; negative for negative ``x``).""")
 
 
-def abs(x: Any) -> Any:
-    """``|x|`` (signed integers, floats, complex; complex gives its real dtype;
-    the most negative integer stays itself, as in two's complement)."""
-    return _unary(ew.abs_p, x)
+abs = _unary_function(ew.abs_p, "abs", """``|x|`` (signed integers, floats, complex; complex gives its real dtype;
+    the most negative integer stays itself, as in two's complement).""")
 
 
 def integer_pow(x: Any, y: int) -> Any:
@@ -322,7 +311,8 @@ def integer_pow(x: Any, y: int) -> Any:
     (integers wrap; a negative ``y`` needs a floating or complex ``x``)."""
     if type(y) is builtins.bool or not isinstance(y, (int, np.integer)):
         raise TypeError(f"lax.integer_pow: the exponent y must be a Python int, got {type(y).__name__} {y!r}")
-    return _unary(ew.integer_pow_p, x, y=operator.index(y))
+    _check_operand(x, "integer_pow")
+    return ew.integer_pow_p.bind(x, y=operator.index(y))
 
 
 def square(x: Any) -> Any:
@@ -335,82 +325,54 @@ def reciprocal(x: Any) -> Any:
     return integer_pow(x, -1)
 
 
-def erf(x: Any) -> Any:
-    """The error function (floats only)."""
-    return _unary(ew.erf_p, x)
+erf = _unary_function(ew.erf_p, "erf", """The error function (floats only).""")
 
 
-def erf_inv(x: Any) -> Any:
-    """The inverse error function: +-inf at +-1, NaN outside [-1, 1] (floats only)."""
-    return _unary(ew.erf_inv_p, x)
+erf_inv = _unary_function(ew.erf_inv_p, "erf_inv", """The inverse error function: +-inf at +-1, NaN outside [-1, 1] (floats only).""")
 
 
-def lgamma(x: Any) -> Any:
-    """``log|Gamma(x)|``; +inf at the poles 0, -1, -2, ... (floats only)."""
-    return _unary(ew.lgamma_p, x)
+lgamma = _unary_function(ew.lgamma_p, "lgamma", """``log|Gamma(x)|``; +inf at the poles 0, -1, -2, ... (floats only).""")
 
 
-def digamma(x: Any) -> Any:
-    """The digamma function ``d/dx log Gamma(x)``; NaN at the poles 0, -1, -2, ...
-    (floats only)."""
-    return _unary(ew.digamma_p, x)
+digamma = _unary_function(ew.digamma_p, "digamma", """The digamma function ``d/dx log Gamma(x)``; NaN at the poles 0, -1, -2, ...
+    (floats only).""")
 
 
-def bitwise_not(x: Any) -> Any:
-    """Logical not of a bool array; bitwise not of an integer array."""
-    return _unary(ew.not_p, x)
+bitwise_not = _unary_function(ew.not_p, "bitwise_not", """Logical not of a bool array; bitwise not of an integer array.""")
 
 
 # ---------------------------------------------------------------------------
 # Binary
 
 
-def add(x: Any, y: Any) -> Any:
-    """``x + y`` (numeric; integers wrap)."""
-    return _binary(ew.add_p, x, y)
+add = _binary_function(ew.add_p, "add", """``x + y`` (numeric; integers wrap).""")
 
 
-def sub(x: Any, y: Any) -> Any:
-    """``x - y`` (numeric; integers wrap)."""
-    return _binary(ew.sub_p, x, y)
+sub = _binary_function(ew.sub_p, "sub", """``x - y`` (numeric; integers wrap).""")
 
 
-def mul(x: Any, y: Any) -> Any:
-    """``x * y`` (numeric; integers wrap)."""
-    return _binary(ew.mul_p, x, y)
+mul = _binary_function(ew.mul_p, "mul", """``x * y`` (numeric; integers wrap).""")
 
 
-def div(x: Any, y: Any) -> Any:
-    """``x / y``.  Integer division truncates toward zero (``-7 / 2 == -3``), as
+div = _binary_function(ew.div_p, "div", """``x / y``.  Integer division truncates toward zero (``-7 / 2 == -3``), as
     in C; ``x / 0`` is -1 for signed and the largest value for unsigned
-    integers, and ``INT_MIN / -1`` is ``INT_MIN`` (XLA's answers)."""
-    return _binary(ew.div_p, x, y)
+    integers, and ``INT_MIN / -1`` is ``INT_MIN`` (XLA's answers).""")
 
 
-def rem(x: Any, y: Any) -> Any:
-    """Remainder of ``x / y`` with the sign of ``x`` (C's ``fmod``, not Python's
-    ``%``); for integers ``x % 0`` is ``x``."""
-    return _binary(ew.rem_p, x, y)
+rem = _binary_function(ew.rem_p, "rem", """Remainder of ``x / y`` with the sign of ``x`` (C's ``fmod``, not Python's
+    ``%``); for integers ``x % 0`` is ``x``.""")
 
 
-def pow(x: Any, y: Any) -> Any:
-    """``x ** y`` (floating or complex; ``y`` of the same dtype)."""
-    return _binary(ew.pow_p, x, y)
+pow = _binary_function(ew.pow_p, "pow", """``x ** y`` (floating or complex; ``y`` of the same dtype).""")
 
 
-def max(x: Any, y: Any) -> Any:
-    """Elementwise maximum; NaN if either operand is NaN."""
-    return _binary(ew.max_p, x, y)
+max = _binary_function(ew.max_p, "max", """Elementwise maximum; NaN if either operand is NaN.""")
 
 
-def min(x: Any, y: Any) -> Any:
-    """Elementwise minimum; NaN if either operand is NaN."""
-    return _binary(ew.min_p, x, y)
+min = _binary_function(ew.min_p, "min", """Elementwise minimum; NaN if either operand is NaN.""")
 
 
-def atan2(x: Any, y: Any) -> Any:
-    """The angle of the point ``(y, x)``: ``atan(x / y)`` in the right quadrant."""
-    return _binary(ew.atan2_p, x, y)
+atan2 = _binary_function(ew.atan2_p, "atan2", """The angle of the point ``(y, x)``: ``atan(x / y)`` in the right quadrant.""")
 
 
 def nextafter(x1: Any, x2: Any) -> Any:
@@ -418,67 +380,43 @@ def nextafter(x1: Any, x2: Any) -> Any:
     return _binary(ew.nextafter_p, x1, x2)
 
 
-def bitwise_and(x: Any, y: Any) -> Any:
-    """Logical and of bools; bitwise and of integers."""
-    return _binary(ew.and_p, x, y)
+bitwise_and = _binary_function(ew.and_p, "bitwise_and", """Logical and of bools; bitwise and of integers.""")
 
 
-def bitwise_or(x: Any, y: Any) -> Any:
-    """Logical or of bools; bitwise or of integers."""
-    return _binary(ew.or_p, x, y)
+bitwise_or = _binary_function(ew.or_p, "bitwise_or", """Logical or of bools; bitwise or of integers.""")
 
 
-def bitwise_xor(x: Any, y: Any) -> Any:
-    """Logical xor of bools; bitwise xor of integers."""
-    return _binary(ew.xor_p, x, y)
+bitwise_xor = _binary_function(ew.xor_p, "bitwise_xor", """Logical xor of bools; bitwise xor of integers.""")
 
 
-def eq(x: Any, y: Any) -> Any:
-    """``x == y`` (bool result)."""
-    return _binary(ew.eq_p, x, y)
+eq = _binary_function(ew.eq_p, "eq", """``x == y`` (bool result).""")
 
 
-def ne(x: Any, y: Any) -> Any:
-    """``x != y`` (bool result)."""
-    return _binary(ew.ne_p, x, y)
+ne = _binary_function(ew.ne_p, "ne", """``x != y`` (bool result).""")
 
 
-def lt(x: Any, y: Any) -> Any:
-    """``x < y`` (bool result; not for complex)."""
-    return _binary(ew.lt_p, x, y)
+lt = _binary_function(ew.lt_p, "lt", """``x < y`` (bool result; not for complex).""")
 
 
-def le(x: Any, y: Any) -> Any:
-    """``x <= y`` (bool result; not for complex)."""
-    return _binary(ew.le_p, x, y)
+le = _binary_function(ew.le_p, "le", """``x <= y`` (bool result; not for complex).""")
 
 
-def gt(x: Any, y: Any) -> Any:
-    """``x > y`` (bool result; not for complex)."""
-    return _binary(ew.gt_p, x, y)
+gt = _binary_function(ew.gt_p, "gt", """``x > y`` (bool result; not for complex).""")
 
 
-def ge(x: Any, y: Any) -> Any:
-    """``x >= y`` (bool result; not for complex)."""
-    return _binary(ew.ge_p, x, y)
+ge = _binary_function(ew.ge_p, "ge", """``x >= y`` (bool result; not for complex).""")
 
 
-def shift_left(x: Any, y: Any) -> Any:
-    """``x << y`` on integers; a shift by the bit width or more (or a negative
-    one) gives 0."""
-    return _binary(ew.shift_left_p, x, y)
+shift_left = _binary_function(ew.shift_left_p, "shift_left", """``x << y`` on integers; a shift by the bit width or more (or a negative
+    one) gives 0.""")
 
 
-def shift_right_arithmetic(x: Any, y: Any) -> Any:
-    """``x >> y`` on integers, filling with the sign bit (unsigned values are
-    read as two's complement); a shift by the bit width or more fills every bit."""
-    return _binary(ew.shift_right_arithmetic_p, x, y)
+shift_right_arithmetic = _binary_function(ew.shift_right_arithmetic_p, "shift_right_arithmetic", """``x >> y`` on integers, filling with the sign bit (unsigned values are
+    read as two's complement); a shift by the bit width or more fills every bit.""")
 
 
-def shift_right_logical(x: Any, y: Any) -> Any:
-    """``x >> y`` on integers, filling with zeros; a shift by the bit width or
-    more gives 0."""
-    return _binary(ew.shift_right_logical_p, x, y)
+shift_right_logical = _binary_function(ew.shift_right_logical_p, "shift_right_logical", """``x >> y`` on integers, filling with zeros; a shift by the bit width or
+    more gives 0.""")
 
 
 # ---------------------------------------------------------------------------

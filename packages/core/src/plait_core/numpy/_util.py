@@ -9,16 +9,19 @@ axes) and the wording of errors are the same everywhere.
 from __future__ import annotations
 
 import builtins
+import math
 import operator
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
 from plait_core import dtypes, lax
-from plait_core.abstract import ShapedArray, get_aval, registered_array_types
+from plait_core.abstract import ShapedArray, get_aval, registered_array_types, to_numpy
 from plait_core.abstract import _array_types as _ARRAY_TYPES
+from plait_core.config import config
 from plait_core.dims import Dim, Shape, SymbolicDim, definitely_equal, definitely_equal_shapes, is_symbolic
+from plait_core.primitives import elementwise as lax_ew
 from plait_core.primitives.shapes import dimension_as_value
 from plait_core.trace import Tracer, concrete_or_error
 
@@ -29,7 +32,7 @@ registered array type (plait-dispatch's device ``Array``)."""
 ArrayLike = Any
 """Anything an array function accepts: arrays, NumPy scalars, Python scalars."""
 
-_PY_SCALARS = (builtins.bool, builtins.int, builtins.float, builtins.complex)
+_PY_SCALARS = frozenset({builtins.bool, builtins.int, builtins.float, builtins.complex})
 
 
 # ---------------------------------------------------------------------------
@@ -54,12 +57,18 @@ def is_array(x: Any) -> bool:
 def aval_of(x: Any, name: str, position: int | str = 0) -> ShapedArray:
     """The abstract value of an argument, or a ``TypeError`` naming the function and
     the argument (lists and tuples get a hint to use ``asarray``)."""
+    handler = _ARRAY_TYPES.get(x.__class__)
+    if handler is not None:  # a device Array: the commonest case eagerly
+        return handler.aval(x)
     if isinstance(x, (list, tuple)):
         raise TypeError(
             f"{name}: argument {position} is a {type(x).__name__}; plait.numpy functions take "
             "arrays and scalars, not Python sequences (convert with plait.numpy.asarray first)"
         )
-    return get_aval(x, f"argument {position} of {name}")
+    try:
+        return get_aval(x)
+    except TypeError:  # again, to say where (the message is only built when needed)
+        return get_aval(x, f"argument {position} of {name}")
 
 
 def check_arraylike(name: str, *args: Any) -> list[ShapedArray]:
@@ -79,6 +88,9 @@ def ndim_of(x: Any) -> int:
 
 def dtype_of(x: Any) -> DType:
     """The canonical dtype of an array-like value."""
+    handler = _ARRAY_TYPES.get(x.__class__)
+    if handler is not None:  # a device Array: the commonest case eagerly
+        return handler.aval(x).dtype
     return get_aval(x).dtype
 
 
@@ -101,12 +113,21 @@ def concrete_int(x: Any, what: str) -> int:
 
 def convert(x: Any, dtype: Any, weak_type: builtins.bool = False) -> Array:
     """``x`` converted to ``dtype`` (no-op when it already has that type)."""
+    handler = _ARRAY_TYPES.get(x.__class__)
+    if handler is not None:  # a concrete registered array: its dtype decides
+        if handler.aval(x).dtype == dtype:  # (dtype equality accepts what np.dtype does)
+            return x
+        return lax._convert_element_type(x, np.dtype(dtype), weak_type)
     dt = np.dtype(dtype)
     if is_python_scalar(x):
         # A weak Python scalar already of the target dtype joins the operation as it
         # is: the primitive sees equal dtypes, and staging writes it as a literal.
         if type(x) is not builtins.bool and dtypes.python_scalar_dtype(x) == dt:
             return x
+        if not weak_type:
+            folded = _host_converted(x, dt)
+            if folded is not None:
+                return folded
     else:
         aval = get_aval(x)
         if aval.dtype == dt and aval.weak_type == weak_type:
@@ -116,9 +137,54 @@ def convert(x: Any, dtype: Any, weak_type: builtins.bool = False) -> Array:
     return lax._convert_element_type(x, dt, weak_type)
 
 
+_folded: tuple[dict[tuple[type, Any, DType], np.generic], ...] = ({}, {})
+"""By the x64 flag: ``(type, value, dtype)`` of a Python scalar -> the NumPy
+scalar it converts to (NumPy scalars are immutable, so one serves every call)."""
+_MAX_FOLDED = 1024
+_INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
+
+
+def _host_converted(x: Any, dt: DType) -> np.generic | None:
+    """A Python scalar converted to the strong dtype ``dt`` on the host: the NumPy
+    scalar that staging folds ``convert_element_type`` of the literal to (with
+    the primitive's own reference conversion), so eager code and staged code
+    compute with the same constant and no device operation makes it.
+
+    ``None`` where ``convert_element_type`` must run to say what is wrong or
+    to keep a value out of the cache: complex values, ints outside int32 or
+    outside an integer ``dt``, non-finite floats to integers."""
+    t = x.__class__
+    table = _folded[config.x64_enabled]
+    key = (t, x, dt)
+    hit = table.get(key)
+    if hit is not None:
+        return hit
+    if t is builtins.complex:
+        return None
+    if t is builtins.int and not _INT32_MIN <= x <= _INT32_MAX:
+        return None
+    if dtypes.is_int(dt) and t is not builtins.bool:
+        if t is builtins.float and not math.isfinite(x):
+            return None
+        info = np.iinfo(dt)
+        if t is builtins.int and not int(info.min) <= x <= int(info.max):
+            return None
+    value = lax_ew.convert_element_type_p.impl(to_numpy(x), new_dtype=dt, weak_type=False)
+    out = cast(np.generic, np.asarray(value, dt)[()])  # a 0-d array's item: a NumPy scalar
+    # Float zeros stay out (0.0 and -0.0 are equal keys with different bits),
+    # and so do NaNs (never equal to themselves, so never found again).
+    if not (t is builtins.float and (x == 0.0 or x != x)):
+        if len(table) >= _MAX_FOLDED:
+            table.clear()
+        table[key] = out
+    return out
+
+
 def as_array(x: Any, name: str, position: int | str = 0) -> Array:
     """``x`` as an array value (Python and NumPy scalars become 0-d arrays keeping
     their weak type); lists and other objects raise ``TypeError``."""
+    if x.__class__ in _ARRAY_TYPES:
+        return x
     if type(x) is SymbolicDim:
         x = dimension_as_value(x)
     aval = aval_of(x, name, position)
@@ -232,41 +298,84 @@ def broadcast_args(name: str, *args: Any, keep_scalars: builtins.bool = False) -
 def _array_aval(x: Any) -> ShapedArray | None:
     """The aval of an array value (tracer, NumPy array, registered array type),
     or None for anything else; cheap, for the fast path below."""
+    handler = _ARRAY_TYPES.get(x.__class__)
+    if handler is not None:
+        return handler.aval(x)
     if isinstance(x, Tracer):
         return x.aval
-    t = type(x)
-    if t is np.ndarray:
+    if type(x) is np.ndarray:
         return get_aval(x)
-    handler = _ARRAY_TYPES.get(t)
-    return handler.aval(x) if handler is not None else None
+    return None
 
 
-def _already_promoted(args: Sequence[Any], keep_scalars: builtins.bool) -> builtins.bool:
-    """True when two operands need no conversion and no broadcast: arrays of one
-    dtype, weakness and shape, or an array and a Python scalar of its dtype
-    (which elementwise primitives take as it is)."""
-    if len(args) != 2:
+_scalar_joins: dict[tuple[DType, builtins.bool, type, builtins.bool], builtins.bool] = {}
+
+
+def _yields_to(aval: ShapedArray, scalar: Any) -> builtins.bool:
+    """Whether an array of ``aval`` and the Python scalar ``scalar`` promote to
+    the array's own type (the scalar is weak, or a bool meeting numbers), so
+    that only the scalar needs converting.  Ints outside int32 are left to the
+    general path, which says whether they fit."""
+    t = scalar.__class__
+    if t is builtins.int and not _INT32_MIN <= scalar <= _INT32_MAX:
         return False
-    a, b = args
-    aa = _array_aval(a)
-    if aa is None:
-        return False
-    if keep_scalars and type(b) in _PY_SCALARS and type(b) is not builtins.bool:
-        return dtypes.python_scalar_dtype(b) == aa.dtype
-    ab = _array_aval(b)
-    return (
-        ab is not None
-        and aa.dtype == ab.dtype
-        and aa.weak_type == ab.weak_type
-        and definitely_equal_shapes(aa.shape, ab.shape)
-    )
+    key = (aval.dtype, aval.weak_type, t, config.x64_enabled)
+    hit = _scalar_joins.get(key)
+    if hit is None:
+        try:
+            joined = dtypes.result_type_and_weakness(aval, t(0))
+        except TypeError:  # no promotion at all: the general path says so, naming the function
+            return False
+        hit = _scalar_joins[key] = joined == (aval.dtype, aval.weak_type)
+    return hit
+
+
+def _scalar_for(aval: ShapedArray, scalar: Any) -> Any:
+    """The Python ``scalar`` promoted to join an array of ``aval`` when it yields
+    to it (as it is when it already has the array's dtype: elementwise
+    primitives take it so; else converted, on the host where it can be), or
+    ``None`` when promotion is the general path's business."""
+    if scalar.__class__ is not builtins.bool and dtypes.python_scalar_dtype(scalar) == aval.dtype:
+        return scalar
+    if not _yields_to(aval, scalar):
+        return None
+    folded = None if aval.weak_type else _host_converted(scalar, aval.dtype)
+    return convert(scalar, aval.dtype, aval.weak_type) if folded is None else folded
+
+
+def _promoted_pair(a: Any, b: Any, keep_scalars: builtins.bool) -> list[Array] | None:
+    """The common pairs of a binary function, promoted without the general
+    machinery: two arrays of one dtype, weakness and shape (as they are), or
+    an array and a Python scalar that yields to it (the scalar promoted; it
+    stays rank-0, so only with ``keep_scalars``).  ``None`` for the rest."""
+    handler = _ARRAY_TYPES.get(a.__class__)
+    aa = handler.aval(a) if handler is not None else _array_aval(a)
+    if aa is not None:
+        if b.__class__ in _PY_SCALARS:
+            sb = _scalar_for(aa, b) if keep_scalars else None
+            return None if sb is None else [a, sb]
+        handler = _ARRAY_TYPES.get(b.__class__)
+        ab = handler.aval(b) if handler is not None else _array_aval(b)
+        # ShapedArray equality is exactly "same dtype, weakness and shape"
+        # (symbolic dimensions compared as polynomials, undecidable = unequal).
+        if ab is not None and (aa is ab or aa == ab):
+            return [a, b]
+        return None
+    if keep_scalars and a.__class__ in _PY_SCALARS:
+        ab = _array_aval(b)
+        sa = None if ab is None else _scalar_for(ab, a)
+        if sa is not None:
+            return [sa, b]
+    return None
 
 
 def promote_args(name: str, *args: Any, keep_scalars: builtins.bool = True) -> list[Array]:
     """Common dtype and common shape: the inputs of a NumPy binary function.
     Rank-0 operands stay rank-0 unless ``keep_scalars=False``."""
-    if _already_promoted(args, keep_scalars):
-        return list(args)
+    if len(args) == 2:
+        pair = _promoted_pair(args[0], args[1], keep_scalars)
+        if pair is not None:
+            return pair
     return broadcast_args(name, *promote_dtypes(name, *args), keep_scalars=keep_scalars)
 
 
@@ -295,11 +404,14 @@ def canonicalize_axis(axis: Any, ndim: int, name: str, argname: str = "axis") ->
     return a + ndim if a < 0 else a
 
 
+_EVERY_AXIS = [tuple(range(n)) for n in range(33)]
+
+
 def canonicalize_axes(axis: Any, ndim: int, name: str, argname: str = "axis") -> tuple[int, ...]:
     """``None`` (every axis), an int or a sequence of ints, as sorted-as-given
     non-negative axes; repeated axes are a ``ValueError``."""
     if axis is None:
-        return tuple(range(ndim))
+        return _EVERY_AXIS[ndim] if ndim < len(_EVERY_AXIS) else tuple(range(ndim))
     items = axis if isinstance(axis, (tuple, list)) else (axis,)
     out = tuple(canonicalize_axis(a, ndim, name, argname) for a in items)
     if len(set(out)) != len(out):

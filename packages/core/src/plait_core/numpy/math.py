@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from plait_core import dtypes, lax
+from plait_core.abstract import _array_types as _ARRAY_TYPES
 from plait_core.numpy._util import (
     Array,
     ArrayLike,
@@ -56,7 +57,8 @@ def _no_bool(name: str, x: Array) -> None:
 
 def _inexact_unary(name: str, op: Callable[[Array], Array], what: str) -> UnaryFn:
     def fn(x: ArrayLike, /) -> Array:
-        aval = _array_aval(x)
+        handler = _ARRAY_TYPES.get(x.__class__)  # a device Array: the commonest case eagerly
+        aval = handler.aval(x) if handler is not None else _array_aval(x)
         if aval is None or not dtypes.is_inexact(aval.dtype):
             (x,) = promote_dtypes_inexact(name, x)
         return op(x)

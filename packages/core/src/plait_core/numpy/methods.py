@@ -18,16 +18,20 @@ from typing import Any
 import numpy as np
 
 from plait_core import dtypes, lax
+from plait_core.abstract import _array_types as _ARRAY_TYPES
 from plait_core.abstract import is_known_value
 from plait_core.dims import SymbolicDim
 from plait_core.numpy import indexing, linalg, logic, math, reductions, selection, shape, sorting, updates
-from plait_core.numpy._util import Array
+from plait_core.numpy._util import _PY_SCALARS, Array
 from plait_core.trace import concrete_or_error
 
 Binary = Callable[[Any, Any], Any]
 
 
 def _is_operand(x: Any) -> builtins.bool:
+    t = x.__class__
+    if t in _ARRAY_TYPES or t in _PY_SCALARS:  # the common operands, answered first
+        return True
     if isinstance(x, (list, tuple)):
         # Python would otherwise try list repetition with the array as the count.
         raise TypeError(f"array operators do not accept a {type(x).__name__}; convert it with "

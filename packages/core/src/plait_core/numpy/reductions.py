@@ -30,6 +30,7 @@ from plait_core.numpy._util import (
     ArrayLike,
     _dim_as_value,
     as_array,
+    aval_of,
     broadcast_to_shape,
     canonicalize_axes,
     canonicalize_axis,
@@ -40,8 +41,30 @@ from plait_core.numpy._util import (
     slice_axis,
     to_inexact,
 )
+from plait_core.primitive import Primitive
+from plait_core.primitives import reductions as _rp
 
 DType = np.dtype[Any]
+
+
+def _bound(prim: Primitive) -> Callable[[Array, tuple[int, ...]], Array]:
+    """The reduction ``prim`` over axes that :func:`canonicalize_axes` has made
+    canonical (non-negative, distinct ints): bound directly, since the
+    ``lax.reduce_*`` function would only check again what is established."""
+
+    def reduce(x: Array, axes: tuple[int, ...]) -> Array:
+        return prim.bind(x, axes=axes)
+
+    reduce.__name__ = reduce.__qualname__ = prim.name
+    return reduce
+
+
+_reduce_sum = _bound(_rp.reduce_sum_p)
+_reduce_prod = _bound(_rp.reduce_prod_p)
+_reduce_max = _bound(_rp.reduce_max_p)
+_reduce_min = _bound(_rp.reduce_min_p)
+_reduce_and = _bound(_rp.reduce_and_p)
+_reduce_or = _bound(_rp.reduce_or_p)
 
 
 def _no_out(name: str, out: Any) -> None:
@@ -69,6 +92,8 @@ def _mask(name: str, x: Array, where: ArrayLike | None, fill: Any) -> Array:
 
 def _accumulation_dtype(dt: DType, promote_integers: builtins.bool) -> DType:
     """The dtype a sum or product of ``dt`` values accumulates in."""
+    if dtypes.is_inexact(dt):
+        return dt
     if dtypes.is_bool(dt):
         return dtypes.default_int_dtype()
     if promote_integers and dtypes.is_int(dt):
@@ -95,25 +120,29 @@ def _sum_like(name: str, reduce: Callable[[Array, tuple[int, ...]], Array],
               combine: Callable[[Array, Array], Array], unit: int,
               a: ArrayLike, axis: Any, dtype: Any, out: Any, keepdims: builtins.bool,
               initial: ArrayLike | None, where: ArrayLike | None, promote_integers: builtins.bool) -> Array:
-    _no_out(name, out)
+    if out is not None:
+        _no_out(name, out)
     x = as_array(a, name)
-    axes = canonicalize_axes(axis, x.ndim, name)
+    aval = aval_of(x, name)
+    axes = canonicalize_axes(axis, len(aval.shape), name)
     if dtype is not None:
         dt = dtypes.canonicalize_dtype(np.dtype(dtype))
     else:
-        dt = _accumulation_dtype(dtype_of(x), promote_integers)
-    if dtypes.is_bool(dt):
+        dt = _accumulation_dtype(aval.dtype, promote_integers)
+    if dt == dtypes.bool_:
         # A boolean sum is "any" and a boolean product "all".
         b = _mask(name, _to_bool(x), where, unit != 0)
-        r = (lax.reduce_and if unit else lax.reduce_or)(b, axes)
+        r = (_reduce_and if unit else _reduce_or)(b, axes)
         if initial is not None:
             r = (lax.bitwise_and if unit else lax.bitwise_or)(r, _to_bool(convert(initial, dt)))
         return _keepdims(r, axes, keepdims)
-    x = _mask(name, convert(x, dt), where, unit)
+    x = convert(x, dt)
+    if where is not None:
+        x = _mask(name, x, where, unit)
     r = reduce(x, axes)
     if initial is not None:
         r = combine(r, convert(initial, dt))
-    return _keepdims(r, axes, keepdims)
+    return _keepdims(r, axes, keepdims) if keepdims else r
 
 
 def sum(a: ArrayLike, axis: Any = None, dtype: Any = None, out: None = None,
@@ -121,7 +150,7 @@ def sum(a: ArrayLike, axis: Any = None, dtype: Any = None, out: None = None,
         where: ArrayLike | None = None, promote_integers: builtins.bool = True) -> Array:
     """The sum over ``axis`` (all axes by default).  Booleans and narrow integers
     accumulate in the default integer width; ``initial`` is added to the result."""
-    return _sum_like("sum", lax.reduce_sum, lax.add, 0, a, axis, dtype, out, keepdims,
+    return _sum_like("sum", _reduce_sum, lax.add, 0, a, axis, dtype, out, keepdims,
                      initial, where, promote_integers)
 
 
@@ -129,7 +158,7 @@ def prod(a: ArrayLike, axis: Any = None, dtype: Any = None, out: None = None,
          keepdims: builtins.bool = False, initial: ArrayLike | None = None,
          where: ArrayLike | None = None, promote_integers: builtins.bool = True) -> Array:
     """The product over ``axis`` (all axes by default); integer rules as :func:`sum`."""
-    return _sum_like("prod", lax.reduce_prod, lax.mul, 1, a, axis, dtype, out, keepdims,
+    return _sum_like("prod", _reduce_prod, lax.mul, 1, a, axis, dtype, out, keepdims,
                      initial, where, promote_integers)
 
 
@@ -162,7 +191,7 @@ def _extremum(name: str, reduce: Callable[[Array, tuple[int, ...]], Array],
             shape = tuple(d for i, d in enumerate(x.shape) if i not in axes)
             return _keepdims(broadcast_to_shape(init, shape, name), axes, keepdims)
         if dtypes.is_bool(dtype_of(x)):
-            combine = lax.bitwise_or if reduce is lax.reduce_max else lax.bitwise_and
+            combine = lax.bitwise_or if reduce is _reduce_max else lax.bitwise_and
         r = combine(reduce(x, axes), init)
         return _keepdims(r, axes, keepdims)
     return _keepdims(reduce(x, axes), axes, keepdims)
@@ -172,14 +201,14 @@ def max(a: ArrayLike, axis: Any = None, out: None = None, keepdims: builtins.boo
         initial: ArrayLike | None = None, where: ArrayLike | None = None) -> Array:
     """The maximum over ``axis``; NaN if any element is NaN.  An empty reduction
     needs ``initial`` (``ValueError`` otherwise)."""
-    return _extremum("max", lax.reduce_max, lax.max, a, axis, out, keepdims, initial, where)
+    return _extremum("max", _reduce_max, lax.max, a, axis, out, keepdims, initial, where)
 
 
 def min(a: ArrayLike, axis: Any = None, out: None = None, keepdims: builtins.bool = False,
         initial: ArrayLike | None = None, where: ArrayLike | None = None) -> Array:
     """The minimum over ``axis``; NaN if any element is NaN.  An empty reduction
     needs ``initial`` (``ValueError`` otherwise)."""
-    return _extremum("min", lax.reduce_min, lax.min, a, axis, out, keepdims, initial, where)
+    return _extremum("min", _reduce_min, lax.min, a, axis, out, keepdims, initial, where)
 
 
 amax, amin = max, min
@@ -198,13 +227,13 @@ def _logical_reduce(name: str, reduce: Callable[[Array, tuple[int, ...]], Array]
 def any(a: ArrayLike, axis: Any = None, out: None = None, keepdims: builtins.bool = False,
         *, where: ArrayLike | None = None) -> Array:
     """Whether any element over ``axis`` is true (non-zero)."""
-    return _logical_reduce("any", lax.reduce_or, False, a, axis, out, keepdims, where)
+    return _logical_reduce("any", _reduce_or, False, a, axis, out, keepdims, where)
 
 
 def all(a: ArrayLike, axis: Any = None, out: None = None, keepdims: builtins.bool = False,
         *, where: ArrayLike | None = None) -> Array:
     """Whether every element over ``axis`` is true (non-zero)."""
-    return _logical_reduce("all", lax.reduce_and, True, a, axis, out, keepdims, where)
+    return _logical_reduce("all", _reduce_and, True, a, axis, out, keepdims, where)
 
 
 def count_nonzero(a: ArrayLike, axis: Any = None, keepdims: builtins.bool = False) -> Array:
@@ -234,7 +263,7 @@ def _count(name: str, x: Array, axes: tuple[int, ...], where: ArrayLike | None, 
     if where is None:
         return _dim_as_value(_reduced_size(tuple(x.shape), axes))
     w = broadcast_to_shape(_to_bool(as_array(where, name, "where")), x.shape, name)
-    return lax.reduce_sum(convert(w, dt), axes)
+    return _reduce_sum(convert(w, dt), axes)
 
 
 def mean(a: ArrayLike, axis: Any = None, dtype: Any = None, out: None = None,
@@ -246,7 +275,7 @@ def mean(a: ArrayLike, axis: Any = None, dtype: Any = None, out: None = None,
     result_dt = dtypes.canonicalize_dtype(np.dtype(dtype)) if dtype is not None else to_inexact(dtype_of(x))
     comp = _float_computation(to_inexact(result_dt))
     xc = _mask("mean", convert(x, comp), where, 0)
-    total = lax.reduce_sum(xc, axes)
+    total = _reduce_sum(xc, axes)
     count = _count("mean", x, axes, where, comp)
     r = lax.div(total, convert(count, comp))
     return _keepdims(convert(r, result_dt), axes, keepdims)
@@ -268,7 +297,7 @@ def var(a: ArrayLike, axis: Any = None, dtype: Any = None, out: None = None, ddo
     xc = convert(x, comp)
     count = _count("var", x, axes, where, comp)
     count_arr = convert(count, comp)
-    centre = lax.div(lax.reduce_sum(_mask("var", xc, where, 0), axes), count_arr)
+    centre = lax.div(_reduce_sum(_mask("var", xc, where, 0), axes), count_arr)
     kept = tuple(i for i in range(x.ndim) if i not in axes)
     centred = lax.sub(xc, lax.broadcast_in_dim(centre, tuple(x.shape), kept))
     if dtypes.is_complex(comp):
@@ -277,7 +306,7 @@ def var(a: ArrayLike, axis: Any = None, dtype: Any = None, out: None = None, ddo
         squares = complex_part("real", lax.mul(centred, complex_part("conj", centred)))
     else:
         squares = lax.mul(centred, centred)
-    total = lax.reduce_sum(_mask("var", squares, where, 0), axes)
+    total = _reduce_sum(_mask("var", squares, where, 0), axes)
     denom = lax.sub(count_arr, convert(ddof, dtype_of(count_arr)))
     r = lax.div(total, convert(denom, dtype_of(total)))
     out_dt = _real_dtype(result_dt)
