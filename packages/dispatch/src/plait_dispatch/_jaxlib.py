@@ -84,6 +84,18 @@ costs 3.5 us; computations on host scalars use device scalars made once.
 Later measurements (``f32[8]``, warm, same machine kind; min of interleaved
 rounds): ``execute_sharded`` + ``consume_with_handlers`` 3.3 us with one
 operand, 3.4 us with two; wrapping the result in an ``Array`` 0.15 us more.
+``jax.jit``'s cached call of ``a * b + a`` is 4.15 us; plait's is 4.4 us.
+
+Why plait's ``jit`` does not ride jaxlib's C++ dispatcher (``_jax.pjit``):
+that dispatcher takes its fast path only for arguments whose type *is*
+jaxlib's ``ArrayImpl`` and returns ``ArrayImpl`` results, whose Python
+methods (operators, ``repr``, ``__array__``) the ``jax`` package installs on
+the C++ type.  plait's ``Array`` wraps an ``ArrayImpl`` (the type cannot be
+subclassed, and installing plait's methods on it would fight ``jax`` in the
+same process), so each call would need an unwrap before and a wrap after the
+C++ call: at least JAX's own 4.15 us plus plait's wrapping, more than the
+lean Python path above.  The floor of any Python path is the execute-and-
+consume pair, 3.3 to 3.4 us, about 0.8 of ``jax.jit``'s whole call.
 """
 
 from __future__ import annotations
