@@ -293,3 +293,24 @@ def test_eager_under_jit_tracing_is_staged(dispatched: list[str]) -> None:
     x = device(np.zeros(3, np.float32))
     np.testing.assert_array_equal(np.asarray(f(x)), np.zeros(3))
     assert "tanh" not in dispatched
+
+
+@pytest.mark.parametrize("sampler", ["normal", "uniform", "randint", "split"])
+def test_an_eager_sampler_compiles_one_program_per_shape(sampler: str) -> None:
+    from plait_core import random
+
+    key = pd.device_put(random.PRNGKey(3))
+    calls = {
+        "normal": lambda: random.normal(key, (11, 3)),
+        "uniform": lambda: random.uniform(key, (11, 3), minval=-2.0, maxval=5.0),
+        "randint": lambda: random.randint(key, (11, 3), 0, 9),
+        "split": lambda: random.split(key, 11),
+    }
+    base = pd.stats.snapshot()["compiles"]
+    first = calls[sampler]()
+    assert pd.stats.snapshot()["compiles"] == base + 1
+    again = calls[sampler]()
+    assert pd.stats.snapshot()["compiles"] == base + 1
+    staged = pd.jit(calls[sampler])()
+    np.testing.assert_array_equal(np.asarray(first), np.asarray(again))
+    np.testing.assert_array_equal(np.asarray(first), np.asarray(staged))

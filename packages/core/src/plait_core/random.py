@@ -10,14 +10,17 @@ primitives so every interpreter can transform it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+import functools
+import inspect
+from collections.abc import Callable, Hashable, Sequence
+from typing import Any, TypeVar
 
 import numpy as np
 
 from plait_core import dtypes, lax
-from plait_core.abstract import get_aval
+from plait_core.abstract import get_aval, registered_array_types
 from plait_core.lax.calls import named_call
+from plait_core.trace import Tracer, is_eager
 
 Array = Any
 KeyArray = Any
@@ -25,6 +28,67 @@ KeyArray = Any
 _ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
 _PARITY = 0x1BD11BDA
 _U32 = dtypes.uint32
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+_MAX_PROGRAMS = 256
+"""Programs remembered per sampler (one per shape and dtype, as JAX's jit)."""
+
+
+def _static_value(value: Any) -> Hashable:
+    """A static argument as a dictionary key (sequences of sizes as tuples)."""
+    if isinstance(value, (np.ndarray, np.generic, Tracer)) or type(value) in registered_array_types():
+        raise TypeError("an array is not a static argument")
+    if isinstance(value, list):
+        return tuple(value)
+    hash(value)
+    return value  # type: ignore[no-any-return]
+
+
+def _one_program(*static: str) -> Callable[[F], F]:
+    """Eagerly, run the sampler as one staged call (one compiled program) per
+    value of its ``static`` arguments (shape, dtype, ...), its other arguments
+    (keys, bounds, probabilities) being the call's operands; otherwise (under a
+    transformation, or when a static argument is not hashable) it runs inline.
+
+    Without this, an eager sampler would compile the cipher's call plus one
+    program per surrounding operation for every new shape."""
+
+    def wrap(fun: F) -> F:
+        signature = inspect.signature(fun)
+        programs: dict[Hashable, Callable[..., Any]] = {}
+
+        @functools.wraps(fun)
+        def run(*args: Any, **kwargs: Any) -> Any:
+            if not is_eager():
+                return fun(*args, **kwargs)
+            try:
+                bound = signature.bind(*args, **kwargs)
+            except TypeError:
+                return fun(*args, **kwargs)  # the sampler's own call says what is wrong
+            bound.apply_defaults()
+            given = bound.arguments
+            try:
+                key = tuple(_static_value(given[name]) for name in static)
+                program = programs.get(key)
+            except TypeError:
+                return fun(*args, **kwargs)
+            operands = tuple(name for name in given if name not in static)
+            if program is None:
+                fixed = dict(zip(static, key))
+
+                def body(*values: Any) -> Any:
+                    return fun(**fixed, **dict(zip(operands, values)))
+
+                program = named_call(body, name=f"random_{fun.__name__}")
+                if len(programs) < _MAX_PROGRAMS:
+                    programs[key] = program
+            return program(*[given[name] for name in operands])
+
+        return run  # type: ignore[return-value]
+
+    return wrap
 
 
 def _u32(x: Any) -> Array:
@@ -112,6 +176,7 @@ def key_data(keys: KeyArray) -> Array:
     return keys
 
 
+@_one_program("num")
 def split(key: KeyArray, num: int = 2) -> KeyArray:
     """``num`` new independent keys, as a ``uint32[num, 2]`` array."""
     _check_key(key, "split")
@@ -137,6 +202,7 @@ def _shape(shape: Sequence[int] | int | None) -> tuple[int, ...]:
     return tuple(int(d) for d in shape)
 
 
+@_one_program("shape", "dtype")
 def bits(key: KeyArray, shape: Sequence[int] = (), dtype: Any = None) -> Array:
     """Uniformly random unsigned integers of ``shape`` (``uint32`` by default)."""
     _check_key(key, "bits")
@@ -159,6 +225,7 @@ def _float_dtype(dtype: Any, where: str) -> np.dtype[Any]:
     return dt
 
 
+@_one_program("shape", "dtype")
 def uniform(key: KeyArray, shape: Sequence[int] = (), dtype: Any = None, minval: Any = 0.0, maxval: Any = 1.0) -> Array:
     """Uniform floats in ``[minval, maxval)``."""
     dt = _float_dtype(dtype, "uniform")
@@ -173,6 +240,7 @@ def uniform(key: KeyArray, shape: Sequence[int] = (), dtype: Any = None, minval:
     return lax.convert_element_type(value, dt)
 
 
+@_one_program("shape", "dtype")
 def normal(key: KeyArray, shape: Sequence[int] = (), dtype: Any = None) -> Array:
     """Standard normal floats (inverse-CDF method)."""
     dt = _float_dtype(dtype, "normal")
@@ -181,6 +249,7 @@ def normal(key: KeyArray, shape: Sequence[int] = (), dtype: Any = None) -> Array
     return lax.convert_element_type(lax.mul(np.float32(np.sqrt(2.0)), lax.erf_inv(u)), dt)
 
 
+@_one_program("shape", "dtype")
 def truncated_normal(key: KeyArray, lower: Any, upper: Any, shape: Sequence[int] = (), dtype: Any = None) -> Array:
     """Normal floats conditioned on ``lower < x < upper`` (inverse-CDF method)."""
     dt = _float_dtype(dtype, "truncated_normal")
@@ -192,6 +261,7 @@ def truncated_normal(key: KeyArray, lower: Any, upper: Any, shape: Sequence[int]
     return lax.convert_element_type(x, dt)
 
 
+@_one_program("shape")
 def bernoulli(key: KeyArray, p: Any = 0.5, shape: Sequence[int] | None = None) -> Array:
     """Booleans that are True with probability ``p`` (broadcast to ``shape``)."""
     p_aval = get_aval(p, "p of random.bernoulli")
@@ -203,6 +273,7 @@ def bernoulli(key: KeyArray, p: Any = 0.5, shape: Sequence[int] | None = None) -
     return lax.lt(u, p32)
 
 
+@_one_program("shape", "dtype")
 def randint(key: KeyArray, shape: Sequence[int], minval: Any, maxval: Any, dtype: Any = None) -> Array:
     """Uniform integers in ``[minval, maxval)``.
 
@@ -226,6 +297,7 @@ def randint(key: KeyArray, shape: Sequence[int], minval: Any, maxval: Any, dtype
     return lax.convert_element_type(out, dt)
 
 
+@_one_program("shape", "dtype")
 def gumbel(key: KeyArray, shape: Sequence[int] = (), dtype: Any = None) -> Array:
     """Standard Gumbel samples."""
     dt = _float_dtype(dtype, "gumbel")
@@ -234,6 +306,7 @@ def gumbel(key: KeyArray, shape: Sequence[int] = (), dtype: Any = None) -> Array
     return lax.convert_element_type(lax.neg(lax.log(lax.neg(lax.log(u)))), dt)
 
 
+@_one_program("shape", "dtype")
 def exponential(key: KeyArray, shape: Sequence[int] = (), dtype: Any = None) -> Array:
     """Standard exponential samples."""
     dt = _float_dtype(dtype, "exponential")
@@ -241,6 +314,7 @@ def exponential(key: KeyArray, shape: Sequence[int] = (), dtype: Any = None) -> 
     return lax.convert_element_type(lax.neg(lax.log1p(lax.neg(u))), dt)
 
 
+@_one_program("axis", "shape")
 def categorical(key: KeyArray, logits: Any, axis: int = -1, shape: Sequence[int] | None = None) -> Array:
     """Indices drawn with probabilities ``softmax(logits)`` along ``axis`` (Gumbel-max)."""
     aval = get_aval(logits, "logits of random.categorical")
