@@ -4,8 +4,9 @@ Inside ``vmap`` over piles, ``custom_jvp_call``, ``custom_vjp_call`` and
 ``custom_ivjp_call`` on ragged values are bound again around their function
 mapped over the piles (:func:`~plait_batching.ragged_jaxpr.ragged_call_jaxpr`),
 with the lengths among their leading operands, and with their rules mapped
-the same way, so that a transformation applied outside the ``vmap`` still
-uses the user's rule:
+the same way (:mod:`plait_core.rebound_rules`, for the :class:`PileFrame` of
+the call), so that a transformation applied outside the ``vmap`` still uses
+the user's rule:
 
 * ``custom_jvp_call``: ``jvp_jaxpr_fun`` maps the user's JVP jaxpr (tangents
   ragged like their primals);
@@ -42,202 +43,57 @@ from plait_core import (
     set_current_trace,
     transformation,
 )
-from plait_core.abstract import to_tangent_type
-from plait_core.custom_derivatives import FwdJaxpr, JvpJaxpr, closure_differentiation_error
-from plait_core.primitives.calls import (
-    StagingCache,
-    called_jaxpr,
-    custom_ivjp_call_p,
-    custom_jvp_call_p,
-    custom_vjp_call_p,
-    custom_vmap_call_p,
-    hashable_key,
-)
+from plait_core.primitives.calls import called_jaxpr, custom_vmap_call_p
 from plait_core.primitives.structural import slice_p, squeeze_p
+from plait_core.rebound_rules import REBOUND_PRIMITIVES, RuleFrame, rebind_custom_call
 
-__all__ = ["RaggedBwd", "RaggedFwdJaxprThunk", "RaggedIvjp", "RaggedJvpJaxprFun"]
-
-
-def _name(rule: Any) -> str:
-    for path in (("name",), ("spec", "name"), ("inner", "name")):
-        obj = rule
-        for attr in path:
-            obj = getattr(obj, attr, None)
-        if isinstance(obj, str):
-            return obj
-    return repr(rule)
+__all__ = ["PileFrame"]
 
 
-class _Mapped:
-    """What every rule mapped over piles knows: the ``frame`` of its call, which
-    of the call's operands are batched, and the call's element types."""
+class PileFrame(RuleFrame[BatchTrace]):
+    """The rules of one call over piles: the :class:`RaggedFrame` of the call
+    (``ragged``) and which of its original operands are batched; values the
+    call made are always batched."""
 
-    __slots__ = ("__weakref__", "batched", "frame", "in_avals", "inner", "name", "out_avals")
+    __slots__ = ("batched", "ragged")
 
-    def __init__(
-        self, inner: Any, frame: RaggedFrame, batched: Sequence[bool], in_avals: Sequence[ShapedArray],
-        out_avals: Sequence[ShapedArray],
-    ) -> None:  # fmt: skip
-        self.inner, self.frame, self.batched, self.name = inner, frame, tuple(batched), _name(inner)
-        self.in_avals, self.out_avals = tuple(in_avals), tuple(out_avals)
+    label, where, sizes_noun = "over_piles", "vmap over piles", "the lengths of the piles"
 
-    def __repr__(self) -> str:
-        return f"over_piles({self.inner!r})"
+    def __init__(self, ragged: RaggedFrame, batched: Sequence[bool]) -> None:
+        super().__init__(ragged.num_lead, len(ragged.sizes))
+        self.ragged, self.batched = ragged, tuple(batched)
 
-    def check_unperturbed(self, flags: Sequence[bool] | None, kind: str) -> None:
-        if flags is not None and any(flags[: self.frame.num_lead]):
-            raise TypeError(closure_differentiation_error(kind, self.name))
+    def _flags(self, origin: Sequence[int | None]) -> list[bool]:
+        return [True if i is None else self.batched[i] for i in origin]
 
+    def stage(self, closed: ClosedJaxpr, origin: Sequence[int | None], with_sizes: bool) -> ClosedJaxpr:
+        names = [n for n, _, _ in self.ragged.sizes]
 
-_memo = StagingCache(64)
-
-
-def _per_flags(owner: Any, flags: Sequence[bool] | None, make: Callable[[], tuple[Any, ClosedJaxpr]]) -> Any:
-    """``make()`` once per (rule, flags): it returns the value to remember and
-    the jaxpr it staged (not remembered when its constants hold tracers)."""
-    key = hashable_key(owner, None if flags is None else tuple(bool(b) for b in flags))
-    hit = _memo.get(key)
-    if hit is None:
-        hit, staged = make()
-        _memo.put(key, hit, staged.consts)
-    return hit
-
-
-def _bind_again(
-    trace: BatchTrace, prim: Primitive, args: Sequence[Any], params: dict[str, Any],
-    new_params: Callable[[RaggedFrame, list[bool]], dict[str, Any]],
-) -> Any:  # fmt: skip
-    """Bind ``prim`` on the parent trace around its function mapped over the
-    piles; ``new_params(frame, batched)`` gives its rule params."""
-    env_of(trace)
-    ops = operands(trace, prim, args)
-    closed = called_jaxpr(prim, params)
-    with set_current_trace(trace.parent):  # type: ignore[arg-type]
-        vals, batched = unpack_operands(trace, ops)
-        body, lead, frame = ragged_call_jaxpr(trace, closed, batched)
-        full = dict(params, call_jaxpr=body, num_consts=len(lead) + params["num_consts"])
-        full.update(new_params(frame, batched))
-        outs = prim.bind(*lead, *vals, **full)
-    return wrap_results(trace, prim, outs, [0] * len(outs), closed.out_avals)
-
-
-# ---------------------------------------------------------------------------
-# custom_jvp_call
-
-
-class RaggedJvpJaxprFun(_Mapped):
-    """``jvp_jaxpr_fun`` of a ``custom_jvp_call`` over piles: the user's JVP
-    jaxpr, mapped (tangents batched and ragged like their primals)."""
-
-    __slots__ = ()
-
-    def __call__(self, in_nonzeros: Sequence[bool]) -> JvpJaxpr:
-        self.check_unperturbed(in_nonzeros, "custom_jvp")
-        nz = list(in_nonzeros)[self.frame.num_lead :]
-
-        def make() -> tuple[JvpJaxpr, ClosedJaxpr]:
-            jj = self.inner(nz)
-            tangents_b = [b for b, z in zip(self.batched, nz) if z]
-            body = self.frame.stage(jj.jaxpr, [*self.batched, *tangents_b])
-            return JvpJaxpr(body, jj.out_nonzeros), body
-
-        return _per_flags(self, nz, make)  # type: ignore[no-any-return]
-
-
-def _custom_jvp_ragged(trace: BatchTrace, prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> Any:
-    closed = params["call_jaxpr"]
-
-    def new_params(frame: RaggedFrame, batched: list[bool]) -> dict[str, Any]:
-        fun = RaggedJvpJaxprFun(params["jvp_jaxpr_fun"], frame, batched, closed.in_avals, closed.out_avals)
-        return {"jvp_jaxpr_fun": fun}
-
-    return _bind_again(trace, prim, args, params, new_params)
-
-
-ragged_rules[custom_jvp_call_p] = _custom_jvp_ragged
-
-
-# ---------------------------------------------------------------------------
-# custom_vjp_call
-
-
-class RaggedFwdJaxprThunk(_Mapped):
-    """``fwd_jaxpr_thunk`` of a ``custom_vjp_call`` over piles: the user's
-    forward jaxpr, mapped, returning the lengths after the residuals."""
-
-    __slots__ = ("latest",)
-
-    def __init__(self, *args: Any) -> None:
-        super().__init__(*args)
-        self.latest: FwdJaxpr | None = None
-
-    def __call__(self, in_perturbed: Sequence[bool] | None = None) -> FwdJaxpr:
-        self.check_unperturbed(in_perturbed, "custom_vjp")
-        pert = None if in_perturbed is None else list(in_perturbed)[self.frame.num_lead :]
-        names = [n for n, _, _ in self.frame.sizes]
-
-        def lengths(t: BatchTrace) -> list[Any]:
-            env = env_of(t)
+        def lengths(trace: BatchTrace) -> list[Any]:
+            env = env_of(trace)
             return [env.sizes[n].lengths for n in names]
 
-        def make() -> tuple[tuple[FwdJaxpr, FwdJaxpr], ClosedJaxpr]:
-            fj = self.inner(pert)
-            body = self.frame.stage(fj.jaxpr, self.batched, lengths)
-            return (fj, FwdJaxpr(body, fj.num_res + len(names), fj.out_tree, fj.res_tree)), body
+        return self.ragged.stage(closed, self._flags(origin), lengths if with_sizes else None)
 
-        inner, out = _per_flags(self, pert, make)
-        self.latest = inner
-        return out  # type: ignore[no-any-return]
+    def run(
+        self, sizes: Sequence[Any], fun: Callable[..., Any], values: Sequence[Any], avals: Sequence[ShapedArray],
+        origin: Sequence[int | None],
+    ) -> tuple[BatchTrace, Any]:  # fmt: skip
+        trace = self.ragged.trace(sizes)
+        with extend_axis_env(self.ragged.axis_frames()), transformation(trace):
+            return trace, fun(*self.ragged.enter(trace, values, avals, self._flags(origin)))
 
+    def zeros(self, aval: ShapedArray) -> Any:
+        return self.ragged.zeros(aval)
 
-class RaggedBwd:
-    """``bwd`` of a ``custom_vjp_call`` over piles: the user's backward rule
-    mapped over the piles whose lengths the forward jaxpr returned."""
-
-    __slots__ = ("__weakref__", "inner", "symbolic_zeros", "thunk")
-
-    def __init__(self, inner: Callable[..., list[Any]], thunk: RaggedFwdJaxprThunk, symbolic_zeros: bool) -> None:
-        self.inner, self.thunk, self.symbolic_zeros = inner, thunk, symbolic_zeros
-
-    def __repr__(self) -> str:
-        return f"over_piles({self.inner!r})"
-
-    def __call__(self, *res_and_cts: Any) -> list[Any]:
-        t = self.thunk
-        if t.latest is None:
-            t()
-        fj = t.latest
-        assert fj is not None
-        frame, nout = t.frame, len(t.out_avals)
-        nres, k = fj.num_res, len(frame.sizes)
-        trace = frame.trace(res_and_cts[nres : nres + k])
-        res_avals = list(fj.jaxpr.out_avals[nout:])
-        ct_avals = [to_tangent_type(a) for a in t.out_avals]
-        cts = [
-            frame.zeros(a) if c is None and not self.symbolic_zeros else c
-            for c, a in zip(res_and_cts[nres + k :], ct_avals)
+    def operand_values(self, trace: BatchTrace, xs: Sequence[Any]) -> list[Any]:
+        return [
+            None if x is None else self.ragged.leave(trace, [x])[0] if b else _first(trace, x)
+            for x, b in zip(xs, self.batched)
         ]
-        values = [*res_and_cts[:nres], *cts]
-        with extend_axis_env(frame.axis_frames()), transformation(trace):
-            result = self.inner(*frame.enter(trace, values, [*res_avals, *ct_avals], [True] * len(values)))
-        return [None] * frame.num_lead + frame.cotangents(trace, result, t.in_avals, t.batched)
 
-
-def _custom_vjp_ragged(trace: BatchTrace, prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> Any:
-    closed: ClosedJaxpr = params["call_jaxpr"]
-
-    def new_params(frame: RaggedFrame, batched: list[bool]) -> dict[str, Any]:
-        thunk = RaggedFwdJaxprThunk(params["fwd_jaxpr_thunk"], frame, batched, closed.in_avals, closed.out_avals)
-        return {"fwd_jaxpr_thunk": thunk, "bwd": RaggedBwd(params["bwd"], thunk, params["symbolic_zeros"])}
-
-    return _bind_again(trace, prim, args, params, new_params)
-
-
-ragged_rules[custom_vjp_call_p] = _custom_vjp_ragged
-
-
-# ---------------------------------------------------------------------------
-# custom_ivjp_call
+    def cotangents(self, trace: BatchTrace, cts: Sequence[Any], avals: Sequence[ShapedArray]) -> list[Any]:
+        return self.ragged.cotangents(trace, cts, avals, self.batched)
 
 
 def _first(trace: BatchTrace, x: Any) -> Any:
@@ -251,48 +107,21 @@ def _first(trace: BatchTrace, x: Any) -> Any:
     return squeeze_p.bind(first, dimensions=(d,))
 
 
-class RaggedIvjp(_Mapped):
-    """``ivjp`` of a ``custom_ivjp_call`` over piles: the user's rule mapped
-    over the piles (the lengths are among its leading operands)."""
-
-    __slots__ = ()
-
-    def __call__(self, xs: Sequence[Any], ys: Sequence[Any], dys: Sequence[Any] | None) -> tuple[list[Any], list[Any]]:
-        frame = self.frame
-        lead = list(xs[: frame.num_lead])
-        lengths = frame.lengths_of(lead)
-        if any(x is None for x in lengths):
-            raise ValueError(
-                f"vmap over piles: the inverse-VJP rule of the custom_ivjp function {self.name} needs the "
-                "lengths of the piles, but they are not available (a bug in the program being inverted)"
-            )
-        trace = frame.trace(lengths)
-        nx, ny = len(self.in_avals), len(self.out_avals)
-        ct_avals = [to_tangent_type(a) for a in self.out_avals]
-        given = [] if dys is None else [frame.zeros(a) if d is None else d for d, a in zip(dys, ct_avals)]
-        values = [*xs[frame.num_lead :], *ys, *given]
-        avals = [*self.in_avals, *self.out_avals, *ct_avals[: len(given)]]
-        flags = [*self.batched, *[True] * (len(values) - nx)]
-        with extend_axis_env(frame.axis_frames()), transformation(trace):
-            ins = frame.enter(trace, values, avals, flags)
-            new_xs, dxs = self.inner(ins[:nx], ins[nx : nx + ny], None if dys is None else ins[nx + ny :])
-        out_xs = [
-            None if x is None else frame.leave(trace, [x])[0] if b else _first(trace, x)
-            for x, b in zip(new_xs, self.batched)
-        ]
-        return [*lead, *out_xs], [None] * frame.num_lead + frame.cotangents(trace, dxs, self.in_avals, self.batched)
+def _custom_ragged(trace: BatchTrace, prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> Any:
+    """Bind ``prim`` on the parent trace around its function mapped over the
+    piles, its rules wrapped for its :class:`PileFrame`."""
+    env_of(trace)
+    ops = operands(trace, prim, args)
+    closed = called_jaxpr(prim, params)
+    with set_current_trace(trace.parent):  # type: ignore[arg-type]
+        vals, batched = unpack_operands(trace, ops)
+        body, lead, frame = ragged_call_jaxpr(trace, closed, batched)
+        outs = rebind_custom_call(prim, PileFrame(frame, batched), body, lead, vals, params)
+    return wrap_results(trace, prim, outs, [0] * len(outs), closed.out_avals)
 
 
-def _custom_ivjp_ragged(trace: BatchTrace, prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> Any:
-    closed: ClosedJaxpr = params["call_jaxpr"]
-
-    def new_params(frame: RaggedFrame, batched: list[bool]) -> dict[str, Any]:
-        return {"ivjp": RaggedIvjp(params["ivjp"], frame, batched, closed.in_avals, closed.out_avals)}
-
-    return _bind_again(trace, prim, args, params, new_params)
-
-
-ragged_rules[custom_ivjp_call_p] = _custom_ivjp_ragged
+for _prim in REBOUND_PRIMITIVES:
+    ragged_rules[_prim] = _custom_ragged
 
 
 ragged_rules.not_supported(
