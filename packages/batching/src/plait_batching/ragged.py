@@ -188,16 +188,28 @@ class RaggedEnv:
         return value
 
     def lengths(self, d: Dim) -> Any:
-        """``d`` for every element: an ``int32[B]`` value (parent trace current)."""
+        """``d`` as a size for every element: an ``int32[B]`` value (parent
+        trace current), never negative: a size that shrinks as the lengths do
+        (``x[1:]`` is ``n - 1``) is empty for the elements it would make
+        negative, as NumPy's slices are."""
         hit = self._lengths.get(d)
         if hit is not None:
             return hit
-        if type(d) is not SymbolicDim:
-            out = broadcast_in_dim_p.bind(np.asarray(d, _I32), shape=(self.axis.size,), broadcast_dimensions=())
-        else:
-            out = self._evaluate(d)
+        out = self.value(d)
+        if type(d) is SymbolicDim and any(coeff < 0 for _, coeff in d.terms):
+            out = max_p.bind(out, self._broadcast(np.asarray(0, _I32)))
         self._lengths[d] = out
         return out
+
+    def value(self, d: Dim) -> Any:
+        """The polynomial ``d`` evaluated for every element (``lax.dimension_as_value``:
+        may be negative)."""
+        if type(d) is not SymbolicDim:
+            return self._broadcast(np.asarray(d, _I32))
+        return self._evaluate(d)
+
+    def _broadcast(self, scalar: Any) -> Any:
+        return broadcast_in_dim_p.bind(scalar, shape=(self.axis.size,), broadcast_dimensions=())
 
     def _evaluate(self, d: SymbolicDim) -> Any:
         others = d.free_names() - self.sizes.keys()
@@ -219,10 +231,6 @@ class RaggedEnv:
             if not mono:
                 term = broadcast_in_dim_p.bind(term, shape=(self.axis.size,), broadcast_dimensions=())
             total = term if total is None else add_p.bind(total, term)
-        if any(coeff < 0 for _, coeff in d.terms):
-            # A size that shrinks as the lengths do (``x[1:]`` is ``n - 1``) is
-            # empty for the elements it would make negative, as NumPy's slices are.
-            total = max_p.bind(total, broadcast_in_dim_p.bind(np.asarray(0, _I32), shape=(self.axis.size,), broadcast_dimensions=()))
         return total
 
     def mask(self, d: Dim, batch_first: bool) -> Any:

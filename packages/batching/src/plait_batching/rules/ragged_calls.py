@@ -96,7 +96,7 @@ def _dim_as_value(trace: BatchTrace, prim: Primitive, args: Sequence[Any], param
     env = env_of(trace)
     dt = dtypes.default_int_dtype()
     with set_current_trace(trace.parent):  # type: ignore[arg-type]
-        lengths = env.lengths(params["dim"])
+        lengths = env.value(params["dim"])
         if get_aval(lengths).dtype != dt:
             lengths = convert_element_type_p.bind(lengths, new_dtype=dt, weak_type=False)
     return BatchTracer(trace, lengths, 0)

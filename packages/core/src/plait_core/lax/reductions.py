@@ -21,7 +21,7 @@ import numpy as np
 
 from plait_core import dtypes
 from plait_core.abstract import ShapedArray, get_aval, to_numpy
-from plait_core.dims import dim_as_int
+from plait_core.dims import dim_as_int, is_symbolic
 from plait_core.primitive import Primitive
 from plait_core.primitives import ad_helpers as _ad
 from plait_core.primitives import reductions as _p
@@ -261,12 +261,16 @@ def _logaddexp(a: Array, b: Array) -> Array:
 
 def cumlogsumexp(operand: Array, axis: int = 0, reverse: bool = False) -> Array:
     """Running ``log(sum(exp(x)))`` along ``axis``, computed stably (a
-    log-depth scan of pairwise ``logaddexp``).  Needs a floating operand and a
-    constant length along ``axis``."""
+    log-depth scan of pairwise ``logaddexp``).  Needs a floating operand.  A
+    symbolic length along ``axis`` (under ``mask``, or a ragged axis inside
+    ``vmap`` over piles) runs as a sequential ``lax.scan`` of that length, since
+    the number of doubling steps would depend on the size's value."""
     aval = operand_aval("cumlogsumexp", operand)
     a = normalize_axis("cumlogsumexp", aval, axis)
     if not dtypes.is_float(aval.dtype):
         raise TypeError(f"lax.cumlogsumexp: the operand must have a floating dtype, got {aval.dtype.name}")
+    if is_symbolic(aval.shape[a]):
+        return _cumlogsumexp_scan(operand, aval, a, reverse)
     n = dim_as_int(aval.shape[a], "the length of the scanned axis of lax.cumlogsumexp")
     lax = lax_function
     x = lax("rev")(operand, (a,)) if reverse else operand
@@ -277,6 +281,22 @@ def cumlogsumexp(operand: Array, axis: int = 0, reverse: bool = False) -> Array:
         x = _logaddexp(x, lax("pad")(x, minus_inf, config))
         shift *= 2
     return lax("rev")(x, (a,)) if reverse else x
+
+
+def _cumlogsumexp_scan(operand: Array, aval: ShapedArray, a: int, reverse: bool) -> Array:
+    """:func:`cumlogsumexp` as a loop over ``axis`` carrying the running value."""
+    lax = lax_function
+    perm = (a, *(d for d in range(aval.ndim) if d != a))
+    xs = lax("transpose")(operand, perm) if a else operand
+    rest = tuple(aval.shape[d] for d in perm[1:])
+    init = lax("broadcast_in_dim")(np.asarray(-np.inf, aval.dtype), rest, ())
+
+    def step(carry: Array, x: Array) -> tuple[Array, Array]:
+        total = _logaddexp(carry, x)
+        return total, total
+
+    _, ys = lax("scan")(step, init, xs, reverse=reverse)
+    return lax("transpose")(ys, tuple(int(i) for i in np.argsort(perm))) if a else ys
 
 
 # ---------------------------------------------------------------------------

@@ -14,6 +14,7 @@ Importing this package installs the array operators and methods on
 
 import numpy as _np
 
+from plait_core.numpy import linalg
 from plait_core.numpy.creation import (
     arange,
     array,
@@ -233,6 +234,7 @@ from plait_core.numpy.selection import (
     take_along_axis,
     unravel_index,
 )
+from plait_core.numpy.setops import unique
 from plait_core.numpy.shape import (
     append,
     array_split,
@@ -441,6 +443,7 @@ __all__ = [
     "left_shift",
     "less",
     "less_equal",
+    "linalg",
     "linspace",
     "log",
     "log10",
@@ -546,6 +549,7 @@ __all__ = [
     "uint32",
     "uint64",
     "uint8",
+    "unique",
     "unravel_index",
     "unsignedinteger",
     "var",

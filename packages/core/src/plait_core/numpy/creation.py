@@ -23,6 +23,7 @@ from plait_core.dims import Dim, Shape, SymbolicDim, canonicalize_shape, is_symb
 from plait_core.numpy._util import (
     Array,
     ArrayLike,
+    _dim_as_value,
     as_array,
     broadcast_shapes,
     broadcast_to_shape,
@@ -310,9 +311,10 @@ def linspace(start: ArrayLike, stop: ArrayLike, num: int = 50, endpoint: builtin
     """``num`` evenly spaced values from ``start`` to ``stop`` (included unless
     ``endpoint=False``).  ``start`` and ``stop`` may be arrays; the samples then run
     along ``axis``.  Integer dtypes round towards negative infinity, as NumPy 2."""
-    num = concrete_int(num, "linspace: num")
-    if num < 0:
-        raise ValueError(f"linspace: num must be non-negative, got {num}")
+    if not is_symbolic(num):  # a symbolic num (x.shape[0] under mask) samples as many points
+        num = concrete_int(num, "linspace: num")
+        if num < 0:
+            raise ValueError(f"linspace: num must be non-negative, got {num}")
     dt = _dtype_arg(dtype, "linspace")
     comp_dt, _ = result_dtype("linspace", start, stop, 1.0)
     comp_dt = to_inexact(comp_dt)
@@ -322,11 +324,13 @@ def linspace(start: ArrayLike, stop: ArrayLike, num: int = 50, endpoint: builtin
     s, e = broadcast_to_shape(s, bshape), broadcast_to_shape(e, bshape)
     nd = len(bshape)
     out_shape = (*bshape, num)
-    div = (num - 1) if endpoint else num
     span = lax.sub(e, s)
     steps = lax.broadcasted_iota(comp_dt, out_shape, nd)
     sb = lax.broadcast_in_dim(s, out_shape, tuple(range(nd)))
-    if div > 0:
+    if is_symbolic(num):
+        out, step = _symbolic_samples(sb, e, span, steps, num, endpoint, comp_dt)
+    elif ((num - 1) if endpoint else num) > 0:
+        div = (num - 1) if endpoint else num
         step = lax.div(span, convert(div, comp_dt))
         out = lax.add(sb, lax.mul(steps, lax.broadcast_in_dim(step, out_shape, tuple(range(nd)))))
         if endpoint and num > 1:
@@ -348,6 +352,26 @@ def linspace(start: ArrayLike, stop: ArrayLike, num: int = 50, endpoint: builtin
         out = lax.floor(out)
     out = convert(out, out_dt)
     return (out, step) if retstep else out
+
+
+def _symbolic_samples(sb: Array, e: Array, span: Array, steps: Array, num: Dim, endpoint: builtins.bool,
+                      dt: DType) -> tuple[Array, Array]:
+    """:func:`linspace`'s samples for a symbolic ``num``: the divisor is a value
+    (``num - 1`` may be 0, where NumPy's single sample is ``start`` and its step NaN)."""
+    shape = tuple(get_aval(steps).shape)
+    nd = len(shape) - 1
+    count = convert(_dim_as_value(num), dt)
+    one = convert(1, dt)
+    div = lax.sub(count, one) if endpoint else count
+    positive = lax.gt(div, convert(0, dt))
+    step = lax.div(span, lax.max(div, one))
+    out = lax.add(sb, lax.mul(steps, lax.broadcast_in_dim(step, shape, tuple(range(nd)))))
+    if endpoint:  # the last sample is exactly stop (when there are two or more)
+        last = lax.bitwise_and(lax.eq(steps, lax.broadcast_in_dim(div, shape, ())),
+                               lax.broadcast_in_dim(positive, shape, ()))
+        out = lax.select_n(last, out, lax.broadcast_in_dim(e, shape, tuple(range(nd))))
+    nan = lax.broadcast_in_dim(convert(np.nan, dt), tuple(get_aval(step).shape), ())
+    return out, lax.select_n(lax.broadcast_in_dim(positive, tuple(get_aval(step).shape), ()), nan, step)
 
 
 def logspace(start: ArrayLike, stop: ArrayLike, num: int = 50, endpoint: builtins.bool = True,

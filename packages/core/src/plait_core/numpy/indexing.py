@@ -27,7 +27,7 @@ import numpy as np
 
 from plait_core import dtypes, lax
 from plait_core.abstract import get_aval
-from plait_core.dims import Dim, definitely_equal, is_symbolic
+from plait_core.dims import Dim, InconclusiveDimensionOperation, definitely_equal, is_symbolic
 from plait_core.numpy._util import (
     Array,
     ArrayLike,
@@ -296,14 +296,43 @@ def _slice_bounds(s: builtins.slice, size: Dim) -> _SliceBounds:
     if type(size) is builtins.int:
         start, stop, step = s.indices(size)
         return _SliceBounds(start, len(range(start, stop, step)), step, size)
-    if step == 1:
+    # Bounds are positions in the axis (a negative bound counts from the end);
+    # unlike concrete slices they are not clipped, so lax.slice refuses a
+    # window it cannot prove lies inside every size.
+    if step > 0:
         lo: Dim = 0 if s.start is None else (size + s.start if s.start < 0 else s.start)
         hi: Dim = size if s.stop is None else (size + s.stop if s.stop < 0 else s.stop)
-        return _SliceBounds(lo, hi - lo, 1, size)
-    if step == -1 and s.start is None and s.stop is None:
-        return _SliceBounds(size - 1, size, -1, size)
-    raise TypeError(f"slicing the symbolic dimension {size} supports only unit steps "
-                    f"(or [::-1]), got the slice {s}")
+        span = hi - lo
+    else:
+        lo = size - 1 if s.start is None else (size + s.start if s.start < 0 else s.start)
+        hi = -1 if s.stop is None else (size + s.stop if s.stop < 0 else s.stop)
+        span = lo - hi
+    length = _ceil_div(span, builtins.abs(step))
+    if length is None:
+        raise TypeError(
+            f"slicing the symbolic dimension {size} supports only unit steps or slices whose length is "
+            f"a polynomial in the sizes (x[::2] of a dimension 2 * n); the slice {s} has length "
+            f"ceil(({span}) / {builtins.abs(step)}), which is not one: a symbolic dimension is an integer "
+            "polynomial and cannot round a division")
+    if type(length) is builtins.int and length < 0:  # x[-1:-3]: empty for every size, as in NumPy
+        length = 0
+    return _SliceBounds(lo, length, step, size)
+
+
+def _ceil_div(num: Dim, k: int) -> Dim | None:
+    """``ceil(num / k)`` for a positive int ``k`` as a dimension, or ``None`` when
+    it is not a polynomial: ``(2 * n - 1) / 2`` rounds up to ``n``, ``n / 2`` to
+    nothing a polynomial can say for every ``n``."""
+    if k == 1:
+        return num
+    top = num + (k - 1)
+    for r in range(k):
+        # top = k * q + r with 0 <= r < k and integer coefficients: floor(top / k) is q for every size.
+        try:
+            return (top - r) // k
+        except InconclusiveDimensionOperation:
+            continue
+    return None
 
 
 def _apply_static_slices(x: Array, bounds: Sequence[_SliceBounds | None]) -> Array:
@@ -348,14 +377,24 @@ def _index_dtype() -> np.dtype[Any]:
     return dtypes.default_int_dtype()
 
 
+def _static_index(i: Dim) -> Any:
+    """A static integer index as an index array; a symbolic position (``n - 1``)
+    stays a dimension, which :func:`_normalize_index_array` turns into a value."""
+    return i if is_symbolic(i) else np.asarray(i)
+
+
 def _normalize_index_array(a: Array, size: Dim) -> Array:
     """An integer index array in the index dtype with negative entries wrapped."""
     idt = _index_dtype()
+    if is_symbolic(a):  # a position such as n - 1 (x.at[-1] under mask): its value
+        return _position_value(a, idt)
     if isinstance(a, (np.ndarray, np.generic)):
         arr = np.asarray(a)
         if arr.size and arr.min() < 0:
             if is_symbolic(size):
-                raise TypeError(f"a negative index cannot be wrapped against the symbolic size {size}")
+                # The size has no static value: the wrapped entries add it as a value.
+                wrap = (arr < 0).astype(idt)
+                return lax.add(arr.astype(idt), lax.mul(wrap, convert(_dim_as_value(size), idt)))
             arr = np.where(arr < 0, arr + builtins.int(size), arr)
         return arr.astype(idt)
     dt = dtype_of(a)
@@ -392,6 +431,33 @@ def _broadcast_index_shapes(shapes: list[tuple[Dim, ...]]) -> tuple[Dim, ...]:
                          f"{listed}") from None
 
 
+def _symbolic_start(e: _SliceBounds) -> builtins.bool:
+    return not e.is_full() and is_symbolic(e.forward_window()[0])
+
+
+def _strided_positions(e: _SliceBounds, idt: np.dtype[Any]) -> Array:
+    """The positions ``start + step * arange(length)`` a strided slice covers
+    (computed from the size's value when the slice has a symbolic length)."""
+    if type(e.length) is builtins.int and type(e.start) is builtins.int:
+        return (np.arange(e.length, dtype=np.int64) * e.step + e.start).astype(idt)
+    steps = lax.mul(lax.iota(idt, e.length), convert(e.step, idt))
+    return lax.add(steps, _position_value(e.start, idt))
+
+
+def _position_value(p: Dim, idt: np.dtype[Any]) -> Array:
+    """A position along an axis (``n - 1``, ``n - 3``) as an index value.
+
+    A symbolic dimension stands for a size, and vmap over piles evaluates one
+    that would be negative for a short element (``n - 3`` for ``n = 2``) as 0;
+    a position must stay negative there (out of range, so dropped), so only its
+    part without the constant term is a dimension's value."""
+    if not is_symbolic(p):
+        return np.asarray(p, idt)
+    const = p.constant_term  # type: ignore[union-attr]
+    rest = convert(_dim_as_value(p - const), idt)
+    return lax.add(rest, convert(const, idt)) if const else rest
+
+
 class _Plan:
     """How an index maps onto gather/scatter: the result layout, the indices array
     and the dimension numbers (see the module docs)."""
@@ -424,6 +490,10 @@ def _plan(shape: Sequence[Dim], entries: Sequence[_SliceBounds | _Adv], index_di
     adjacent = not index_dims_first and (
         adv_dims == list(range(adv_dims[0], adv_dims[0] + len(adv_dims))) if adv_dims else True)
     # The result layout: ("w", dim) windows, ("s", dim) strided slices, ("b", k) index dims.
+    # A unit-step slice starting at a symbolic position (x.at[-2:] under mask) is
+    # written through its positions, as a strided slice is: a window's start would
+    # be clamped into range, while positions before 0 (n - 3 for n = 2) are dropped
+    # as NumPy's slice clips them away.
     layout: list[tuple[str, int]] = []
     if not adjacent:
         layout += [("b", k) for k in range(len(bshape))]
@@ -431,7 +501,7 @@ def _plan(shape: Sequence[Dim], entries: Sequence[_SliceBounds | _Adv], index_di
         if isinstance(e, _Adv):
             if adjacent and d == adv_dims[0]:
                 layout += [("b", k) for k in range(len(bshape))]
-        elif builtins.abs(e.step) == 1:
+        elif builtins.abs(e.step) == 1 and not _symbolic_start(e):
             layout.append(("w", d))
         else:
             layout.append(("s", d))
@@ -463,12 +533,9 @@ def _plan(shape: Sequence[Dim], entries: Sequence[_SliceBounds | _Adv], index_di
         if isinstance(e, _Adv):
             slice_sizes.append(1)
             continue
-        if builtins.abs(e.step) != 1:
+        if ("s", d) in layout:
             pos = batch_pos.index(layout.index(("s", d)))
-            if type(e.length) is not builtins.int or type(e.start) is not builtins.int:
-                raise TypeError(f"a strided slice of the symbolic dimension {e.size} is not supported here")
-            values = np.arange(e.length, dtype=np.int64) * e.step + e.start
-            components[d] = _broadcast_in_dim(values.astype(idt), batch_shape, (pos,))
+            components[d] = _broadcast_in_dim(_strided_positions(e, idt), batch_shape, (pos,))
             collapsed.append(d)
             slice_sizes.append(1)
             continue
@@ -477,8 +544,6 @@ def _plan(shape: Sequence[Dim], entries: Sequence[_SliceBounds | _Adv], index_di
         if e.step == -1:
             reversed_out.append(layout.index(("w", d)))
         if not e.is_full():
-            if is_symbolic(first):
-                raise TypeError(f"a slice starting at the symbolic position {first} is not supported here")
             components[d] = _broadcast_in_dim(np.asarray(first, idt), batch_shape, ())
     index_map = tuple(sorted(components))
     plan = _Plan()
@@ -534,7 +599,7 @@ def getitem(x: ArrayLike, idx: Any, *, mode: Any = None, fill_value: Any = None,
             adv_entries.append(_SliceBounds(0, shape[d], 1, shape[d]))
         elif isinstance(e, _Int):
             value = e.value if mode is not None else _normalize_int(e.value, shape[d], d)
-            adv_entries.append(_Adv(_normalize_index_array(np.asarray(value), shape[d])))
+            adv_entries.append(_Adv(_normalize_index_array(_static_index(value), shape[d])))
         else:
             adv_entries.append(_Adv(_normalize_index_array(e.value, shape[d])))
     plan = _plan(shape, adv_entries, index_dims_first)

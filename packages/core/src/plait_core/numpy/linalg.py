@@ -1,5 +1,7 @@
 """Products: ``dot``, ``matmul``, ``tensordot``, ``inner``, ``outer``, ``vdot``,
-``vecdot`` and ``einsum`` (see :mod:`plait_core.numpy.einsum`).
+``vecdot`` and ``einsum`` (see :mod:`plait_core.numpy.einsum`); and, since
+``plait.numpy.linalg`` is this module, the norms ``norm``, ``vector_norm``
+and ``matrix_norm`` (see :mod:`plait_core.numpy.norms`).
 
 Each lowers to one ``lax.dot_general`` after promoting the operands to a
 common dtype.  ``precision`` and ``preferred_element_type`` are passed to it.
@@ -26,6 +28,7 @@ from plait_core.numpy._util import (
     promote_dtypes,
     shape_str,
 )
+from plait_core.numpy.norms import matrix_norm, norm, vector_norm
 
 Contraction = tuple[tuple[Sequence[int], Sequence[int]], tuple[Sequence[int], Sequence[int]]]
 
@@ -189,4 +192,17 @@ def vecdot(x1: ArrayLike, x2: ArrayLike, /, *, axis: int = -1, precision: Any = 
 
 from plait_core.numpy.einsum import einsum, einsum_path  # noqa: E402
 
-__all__ = ["dot", "einsum", "einsum_path", "inner", "matmul", "outer", "tensordot", "vdot", "vecdot"]
+__all__ = [
+    "dot",
+    "einsum",
+    "einsum_path",
+    "inner",
+    "matmul",
+    "matrix_norm",
+    "norm",
+    "outer",
+    "tensordot",
+    "vdot",
+    "vecdot",
+    "vector_norm",
+]

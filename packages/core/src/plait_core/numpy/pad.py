@@ -3,8 +3,9 @@
 Modes: ``constant`` (``constant_values`` per axis and side), ``empty`` (zeros),
 ``edge``, ``reflect`` and ``symmetric`` (even reflection), ``wrap``, and the
 whole-axis statistics ``maximum``, ``minimum`` and ``mean``.  Pad widths must
-be concrete.  ``constant`` lowers to ``lax.pad`` and works with symbolic
-sizes; the other modes need the axis length.
+be concrete.  Every mode works with symbolic sizes (under ``mask``, a ragged
+axis inside ``vmap`` over piles): ``constant`` lowers to ``lax.pad``, and the
+periodic modes read source positions computed from the length as a value.
 """
 
 from __future__ import annotations
@@ -16,8 +17,17 @@ import numpy as np
 
 from plait_core import dtypes, lax
 from plait_core.abstract import get_aval
-from plait_core.dims import dim_as_int
-from plait_core.numpy._util import Array, ArrayLike, as_array, convert, dtype_of, shape_str, slice_axis
+from plait_core.dims import Dim
+from plait_core.numpy._util import (
+    Array,
+    ArrayLike,
+    _dim_as_value,
+    as_array,
+    convert,
+    dtype_of,
+    shape_str,
+    slice_axis,
+)
 from plait_core.trace import concrete_or_error
 
 _MODES = ("constant", "empty", "edge", "reflect", "symmetric", "wrap", "maximum", "minimum", "mean")
@@ -62,8 +72,8 @@ def pad(array: ArrayLike, pad_width: Any, mode: str = "constant", **kwargs: Any)
     for ax, (lo, hi) in enumerate(widths):
         if lo == 0 and hi == 0:
             continue
-        n = dim_as_int(get_aval(x).shape[ax], f"pad with mode {mode!r} (the axis length)")
-        if n == 0:
+        n = get_aval(x).shape[ax]
+        if type(n) is builtins.int and n == 0:
             raise ValueError(f"pad: can't extend the empty axis {ax} of shape {shape_str(get_aval(x).shape)} "
                              f"using modes other than 'constant' or 'empty'")
         if mode == "edge":
@@ -96,7 +106,7 @@ def _cast_fill(value: Any, dt: np.dtype[Any]) -> Array:
         return convert(np.asarray(value).astype(dt), dt)
 
 
-def _pad_edge(x: Array, ax: int, n: int, lo: int, hi: int) -> Array:
+def _pad_edge(x: Array, ax: int, n: Dim, lo: int, hi: int) -> Array:
     shape = list(get_aval(x).shape)
     parts = []
     dims = tuple(range(len(shape)))
@@ -112,10 +122,12 @@ def _pad_edge(x: Array, ax: int, n: int, lo: int, hi: int) -> Array:
     return lax.concatenate(parts, ax)
 
 
-def _pad_by_index(x: Array, ax: int, n: int, lo: int, hi: int, mode: str) -> Array:
+def _pad_by_index(x: Array, ax: int, n: Dim, lo: int, hi: int, mode: str) -> Array:
     """Periodic extensions: each output position reads a source position."""
     from plait_core.numpy.selection import take
 
+    if type(n) is not builtins.int:
+        return take(x, _symbolic_sources(n, lo, hi, mode), axis=ax, mode="promise_in_bounds")
     i = np.arange(-lo, n + hi)
     if mode == "wrap":
         src = i % n
@@ -129,6 +141,33 @@ def _pad_by_index(x: Array, ax: int, n: int, lo: int, hi: int, mode: str) -> Arr
         j = i % period
         src = np.where(j < n, j, period - j)
     return take(x, src.astype(dtypes.default_int_dtype()), axis=ax, mode="promise_in_bounds")
+
+
+def _symbolic_sources(n: Dim, lo: int, hi: int, mode: str) -> Array:
+    """The source positions of :func:`_pad_by_index` for a symbolic length
+    ``n`` (under mask, a ragged axis), computed from ``n`` as a value."""
+    idt = dtypes.default_int_dtype()
+    size = convert(_dim_as_value(n), idt)
+
+    def const(v: int) -> np.ndarray:
+        return np.asarray(v, idt)
+
+    def positive_mod(a: Array, m: Array) -> Array:
+        m = lax.max(m, const(1))  # a period of 0 (reflect with n = 1) is handled below
+        return lax.rem(lax.add(lax.rem(a, m), m), m)
+
+    def mirror(j: Array, bound: Array, period_end: Array) -> Array:
+        return lax.select_n(lax.lt(j, bound), lax.sub(period_end, j), j)
+
+    i = lax.sub(lax.iota(idt, n + lo + hi), const(lo))
+    if mode == "wrap":
+        return positive_mod(i, size)
+    if mode == "symmetric":
+        twice = lax.mul(size, const(2))
+        return mirror(positive_mod(i, twice), size, lax.sub(twice, const(1)))
+    period = lax.mul(lax.sub(size, const(1)), const(2))
+    src = mirror(positive_mod(i, period), size, period)
+    return lax.select_n(lax.eq(size, const(1)), src, lax.broadcast_in_dim(const(0), tuple(get_aval(i).shape), ()))
 
 
 def _pad_stat(x: Array, ax: int, lo: int, hi: int, mode: str) -> Array:

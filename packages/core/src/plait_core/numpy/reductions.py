@@ -523,16 +523,24 @@ def median(a: ArrayLike, axis: Any = None, out: None = None, overwrite_input: bu
 
 
 def _median_last(x: Array) -> Array:
-    from plait_core.dims import dim_as_int
+    from plait_core.dims import is_symbolic
 
-    n = dim_as_int(x.shape[-1], "median (the length of the reduced axis)")
-    if n == 0:
+    n = x.shape[-1]
+    if type(n) is builtins.int and n == 0:
         raise ValueError("median: cannot take the median of an empty axis")
     xf = convert(x, to_inexact(dtype_of(x)))
     s = lax.sort(xf, dimension=x.ndim - 1)
     last = x.ndim - 1
-    lo = lax.squeeze(slice_axis(s, (n - 1) // 2, (n - 1) // 2 + 1, last), (last,))
-    hi = lax.squeeze(slice_axis(s, n // 2, n // 2 + 1, last), (last,))
+    if is_symbolic(n):
+        # The middle of a symbolic length (mask, a ragged axis) is a position known as a value.
+        idt = dtypes.default_int_dtype()
+        size = convert(_dim_as_value(n), idt)
+        two_i = np.asarray(2, idt)
+        lo = lax.dynamic_index_in_dim(s, lax.div(lax.sub(size, np.asarray(1, idt)), two_i), last, False)
+        hi = lax.dynamic_index_in_dim(s, lax.div(size, two_i), last, False)
+    else:
+        lo = lax.squeeze(slice_axis(s, (n - 1) // 2, (n - 1) // 2 + 1, last), (last,))
+        hi = lax.squeeze(slice_axis(s, n // 2, n // 2 + 1, last), (last,))
     two = convert(2, dtype_of(lo))
     r = lax.div(lax.add(lo, hi), two)
     has_nan = lax.reduce_or(lax.ne(xf, xf), (last,))

@@ -18,7 +18,7 @@ import numpy as np
 
 from plait_core import dtypes, lax
 from plait_core.abstract import get_aval
-from plait_core.dims import Dim
+from plait_core.dims import Dim, dim_as_int
 from plait_core.numpy._util import (
     Array,
     ArrayLike,
@@ -50,7 +50,7 @@ def _prepare_take_indices(indices: Array, size: Dim, mode: str, name: str) -> tu
     if mode == "raise":
         value = concrete_or_error(indices, f"{name} with mode='raise'")
         arr = np.asarray(value)
-        n = builtins.int(size)
+        n = dim_as_int(size, f"{name} with mode='raise' (the axis length)")
         if arr.size and (arr.min() < -n or arr.max() >= n):
             bad = arr[(arr < -n) | (arr >= n)].flat[0]
             raise IndexError(f"{name}: index {bad} is out of bounds for an axis of size {n}")

@@ -22,6 +22,8 @@ from plait_core.dims import (
     InconclusiveDimensionOperation,
     definitely_equal,
     dim_as_int,
+    is_symbolic,
+    min_dim,
     shape_size,
 )
 from plait_core.numpy._util import (
@@ -562,11 +564,19 @@ def _roll_one(x: Array, shift: Any, ax: int) -> Array:
     n = get_aval(x).shape[ax]
     if type(n) is builtins.int and n == 0:
         return x
-    if isinstance(shift, Tracer) and shift.to_concrete_value() is None:
-        from plait_core.numpy.math import remainder, subtract
+    traced_shift = isinstance(shift, Tracer) and shift.to_concrete_value() is None
+    if traced_shift or is_symbolic(n):
+        # The split point is known only as a value (a traced shift, or an axis of
+        # symbolic length: n under mask, a ragged length in vmap over piles): read
+        # a window of length n out of x twice over, starting at n - shift mod n.
+        from plait_core.numpy.math import maximum, remainder, subtract
 
+        if not traced_shift:
+            shift = concrete_int(shift, "roll: shift")
         size = _dim_as_value(n)
-        start = subtract(size, remainder(shift, size))
+        # An empty element of a pile has size 0; dividing by 1 instead keeps
+        # the remainder defined (the window is empty anyway).
+        start = subtract(size, remainder(shift, maximum(size, 1)))
         doubled = lax.concatenate([x, x], ax)
         starts: list[Any] = [0] * get_aval(x).ndim
         starts[ax] = convert(start, dtypes.default_int_dtype())
@@ -621,13 +631,25 @@ def diagonal(a: ArrayLike, offset: int = 0, axis1: int = 0, axis2: int = 1) -> A
     offset = concrete_int(offset, "diagonal: offset")
     rest = [i for i in range(nd) if i not in (i1, i2)]
     moved = lax.transpose(x, (*rest, i1, i2))
-    n = dim_as_int(get_aval(x).shape[i1], "diagonal (the size of axis1)")
-    m = dim_as_int(get_aval(x).shape[i2], "diagonal (the size of axis2)")
+    n, m = get_aval(x).shape[i1], get_aval(x).shape[i2]
     row0, col0 = builtins.max(0, -offset), builtins.max(0, offset)
-    length = builtins.max(0, builtins.min(n - row0, m - col0))
     idt = dtypes.default_int_dtype()
-    rows = np.arange(row0, row0 + length, dtype=idt)
-    cols = np.arange(col0, col0 + length, dtype=idt)
+    if type(n) is builtins.int and type(m) is builtins.int:
+        length = builtins.max(0, builtins.min(n - row0, m - col0))
+        rows: Any = np.arange(row0, row0 + length, dtype=idt)
+        cols: Any = np.arange(col0, col0 + length, dtype=idt)
+    else:
+        # A symbolic plane (n x n under mask, a ragged square inside vmap over
+        # piles): the diagonal's length must be one polynomial for every size.
+        try:
+            sym_length = min_dim(n - row0, m - col0)
+        except InconclusiveDimensionOperation:
+            raise TypeError(f"diagonal: the offset {offset} diagonal of a plane of shape {shape_str((n, m))} has "
+                            f"length min({n - row0}, {m - col0}), which depends on the sizes; a symbolic "
+                            "dimension cannot say which is smaller") from None
+        steps = lax.iota(idt, sym_length)
+        rows = lax.add(steps, np.asarray(row0, idt)) if row0 else steps
+        cols = lax.add(steps, np.asarray(col0, idt)) if col0 else steps
     return getitem(moved, (Ellipsis, rows, cols), mode="promise_in_bounds")
 
 

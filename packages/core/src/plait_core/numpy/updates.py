@@ -15,8 +15,6 @@ import builtins
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
-
 from plait_core import dtypes, lax
 from plait_core.abstract import get_aval
 from plait_core.dims import definitely_equal
@@ -39,6 +37,7 @@ from plait_core.numpy.indexing import (
     _plan,
     _slice_bounds,
     _SliceBounds,
+    _static_index,
     getitem,
 )
 
@@ -83,7 +82,7 @@ def scatter_update(x: ArrayLike, idx: Any, values: ArrayLike, kind: str, *, mode
             plan_entries.append(_slice_bounds(e, eshape[d]))
         elif isinstance(e, _Int):
             i = _normalize_int(e.value, eshape[d], d) if mode is None else e.value
-            plan_entries.append(_Adv(_normalize_index_array(np.asarray(i), eshape[d])))
+            plan_entries.append(_Adv(_normalize_index_array(_static_index(i), eshape[d])))
         else:
             plan_entries.append(_Adv(_normalize_index_array(e.value, eshape[d])))
     plan = _plan(eshape, plan_entries, index_dims_first)
