@@ -29,7 +29,7 @@ from plait_autodiff.registries import jvp_rules, transpose_rules
 from plait_autodiff.tangents import Zero, add_tangents, instantiate, to_tangent_type
 from plait_autodiff.transpose import NonlinearError, is_undefined, transpose_jaxpr
 from plait_core import ClosedJaxpr
-from plait_core.primitives.control_flow import cond_p, join_consts, scan_p, while_p
+from plait_core.primitives.control_flow import cond_p, join_consts, scan_p, split_list, while_p
 from plait_core.staging import trace_to_jaxpr
 
 
@@ -37,13 +37,6 @@ def _nonzero(ts: Sequence[Any]) -> list[bool]:
     return [type(t) is not Zero for t in ts]
 
 
-def _split(xs: Sequence[Any], *sizes: int) -> list[list[Any]]:
-    out, start = [], 0
-    for n in sizes:
-        out.append(list(xs[start : start + n]))
-        start += n
-    out.append(list(xs[start:]))
-    return out
 
 
 def _merge_tangents(flags: Sequence[bool], given: Sequence[Any], primals: Sequence[Any]) -> list[Any]:
@@ -100,8 +93,8 @@ def _while_jvp(
     primals: Sequence[Any], tangents: Sequence[Any], *, cond_jaxpr: ClosedJaxpr, body_jaxpr: ClosedJaxpr,
     cond_nconsts: int, body_nconsts: int,
 ) -> tuple[list[Any], list[Any]]:  # fmt: skip
-    cconsts, bconsts, init = _split(primals, cond_nconsts, body_nconsts)
-    _, bconst_ts, init_ts = _split(tangents, cond_nconsts, body_nconsts)
+    cconsts, bconsts, init = split_list(primals, cond_nconsts, body_nconsts)
+    _, bconst_ts, init_ts = split_list(tangents, cond_nconsts, body_nconsts)
     body_jaxpr, init, weak = strengthen_carries(body_jaxpr, body_nconsts, len(init), init)
     bconst_nz, carry_nz = _nonzero(bconst_ts), _nonzero(init_ts)
     for _ in range(len(carry_nz) + 1):
@@ -149,8 +142,8 @@ def _scan_jvp(
     primals: Sequence[Any], tangents: Sequence[Any], *, jaxpr: ClosedJaxpr, num_consts: int, num_carry: int,
     length: Any, reverse: bool, unroll: int, linear: tuple[bool, ...],
 ) -> tuple[list[Any], list[Any]]:  # fmt: skip
-    consts, init, xs = _split(primals, num_consts, num_carry)
-    const_ts, init_ts, xs_ts = _split(tangents, num_consts, num_carry)
+    consts, init, xs = split_list(primals, num_consts, num_carry)
+    const_ts, init_ts, xs_ts = split_list(tangents, num_consts, num_carry)
     jaxpr, init, weak = strengthen_carries(jaxpr, num_consts, num_carry, init)
     const_nz, carry_nz, xs_nz = _nonzero(const_ts), _nonzero(init_ts), _nonzero(xs_ts)
     ny = len(jaxpr.out_avals) - num_carry
@@ -180,7 +173,7 @@ def _scan_jvp(
     const_given = [t for t in const_ts if type(t) is not Zero]
     carry_given = [instantiate(t) for t, z in zip(init_ts, carry_nz) if z]
     xs_given = [t for t in xs_ts if type(t) is not Zero]
-    lin_c, lin_k, lin_x = _split(linear, nc, nk)
+    lin_c, lin_k, lin_x = split_list(linear, nc, nk)
     new_linear = (
         (False,) * len(hoisted) + tuple(lin_c) + (True,) * nct + tuple(lin_k) + (True,) * nkt + tuple(lin_x)
         + (True,) * nxt
@@ -190,7 +183,7 @@ def _scan_jvp(
         jaxpr=body, num_consts=len(hoisted) + nc + nct, num_carry=nk + nkt, length=length, reverse=reverse,
         unroll=unroll, linear=new_linear,
     )  # fmt: skip
-    carry_out, carry_t, ys, ys_t = _split(outs, nk, nkt, ny)
+    carry_out, carry_t, ys, ys_t = split_list(outs, nk, nkt, ny)
     carry_out = weaken(carry_out, weak)
     primal_out = carry_out + ys
     return primal_out, _merge_tangents(carry_nz, carry_t, carry_out) + _merge_tangents(ys_nz, ys_t, ys)
@@ -205,8 +198,8 @@ def _scan_transpose(
 ) -> list[Any]:  # fmt: skip
     # Every carry is transposed as linear: a known initial carry (a tangent
     # instantiated as zeros by partial evaluation) just gets no cotangent.
-    consts, init, xs = _split(args, num_consts, num_carry)
-    ct_carry, ct_ys = _split(cts, num_carry)
+    consts, init, xs = split_list(args, num_consts, num_carry)
+    ct_carry, ct_ys = split_list(cts, num_carry)
     const_lin = [is_undefined(c) for c in consts]
     xs_lin = [is_undefined(x) for x in xs]
     ys_nz = _nonzero(ct_ys)
@@ -223,9 +216,9 @@ def _scan_transpose(
     res_c_avals = [a for a, lin in zip(jaxpr.in_avals[:num_consts], const_lin) if not lin]
 
     def body_fun(*vals: Any) -> list[Any]:
-        rc, acc, ck, rx, cy = _split(vals, n_rc, n_lc, num_carry, n_rx)
+        rc, acc, ck, rx, cy = split_list(vals, n_rc, n_lc, num_carry, n_rx)
         outs = eval_jaxpr(t_body.jaxpr, t_body.consts, *rc, *rx, *ck, *cy)
-        ct_c, ct_k, ct_x = _split(outs, n_lc, num_carry)
+        ct_c, ct_k, ct_x = split_list(outs, n_lc, num_carry)
         return [*[add_tangents(a, c) for a, c in zip(acc, ct_c)], *ct_k, *ct_x]
 
     body = trace_to_jaxpr(body_fun, [*res_c_avals, *lin_const_avals, *carry_avals, *res_x_avals, *ys_avals])
@@ -239,7 +232,7 @@ def _scan_transpose(
         reverse=not reverse, unroll=unroll,
         linear=(False,) * (len(hoisted) + n_rc + n_lc + num_carry + n_rx + len(given_ys)),
     )  # fmt: skip
-    ct_consts, ct_init, ct_xs = _split(outs, n_lc, num_carry)
+    ct_consts, ct_init, ct_xs = split_list(outs, n_lc, num_carry)
     it_c, it_x = iter(ct_consts), iter(ct_xs)
     return [
         *[next(it_c) if lin else None for lin in const_lin],

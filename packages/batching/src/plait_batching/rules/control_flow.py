@@ -27,20 +27,17 @@ from plait_batching.moves import BDim, front_if_batched, moveaxis, to_front
 from plait_batching.registries import batching_rules
 from plait_batching.trace import AxisData
 from plait_core import ClosedJaxpr, eval_jaxpr, get_aval, trace_to_jaxpr
-from plait_core.primitives.control_flow import cond_p, convert_constvars, join_consts, scan_p, while_p
+from plait_core.primitives.control_flow import (
+    cond_p,
+    convert_constvars,
+    join_consts,
+    scan_p,
+    split_list,
+    while_p,
+)
 from plait_core.primitives.elementwise import clamp_p, select_n_p
 from plait_core.primitives.reductions import reduce_or_p
 from plait_core.primitives.structural import broadcast_in_dim_p
-
-
-def _split(xs: Sequence[Any], *sizes: int) -> list[list[Any]]:
-    out: list[list[Any]] = []
-    start = 0
-    for n in sizes:
-        out.append(list(xs[start : start + n]))
-        start += n
-    out.append(list(xs[start:]))
-    return out
 
 
 def _or(a: Sequence[bool], b: Sequence[bool]) -> list[bool]:
@@ -61,7 +58,7 @@ def _carry_fixed_point(
     return carry
 
 
-def _select(pred: Any, on_true: Any, on_false: Any) -> Any:
+def select_per_element(pred: Any, on_true: Any, on_false: Any) -> Any:
     """Per element of the batch (leading dimension): ``on_true`` where ``pred``."""
     shape = get_aval(on_true).shape
     which = broadcast_in_dim_p.bind(pred, shape=shape, broadcast_dimensions=(0,)) if len(shape) > 1 else pred
@@ -116,8 +113,8 @@ def _while_rule(
     axis: AxisData, args: Sequence[Any], dims: Sequence[BDim], /, *, cond_jaxpr: ClosedJaxpr, body_jaxpr: ClosedJaxpr,
     cond_nconsts: int, body_nconsts: int,
 ) -> tuple[list[Any], list[BDim]]:  # fmt: skip
-    cconsts, bconsts, init = _split(args, cond_nconsts, body_nconsts)
-    dc, db, dinit = _split(dims, cond_nconsts, body_nconsts)
+    cconsts, bconsts, init = split_list(args, cond_nconsts, body_nconsts)
+    dc, db, dinit = split_list(dims, cond_nconsts, body_nconsts)
     cc_b, bc_b = [d is not None for d in dc], [d is not None for d in db]
     carry_b = _carry_fixed_point(body_jaxpr, axis, bc_b, [d is not None for d in dinit], [], 0)
     pred_b = batch_jaxpr(cond_jaxpr, axis, cc_b + carry_b, False)[1][0]
@@ -137,26 +134,35 @@ def _while_rule(
             cond_jaxpr=cj, body_jaxpr=bj, cond_nconsts=len(ch) + len(cconsts), body_nconsts=len(bh) + len(bconsts),
         )  # fmt: skip
         return list(outs), out_dims
+    return while_until_all_done(cond_b, body_b, cconsts, bconsts, init), out_dims
+
+
+def while_until_all_done(
+    cond: ClosedJaxpr, body: ClosedJaxpr, cconsts: Sequence[Any], bconsts: Sequence[Any], init: Sequence[Any]
+) -> list[Any]:
+    """A ``while`` whose predicate is batched: loop while any element is
+    pending, and keep the carry of an element that is done.  ``cond`` and
+    ``body`` are batched jaxprs (consts, then carry) whose carries and
+    predicate carry the batch as their leading dimension."""
     nc, nb = len(cconsts), len(bconsts)
-    carry_avals = body_b.in_avals[nb:]
 
     def any_pending(*xs: Any) -> list[Any]:
-        (pred,) = eval_jaxpr(cond_b.jaxpr, cond_b.consts, *xs)
+        (pred,) = eval_jaxpr(cond.jaxpr, cond.consts, *xs)
         return [reduce_or_p.bind(pred, axes=(0,))]
 
     def step(*xs: Any) -> list[Any]:
-        cc, bc, carry = _split(xs, nc, nb)
-        (pred,) = eval_jaxpr(cond_b.jaxpr, cond_b.consts, *cc, *carry)
-        new = eval_jaxpr(body_b.jaxpr, body_b.consts, *bc, *carry)
-        return [_select(pred, n, old) for n, old in zip(new, carry)]
+        cc, bc, carry = split_list(xs, nc, nb)
+        (pred,) = eval_jaxpr(cond.jaxpr, cond.consts, *cc, *carry)
+        new = eval_jaxpr(body.jaxpr, body.consts, *bc, *carry)
+        return [select_per_element(pred, n, old) for n, old in zip(new, carry)]
 
-    cj, ch = convert_constvars(trace_to_jaxpr(any_pending, list(cond_b.in_avals)))
-    bj, bh = convert_constvars(trace_to_jaxpr(step, list(cond_b.in_avals[:nc]) + list(body_b.in_avals[:nb]) + list(carry_avals)))
+    cj, ch = convert_constvars(trace_to_jaxpr(any_pending, list(cond.in_avals)))
+    bj, bh = convert_constvars(trace_to_jaxpr(step, [*cond.in_avals[:nc], *body.in_avals]))
     outs = while_p.bind(
         *ch, *cconsts, *bh, *cconsts, *bconsts, *init,
         cond_jaxpr=cj, body_jaxpr=bj, cond_nconsts=len(ch) + nc, body_nconsts=len(bh) + nc + nb,
     )  # fmt: skip
-    return list(outs), out_dims
+    return list(outs)
 
 
 batching_rules[while_p] = _while_rule
@@ -170,8 +176,8 @@ def _scan_rule(
     axis: AxisData, args: Sequence[Any], dims: Sequence[BDim], /, *, jaxpr: ClosedJaxpr, num_consts: int,
     num_carry: int, linear: tuple[bool, ...], **params: Any,
 ) -> tuple[list[Any], list[BDim]]:  # fmt: skip
-    consts, init, xs = _split(args, num_consts, num_carry)
-    dc, dinit, dxs = _split(dims, num_consts, num_carry)
+    consts, init, xs = split_list(args, num_consts, num_carry)
+    dc, dinit, dxs = split_list(dims, num_consts, num_carry)
     c_b, x_b = [d is not None for d in dc], [d is not None for d in dxs]
     ny = len(jaxpr.out_avals) - num_carry
     carry_b = _carry_fixed_point(jaxpr, axis, c_b, [d is not None for d in dinit], x_b, ny)

@@ -49,20 +49,19 @@ from plait_batching.ragged import (
 )
 from plait_batching.ragged_jaxpr import ragged_call_jaxpr, unpack_operands
 from plait_batching.registries import ragged_rules
+from plait_batching.rules.control_flow import select_per_element, while_until_all_done
 from plait_batching.trace import BatchTrace
 from plait_core import (
     ClosedJaxpr,
     Primitive,
     ShapedArray,
     eval_jaxpr,
-    get_aval,
     set_current_trace,
     trace_to_jaxpr,
 )
 from plait_core.dims import Dim
-from plait_core.primitives.control_flow import convert_constvars, scan_p, while_p
-from plait_core.primitives.elementwise import lt_p, select_n_p
-from plait_core.primitives.reductions import reduce_or_p
+from plait_core.primitives.control_flow import convert_constvars, scan_p, split_list, while_p
+from plait_core.primitives.elementwise import lt_p
 from plait_core.primitives.structural import broadcast_in_dim_p, iota_p
 
 __all__: list[str] = []
@@ -70,23 +69,7 @@ __all__: list[str] = []
 _I32 = np.dtype(np.int32)
 
 
-def _split(xs: Sequence[Any], *sizes: int) -> list[list[Any]]:
-    """``xs`` cut into consecutive pieces of the given sizes, then the rest."""
-    out: list[list[Any]] = []
-    start = 0
-    for n in sizes:
-        out.append(list(xs[start : start + n]))
-        start += n
-    out.append(list(xs[start:]))
-    return out
 
-
-def _keep_where(pred: Any, new: Any, old: Any) -> Any:
-    """Per element of the batch (the leading dimension of ``new`` and
-    ``old``, that of ``pred``): ``new`` where ``pred``, else ``old``."""
-    shape = get_aval(new).shape
-    which = broadcast_in_dim_p.bind(pred, shape=shape, broadcast_dimensions=(0,)) if len(shape) > 1 else pred
-    return select_n_p.bind(which, old, new)
 
 
 def _carried(trace: BatchTrace, ops: Sequence[Operand]) -> list[Any]:
@@ -121,15 +104,15 @@ def _masked_steps(body: ClosedJaxpr, num_consts: int, num_carry: int, size: Dim)
     (``int32[B]``, a new first const) and the step index (``int32``, a new
     first scanned input).  An element's carry changes only while the index
     is below its length.  Returns the jaxpr and its hoisted constants."""
-    consts, carry, xs = _split(body.in_avals, num_consts, num_carry)
+    consts, carry, xs = split_list(body.in_avals, num_consts, num_carry)
     index_aval = ShapedArray((), _I32)
 
     def step(lengths: Any, *args: Any) -> list[Any]:
-        cs, old, rest = _split(args, num_consts, num_carry)
+        cs, old, rest = split_list(args, num_consts, num_carry)
         index, *slices = rest
         outs = eval_jaxpr(body.jaxpr, body.consts, *cs, *old, *slices)
         active = lt_p.bind(broadcast_in_dim_p.bind(index, shape=(size,), broadcast_dimensions=()), lengths)
-        new = [_keep_where(active, n, o) for n, o in zip(outs[:num_carry], old)]
+        new = [select_per_element(active, n, o) for n, o in zip(outs[:num_carry], old)]
         return new + list(outs[num_carry:])
 
     lengths_aval = ShapedArray((size,), _I32)
@@ -141,7 +124,7 @@ def _scan(trace: BatchTrace, prim: Primitive, args: Sequence[Any], params: dict[
     closed: ClosedJaxpr = params["jaxpr"]
     nc, ncarry, length = params["num_consts"], params["num_carry"], params["length"]
     linear: tuple[bool, ...] = params["linear"]
-    consts, init, xs = _split(ops, nc, ncarry)
+    consts, init, xs = split_list(ops, nc, ncarry)
     ragged_length = env.is_ragged(length)
     size = trace.axis.size
     with set_current_trace(trace.parent):  # type: ignore[arg-type]
@@ -180,7 +163,7 @@ def _while(trace: BatchTrace, prim: Primitive, args: Sequence[Any], params: dict
     _, ops, out_avals = _prologue(trace, prim, args, params)
     cond_jaxpr: ClosedJaxpr = params["cond_jaxpr"]
     body_jaxpr: ClosedJaxpr = params["body_jaxpr"]
-    cconsts, bconsts, init = _split(ops, params["cond_nconsts"], params["body_nconsts"])
+    cconsts, bconsts, init = split_list(ops, params["cond_nconsts"], params["body_nconsts"])
     every = [True] * len(init)
     with set_current_trace(trace.parent):  # type: ignore[arg-type]
         cc_vals, cc_batched = unpack_operands(trace, cconsts)
@@ -189,24 +172,7 @@ def _while(trace: BatchTrace, prim: Primitive, args: Sequence[Any], params: dict
         cond_m, cond_lead, _ = ragged_call_jaxpr(trace, cond_jaxpr, [*cc_batched, *every])
         body_m, body_lead, _ = ragged_call_jaxpr(trace, body_jaxpr, [*bc_batched, *every])
         cc_vals, bc_vals = [*cond_lead, *cc_vals], [*body_lead, *bc_vals]
-        nc, nb = len(cc_vals), len(bc_vals)
-
-        def pending(*xs: Any) -> list[Any]:
-            (pred,) = eval_jaxpr(cond_m.jaxpr, cond_m.consts, *xs)
-            return [reduce_or_p.bind(pred, axes=(0,))]
-
-        def step(*xs: Any) -> list[Any]:
-            cc, bc, old = _split(xs, nc, nb)
-            (pred,) = eval_jaxpr(cond_m.jaxpr, cond_m.consts, *cc, *old)
-            new = eval_jaxpr(body_m.jaxpr, body_m.consts, *bc, *old)
-            return [_keep_where(pred, n, o) for n, o in zip(new, old)]
-
-        cj, ch = convert_constvars(trace_to_jaxpr(pending, list(cond_m.in_avals)))
-        bj, bh = convert_constvars(trace_to_jaxpr(step, [*cond_m.in_avals[:nc], *body_m.in_avals]))
-        outs = while_p.bind(
-            *ch, *cc_vals, *bh, *cc_vals, *bc_vals, *carry,
-            cond_jaxpr=cj, body_jaxpr=bj, cond_nconsts=len(ch) + nc, body_nconsts=len(bh) + nc + nb,
-        )  # fmt: skip
+        outs = while_until_all_done(cond_m, body_m, cc_vals, bc_vals, carry)
     return wrap_results(trace, prim, outs, [0] * len(outs), out_avals)
 
 

@@ -44,6 +44,7 @@ __all__ = [
     "convert_constvars",
     "join_consts",
     "scan_p",
+    "split_list",
     "while_p",
 ]
 
@@ -75,8 +76,9 @@ def _mismatch(a: ShapedArray, b: ShapedArray) -> str:
     return " and ".join(parts)
 
 
-def _split(xs: Sequence[Any], *sizes: int) -> list[list[Any]]:
-    """``xs`` cut into consecutive pieces of the given sizes, then the rest."""
+def split_list(xs: Sequence[Any], *sizes: int) -> list[list[Any]]:
+    """``xs`` cut into consecutive pieces of the given sizes, then the rest
+    (the operand groups of ``while`` and ``scan``: consts, carry, xs)."""
     out: list[list[Any]] = []
     start = 0
     for n in sizes:
@@ -238,7 +240,7 @@ def _while_abstract_eval(
     bj = _check_closed_jaxpr("while", "body_jaxpr", body_jaxpr)
     nc = _check_count("while", "cond_nconsts", cond_nconsts, len(avals))
     nb = _check_count("while", "body_nconsts", body_nconsts, len(avals) - nc)
-    cconsts, bconsts, init = _split(avals, nc, nb)
+    cconsts, bconsts, init = split_list(avals, nc, nb)
     _check_inputs("while", "cond_jaxpr", cconsts + init, cj.in_avals)
     _check_inputs("while", "body_jaxpr", bconsts + init, bj.in_avals)
     outs = cj.out_avals
@@ -253,7 +255,7 @@ def _while_abstract_eval(
 def _while_impl(
     *args: np.ndarray, cond_jaxpr: ClosedJaxpr, body_jaxpr: ClosedJaxpr, cond_nconsts: int, body_nconsts: int
 ) -> list[np.ndarray]:
-    cconsts, bconsts, carry = _split(args, cond_nconsts, body_nconsts)
+    cconsts, bconsts, carry = split_list(args, cond_nconsts, body_nconsts)
     carry_avals = body_jaxpr.in_avals[body_nconsts:]
     while True:
         (pred,) = eval_jaxpr(cond_jaxpr.jaxpr, cond_jaxpr.consts, *cconsts, *carry)
@@ -291,7 +293,7 @@ def _scan_abstract_eval(
         raise TypeError(f"scan: the param unroll must be a positive int, got {unroll!r}")
     if not isinstance(linear, tuple) or len(linear) != len(avals) or not all(type(b) is bool for b in linear):
         raise TypeError(f"scan: the param linear must be a tuple of {len(avals)} bools (one per operand), got {linear!r}")
-    consts, init, xs = _split(avals, nc, ncarry)
+    consts, init, xs = split_list(avals, nc, ncarry)
     slices = []
     for k, x in enumerate(xs):
         if x.ndim == 0 or not definitely_equal(x.shape[0], length):
@@ -321,7 +323,7 @@ def _scan_impl(
     linear: tuple[bool, ...],
 ) -> list[np.ndarray]:
     n = dim_as_int(length, "the length of an eagerly evaluated scan")
-    consts, carry, xs = _split(args, num_consts, num_carry)
+    consts, carry, xs = split_list(args, num_consts, num_carry)
     out_avals = jaxpr.out_avals
     carry_avals = jaxpr.in_avals[num_consts : num_consts + num_carry]
     y_avals = out_avals[num_carry:]
@@ -414,7 +416,7 @@ def _cond_partial_eval(trace: PartialEvalTrace, args: Sequence[Any], params: dic
         uk_in = [a for a, u in zip(known_in, ops_uk) if u]
 
         def fun(*xs: Any) -> list[Any]:
-            res, rest = _split(xs, len(slot_avals))
+            res, rest = split_list(xs, len(slot_avals))
             return eval_jaxpr(unknown.jaxpr, unknown.consts, *[res[k] for k in slot_of[b]], *rest)
 
         return trace_to_jaxpr(fun, slot_avals + uk_in)
@@ -439,7 +441,7 @@ def _scan_partial_eval(trace: PartialEvalTrace, args: Sequence[Any], params: dic
     nc, ncarry = params["num_consts"], params["num_carry"]
     linear: tuple[bool, ...] = params["linear"]
     uk = [trace.is_unknown(x) for x in args]
-    const_uk, carry_uk, xs_uk = _split(uk, nc, ncarry)
+    const_uk, carry_uk, xs_uk = split_list(uk, nc, ncarry)
     ny = len(jaxpr.out_avals) - ncarry
     # Fixed point: a carry is unknown if its initial value is, or if the body makes it so.
     for _ in range(ncarry + 1):
@@ -450,8 +452,8 @@ def _scan_partial_eval(trace: PartialEvalTrace, args: Sequence[Any], params: dic
             break
         carry_uk = _or(carry_uk, out_uk[:ncarry])
     ys_uk = out_uk[ncarry:]
-    consts, init, xs = _split(args, nc, ncarry)
-    lin_c, lin_i, lin_x = _split(linear, nc, ncarry)
+    consts, init, xs = split_list(args, nc, ncarry)
+    lin_c, lin_i, lin_x = split_list(linear, nc, ncarry)
 
     def pick(vals: Sequence[Any], flags: Sequence[bool], want: bool) -> list[Any]:
         return [v for v, f in zip(vals, flags) if f == want]
@@ -494,7 +496,7 @@ def _scan_partial_eval(trace: PartialEvalTrace, args: Sequence[Any], params: dic
                     linear=(False,) * len(hconsts) + tuple(pick(linear, const_uk + carry_uk + xs_uk, False)),
                 )
             )
-    known_carry, known_ys, stacked = _split(results, len(k_init), nk_out - len(k_init))
+    known_carry, known_ys, stacked = split_list(results, len(k_init), nk_out - len(k_init))
     if all(not u for u in out_uk):
         return known_carry + known_ys
 
@@ -504,7 +506,7 @@ def _scan_partial_eval(trace: PartialEvalTrace, args: Sequence[Any], params: dic
 
     uj = unknown.jaxpr
     res_in, uk_in = uj.invars[:nres], uj.invars[nres:]
-    uk_c, uk_carry, uk_x = _split(uk_in, const_uk.count(True), carry_uk.count(True))
+    uk_c, uk_carry, uk_x = split_list(uk_in, const_uk.count(True), carry_uk.count(True))
     invars = (
         [res_in[r] for r in const_res] + uk_c + uk_carry
         + [res_in[r] for r in stacked_res] + [res_in[r] for r in xs_res] + uk_x
@@ -526,7 +528,7 @@ def _scan_partial_eval(trace: PartialEvalTrace, args: Sequence[Any], params: dic
         linear=new_linear,
     )
     unknown_outs = trace.stage(scan_p, operands, unknown_params)
-    uo_carry, uo_ys = _split(unknown_outs, carry_uk.count(True))
+    uo_carry, uo_ys = split_list(unknown_outs, carry_uk.count(True))
     ic, iy, kc, ky = iter(uo_carry), iter(uo_ys), iter(known_carry), iter(known_ys)
     return [next(ic) if u else next(kc) for u in carry_uk] + [next(iy) if u else next(ky) for u in ys_uk]
 
@@ -536,7 +538,7 @@ def _while_partial_eval(trace: PartialEvalTrace, args: Sequence[Any], params: di
     bj: ClosedJaxpr = params["body_jaxpr"]
     nc, nb = params["cond_nconsts"], params["body_nconsts"]
     uk = [trace.is_unknown(x) for x in args]
-    cc_uk, bc_uk, carry_uk = _split(uk, nc, nb)
+    cc_uk, bc_uk, carry_uk = split_list(uk, nc, nb)
     for _ in range(len(carry_uk) + 1):
         out_uk = partial_eval_jaxpr(bj, bc_uk + carry_uk, instantiate=carry_uk)[2]
         if out_uk == carry_uk:
@@ -607,7 +609,7 @@ def _scan_dce(eqn: JaxprEqn, used_outs: list[bool]) -> tuple[list[bool], JaxprEq
     p = eqn.params
     jaxpr: ClosedJaxpr = p["jaxpr"]
     nc, ncarry = p["num_consts"], p["num_carry"]
-    used_carry, used_ys = _split(used_outs, ncarry)
+    used_carry, used_ys = split_list(used_outs, ncarry)
     # Fixed point: a carry is needed if it is used, or if the body reads it to make a needed carry.
     for _ in range(ncarry + 1):
         body, used_in = dce_closed_jaxpr(jaxpr, used_carry + used_ys)
@@ -615,7 +617,7 @@ def _scan_dce(eqn: JaxprEqn, used_outs: list[bool]) -> tuple[list[bool], JaxprEq
         if all(r <= u for r, u in zip(reads, used_carry)):
             break
         used_carry = _or(used_carry, reads)
-    used_c, _, used_x = _split(used_in, nc, ncarry)
+    used_c, _, used_x = split_list(used_in, nc, ncarry)
     keep_in = used_c + used_carry + used_x
     new_body = _prune_invars(body, keep_in)
     new_eqn = eqn.replace(
@@ -638,7 +640,7 @@ def _while_dce(eqn: JaxprEqn, used_outs: list[bool]) -> tuple[list[bool], JaxprE
     bj: ClosedJaxpr = p["body_jaxpr"]
     nc, nb = p["cond_nconsts"], p["body_nconsts"]
     cond, cond_in = dce_closed_jaxpr(cj)
-    used_cc, cond_reads = _split(cond_in, nc)
+    used_cc, cond_reads = split_list(cond_in, nc)
     used_carry = _or(used_outs, cond_reads)
     for _ in range(len(used_carry) + 1):
         body, body_in = dce_closed_jaxpr(bj, used_carry)

@@ -20,23 +20,12 @@ import numpy as np
 from plait_core import ClosedJaxpr, ShapedArray, dtypes
 from plait_core.abstract import get_aval
 from plait_core.primitives import elementwise as ew
-from plait_core.primitives.control_flow import cond_p, join_consts, scan_p, while_p
+from plait_core.primitives.control_flow import cond_p, join_consts, scan_p, split_list, while_p
 from plait_core.staging import trace_to_jaxpr
 from plait_masking import ops
 from plait_masking.env import MaskEnv, is_ragged
 from plait_masking.registry import masking_rules
 from plait_masking.trace import eval_masked, mask_jaxpr, stage_masked
-
-
-def _split(xs: Sequence[Any], *sizes: int) -> list[list[Any]]:
-    out: list[list[Any]] = []
-    start = 0
-    for n in sizes:
-        out.append(list(xs[start : start + n]))
-        start += n
-    out.append(list(xs[start:]))
-    return out
-
 
 # ---------------------------------------------------------------------------
 # cond
@@ -75,7 +64,7 @@ def _while_rule(
     cond_nconsts: int,
     body_nconsts: int,
 ) -> list[Any]:
-    cconsts, bconsts, init = _split(vals, cond_nconsts, body_nconsts)
+    cconsts, bconsts, init = split_list(vals, cond_nconsts, body_nconsts)
     cj, c_lead = mask_jaxpr(env, cond_jaxpr)
     bj, b_lead = mask_jaxpr(env, body_jaxpr)
     return list(while_p.bind(
@@ -105,7 +94,7 @@ def _scan_rule(
     unroll: int,
     linear: Any,
 ) -> list[Any]:
-    consts, init, xs = _split(vals, num_consts, num_carry)
+    consts, init, xs = split_list(vals, num_consts, num_carry)
     padded_length = env.padded_dim(length)
     if not is_ragged(length):
         body, lead = mask_jaxpr(env, jaxpr)
@@ -116,10 +105,10 @@ def _scan_rule(
     idt = dtypes.default_int_dtype()
     counter_aval = ShapedArray((), idt)
     in_avals = list(jaxpr.in_avals)
-    c_avals, carry_avals, x_avals = _split(in_avals, num_consts, num_carry)
+    c_avals, carry_avals, x_avals = split_list(in_avals, num_consts, num_carry)
 
     def step(sub: MaskEnv, *args: Any) -> list[Any]:
-        cs, (i,), carry, x = _split(args, num_consts, 1, num_carry)
+        cs, (i,), carry, x = split_list(args, num_consts, 1, num_carry)
         outs = eval_masked(sub, jaxpr, [*cs, *carry, *x])
         new_carry, ys = outs[:num_carry], outs[num_carry:]
         # Past the logical length the carry keeps its value: it stops at n.
