@@ -80,6 +80,8 @@ from plait_core.numpy.dtypes import (
 from plait_core.numpy.dtypes import (
     bool_ as bool,
 )
+from plait_core.numpy.functional import apply_along_axis, piecewise
+from plait_core.numpy.histograms import bincount, digitize, histogram, histogram_bin_edges
 from plait_core.numpy.linalg import dot, einsum, einsum_path, inner, matmul, outer, tensordot, vdot, vecdot
 from plait_core.numpy.logic import (
     allclose,
@@ -194,7 +196,10 @@ from plait_core.numpy.math import (
     trunc,
 )
 from plait_core.numpy.methods import install_array_methods
+from plait_core.numpy.ordering import argpartition, lexsort, partition
 from plait_core.numpy.pad import pad
+from plait_core.numpy.polynomial import polyval, vander
+from plait_core.numpy.products import cross, kron
 from plait_core.numpy.reductions import (
     all,
     amax,
@@ -234,7 +239,7 @@ from plait_core.numpy.selection import (
     take_along_axis,
     unravel_index,
 )
-from plait_core.numpy.setops import unique
+from plait_core.numpy.setops import intersect1d, isin, setdiff1d, setxor1d, union1d, unique
 from plait_core.numpy.shape import (
     append,
     array_split,
@@ -280,7 +285,9 @@ from plait_core.numpy.shape import (
     vsplit,
     vstack,
 )
+from plait_core.numpy.signal import convolve, correlate, diff, ediff1d, gradient, interp, trapezoid
 from plait_core.numpy.sorting import argsort, searchsorted, sort
+from plait_core.numpy.statistics import corrcoef, cov, nanpercentile, nanquantile, percentile, quantile
 from plait_core.trace import Tracer as _Tracer
 
 pi = _np.pi
@@ -304,6 +311,7 @@ __all__ = [
     "amin",
     "any",
     "append",
+    "apply_along_axis",
     "arange",
     "arccos",
     "arccosh",
@@ -314,6 +322,7 @@ __all__ = [
     "arctanh",
     "argmax",
     "argmin",
+    "argpartition",
     "argsort",
     "argwhere",
     "around",
@@ -331,6 +340,7 @@ __all__ = [
     "atleast_3d",
     "average",
     "bfloat16",
+    "bincount",
     "bitwise_and",
     "bitwise_invert",
     "bitwise_left_shift",
@@ -356,11 +366,16 @@ __all__ = [
     "concatenate",
     "conj",
     "conjugate",
+    "convolve",
     "copy",
     "copysign",
+    "corrcoef",
+    "correlate",
     "cos",
     "cosh",
     "count_nonzero",
+    "cov",
+    "cross",
     "cummax",
     "cummin",
     "cumprod",
@@ -372,6 +387,8 @@ __all__ = [
     "diag",
     "diagflat",
     "diagonal",
+    "diff",
+    "digitize",
     "divide",
     "divmod",
     "dot",
@@ -380,6 +397,7 @@ __all__ = [
     "dstack",
     "dtype",
     "e",
+    "ediff1d",
     "einsum",
     "einsum_path",
     "empty",
@@ -411,10 +429,13 @@ __all__ = [
     "full",
     "full_like",
     "generic",
+    "gradient",
     "greater",
     "greater_equal",
     "half",
     "heaviside",
+    "histogram",
+    "histogram_bin_edges",
     "hsplit",
     "hstack",
     "hypot",
@@ -432,17 +453,22 @@ __all__ = [
     "int8",
     "int_",
     "integer",
+    "interp",
+    "intersect1d",
     "invert",
     "isclose",
     "isfinite",
+    "isin",
     "isinf",
     "isnan",
     "isneginf",
     "isposinf",
     "issubdtype",
+    "kron",
     "left_shift",
     "less",
     "less_equal",
+    "lexsort",
     "linalg",
     "linspace",
     "log",
@@ -473,7 +499,9 @@ __all__ = [
     "nanmax",
     "nanmean",
     "nanmin",
+    "nanpercentile",
     "nanprod",
+    "nanquantile",
     "nansum",
     "ndim",
     "negative",
@@ -486,14 +514,19 @@ __all__ = [
     "ones_like",
     "outer",
     "pad",
+    "partition",
+    "percentile",
     "permute_dims",
     "pi",
+    "piecewise",
+    "polyval",
     "positive",
     "pow",
     "power",
     "prod",
     "promote_types",
     "ptp",
+    "quantile",
     "rad2deg",
     "radians",
     "ravel",
@@ -512,6 +545,8 @@ __all__ = [
     "row_stack",
     "searchsorted",
     "select",
+    "setdiff1d",
+    "setxor1d",
     "shape",
     "sign",
     "signbit",
@@ -539,6 +574,7 @@ __all__ = [
     "tile",
     "trace",
     "transpose",
+    "trapezoid",
     "tri",
     "tril",
     "triu",
@@ -549,9 +585,11 @@ __all__ = [
     "uint32",
     "uint64",
     "uint8",
+    "union1d",
     "unique",
     "unravel_index",
     "unsignedinteger",
+    "vander",
     "var",
     "vdot",
     "vecdot",
