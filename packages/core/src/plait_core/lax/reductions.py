@@ -336,6 +336,8 @@ def top_k(operand: Array, k: int) -> tuple[Array, Array]:
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
         raise TypeError(f"lax.top_k: k must be an int, got {k!r}")
     last = aval.ndim - 1
+    if any(is_symbolic(d) for d in aval.shape):
+        return _top_k_symbolic(operand, aval, int(k))
     n = dim_as_int(aval.shape[last], "the last dimension of lax.top_k's operand")
     if not 0 <= k <= n:
         raise ValueError(f"lax.top_k: k={k} must be between 0 and the last dimension ({n}) of shape {_p.shape_text(aval.shape)}")
@@ -351,6 +353,29 @@ def top_k(operand: Array, k: int) -> tuple[Array, Array]:
     start[last] = n - k
     top_values = lax("rev")(lax("slice")(values, start, limit), (last,))
     top_indices = lax("rev")(lax("slice")(indices, start, limit), (last,))
+    return top_values, top_indices
+
+
+def _top_k_symbolic(operand: Array, aval: ShapedArray, k: int) -> tuple[Array, Array]:
+    """``top_k`` when the operand's shape is symbolic (under ``mask`` or
+    ``vmap`` over piles): the same ordering keys built from ``iota`` and the
+    last size as a value, sorted, reversed, and the first ``k`` kept (the
+    interpreter checks ``k`` against the true size where it knows it)."""
+    from plait_core.primitives.shapes import dim_as_value_p
+    from plait_core.primitives.structural import iota_p
+
+    if k < 0:
+        raise ValueError(f"lax.top_k: k={k} must be non-negative")
+    last = aval.ndim - 1
+    lax = lax_function
+    index = iota_p.bind(dtype=np.dtype(np.int32), shape=tuple(aval.shape), dimension=last)
+    n = lax("convert_element_type")(dim_as_value_p.bind(dim=aval.shape[last]), np.int32)
+    descending = lax("sub")(lax("sub")(n, np.int32(1)), index)
+    values, _, indices = _p.sort_p.bind(operand, descending, index, dimension=last, is_stable=True, num_keys=2)
+    start, limit = [0] * aval.ndim, list(aval.shape)
+    limit[last] = k
+    top_values = lax("slice")(lax("rev")(values, (last,)), start, limit)
+    top_indices = lax("slice")(lax("rev")(indices, (last,)), start, limit)
     return top_values, top_indices
 
 
