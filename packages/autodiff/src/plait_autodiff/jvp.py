@@ -18,12 +18,15 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+import numpy as np
+
 from plait_autodiff.jaxpr_util import eval_jaxpr
 from plait_autodiff.registries import jvp_rules
 from plait_autodiff.tangents import Zero, instantiate, is_float0, to_tangent_type
-from plait_core import ClosedJaxpr, Trace, Tracer, get_aval, set_current_trace, transformation
+from plait_core import ClosedJaxpr, Trace, Tracer, dtypes, get_aval, set_current_trace, transformation
 from plait_core.abstract import ShapedArray
 from plait_core.config import config
+from plait_core.errors import ConcretizationTypeError
 from plait_core.primitive import Primitive
 from plait_core.staging import trace_to_jaxpr
 
@@ -56,6 +59,30 @@ class JVPTracer(Tracer):
         if isinstance(p, Tracer):
             return p.to_concrete_value()
         return p
+
+    # A Python float or a NumPy array of a differentiated value would silently
+    # drop its derivative (grad(lambda x: float(x) * x) would miss a term), so,
+    # as in JAX, those conversions are errors; bool(), int() and indexing stay
+    # allowed, since discrete values carry no derivative.
+    def _no_derivative(self, what: str) -> None:
+        if dtypes.is_inexact(self.aval.dtype):
+            raise ConcretizationTypeError(
+                f"{what} of a value being differentiated ({self.aval.str_short()}) would drop its derivative, "
+                "so it is not allowed under jvp/grad: keep computing with plait.numpy, or wrap the value in "
+                "plait.lax.stop_gradient first if its derivative should be zero"
+            )
+
+    def __float__(self) -> float:
+        self._no_derivative("float()")
+        return super().__float__()
+
+    def __complex__(self) -> complex:
+        self._no_derivative("complex()")
+        return super().__complex__()
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        self._no_derivative("numpy.asarray()")
+        return super().__array__(dtype, copy)
 
 
 class JVPTrace(Trace):

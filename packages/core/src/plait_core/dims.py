@@ -204,6 +204,30 @@ def _is_integral(value: object) -> bool:
     return isinstance(value, numbers.Integral)
 
 
+def _value_op(
+    op: Callable[[Any, Any], Any], dim: SymbolicDim, other: Any, *, reflected: bool, any_number: bool = False
+) -> Dim:
+    """``dim op other`` (or ``other op dim``) computed on values, for an operand
+    that is not a dimension (``n * 0.5``) or an operator whose result is not
+    one (``n / 2``): the dimension becomes its integer scalar value
+    (``dimension_as_value``, bound on the current trace), as JAX's symbolic
+    dimensions do.  Other operands (tracers, arrays) answer ``NotImplemented``,
+    so that their own reflected operator decides; so does every operand when
+    no transformation is active, since no size has a value there."""
+    from plait_core.primitives.shapes import dimension_as_value
+    from plait_core.trace import is_eager
+
+    # Typed as Dim for the operators that declare it: their annotations admit
+    # only dimensions, for which this function is never called.
+    result: Dim = NotImplemented
+    number = isinstance(other, numbers.Number) and not isinstance(other, bool)
+    takes = (number and (any_number or not _is_integral(other))) or (any_number and isinstance(other, SymbolicDim))
+    if takes and not is_eager():
+        value = dimension_as_value(dim)
+        result = op(other, value) if reflected else op(value, other)
+    return result
+
+
 def _names_text(names: Iterable[str]) -> str:
     ordered = sorted(names)
     if len(ordered) == 1:
@@ -221,7 +245,12 @@ class SymbolicDim:
 
     Sizes are integers ``>= 1``.  Build one with :meth:`var` (or
     :func:`symbolic_dims`, :func:`parse_dim`) and combine with ``+ - * //
-    % **``; results that are constant come back as plain ``int``.
+    % **``; results that are constant come back as plain ``int``.  Inside
+    a transformation that binds the sizes (``mask``, ``vmap`` over piles),
+    ``/`` and ``+ - *`` with a non-integer number compute on the size's
+    value instead, as JAX's symbolic dimensions do (``n / 2`` and
+    ``0.5 * n`` are scalar arrays); with no transformation active they are a
+    ``TypeError``.
 
     The constructor takes ``(monomial, coefficient)`` pairs (or a mapping
     from monomials to coefficients) and normalises them.  It does not
@@ -436,25 +465,25 @@ class SymbolicDim:
     def __add__(self, other: Dim) -> Dim:
         o = _coerce(other)
         if o is None:
-            return NotImplemented
+            return _value_op(operator.add, self, other, reflected=False)
         return _add_terms(self._terms, o, 1)
 
     def __radd__(self, other: Dim) -> Dim:
         o = _coerce(other)
         if o is None:
-            return NotImplemented
+            return _value_op(operator.add, self, other, reflected=True)
         return _add_terms(o, self._terms, 1)
 
     def __sub__(self, other: Dim) -> Dim:
         o = _coerce(other)
         if o is None:
-            return NotImplemented
+            return _value_op(operator.sub, self, other, reflected=False)
         return _add_terms(self._terms, o, -1)
 
     def __rsub__(self, other: Dim) -> Dim:
         o = _coerce(other)
         if o is None:
-            return NotImplemented
+            return _value_op(operator.sub, self, other, reflected=True)
         return _add_terms(o, self._terms, -1)
 
     def __neg__(self) -> Dim:
@@ -475,14 +504,21 @@ class SymbolicDim:
     def __mul__(self, other: Dim) -> Dim:
         o = _coerce(other)
         if o is None:
-            return NotImplemented
+            return _value_op(operator.mul, self, other, reflected=False)
         return _mul_terms(self._terms, o)
 
     def __rmul__(self, other: Dim) -> Dim:
         o = _coerce(other)
         if o is None:
-            return NotImplemented
+            return _value_op(operator.mul, self, other, reflected=True)
         return _mul_terms(o, self._terms)
+
+    def __truediv__(self, other: Any) -> Any:
+        # "/" is never a dimension (it would not be an integer): a value, as in JAX.
+        return _value_op(operator.truediv, self, other, reflected=False, any_number=True)
+
+    def __rtruediv__(self, other: Any) -> Any:
+        return _value_op(operator.truediv, self, other, reflected=True, any_number=True)
 
     def __pow__(self, exponent: int) -> Dim:
         if not _is_integral(exponent) or isinstance(exponent, bool):

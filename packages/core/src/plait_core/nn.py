@@ -20,13 +20,17 @@ Axis = int | Sequence[int] | None
 
 
 def relu(x: Array) -> Array:
-    """``max(x, 0)``."""
-    return pnp.maximum(x, 0)
+    """``max(x, 0)``; its derivative at 0 is 0 (as in JAX, not the 1/2 of
+    ``maximum``'s tie rule), and NaN stays NaN."""
+    x = pnp.asarray(x)
+    return pnp.where(x <= 0, 0, x)
 
 
 def relu6(x: Array) -> Array:
-    """``min(max(x, 0), 6)``."""
-    return pnp.minimum(pnp.maximum(x, 0), 6)
+    """``min(max(x, 0), 6)``; its derivative at 0 and at 6 is 0 (as in JAX),
+    and NaN stays NaN."""
+    x = pnp.asarray(x)
+    return pnp.where(x <= 0, 0, pnp.where(x >= 6, 6, x))
 
 
 def sigmoid(x: Array) -> Array:
@@ -65,13 +69,17 @@ def gelu(x: Array, approximate: bool = True) -> Array:
 def elu(x: Array, alpha: float = 1.0) -> Array:
     """``x`` if positive else ``alpha * (exp(x) - 1)``."""
     x = pnp.asarray(x)
-    return pnp.where(x > 0, x, alpha * pnp.expm1(pnp.minimum(x, 0)))
+    # The inner where (not minimum, whose tie rule halves the derivative) makes
+    # the derivative at 0 that of the negative branch, alpha, as in JAX.
+    return pnp.where(x > 0, x, alpha * pnp.expm1(pnp.where(x > 0, 0, x)))
 
 
 def celu(x: Array, alpha: float = 1.0) -> Array:
     """``max(x, 0) + alpha * min(exp(x / alpha) - 1, 0)``."""
     x = pnp.asarray(x)
-    return pnp.maximum(x, 0) + alpha * pnp.minimum(pnp.expm1(x / alpha), 0)
+    # expm1 of min(x, 0), never of a large x: exp(x / alpha) would overflow and
+    # make the derivative inf * 0 = NaN for large positive x.
+    return pnp.maximum(x, 0) + alpha * pnp.expm1(pnp.minimum(x, 0) / alpha)
 
 
 def selu(x: Array) -> Array:

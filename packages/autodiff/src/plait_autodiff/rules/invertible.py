@@ -124,6 +124,13 @@ jvp_rules.not_supported(
 _kept_cache: weakref.WeakKeyDictionary[ClosedJaxpr, dict[Any, tuple[bool, ...]]] = weakref.WeakKeyDictionary()
 
 
+_DIFFERENTIATED_ARGS_HINT = (
+    "Differentiated arguments of an invertible function are rebuilt from its outputs, never stored: "
+    "if what cannot be rebuilt is a weight passed as an argument, close over it instead (a constant "
+    "of the invertible function is kept, and still differentiable from outside)"
+)
+
+
 def kept_operands(jaxpr: ClosedJaxpr, name: str, num_consts: int, nonzeros: tuple[bool, ...]) -> tuple[bool, ...]:
     """Which operands of an ``invertible_call`` its backward pass keeps (the
     ``known`` flags of ``invertible_lin``): every constant, and of the
@@ -152,7 +159,12 @@ def kept_operands(jaxpr: ClosedJaxpr, name: str, num_consts: int, nonzeros: tupl
         # Keep every undifferentiated argument (the error, if any, is raised
         # here), then drop those the inversion does not need, one at a time.
         every = tuple(i < num_consts or not z for i, z in enumerate(nonzeros))
-        backward_jaxpr(jaxpr, name, every, nonzeros)
+        try:
+            backward_jaxpr(jaxpr, name, every, nonzeros)
+        except InvertibilityError as e:
+            if any(nonzeros[num_consts:]):
+                raise InvertibilityError(f"{e}. {_DIFFERENTIATED_ARGS_HINT}") from None
+            raise
         flags = list(every)
         for i in optional if len(optional) > 1 else []:
             flags[i] = False

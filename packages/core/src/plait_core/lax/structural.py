@@ -372,7 +372,8 @@ _I32_MIN, _I32_MAX = -(2**31), 2**31 - 1
 def _start_indices(fn: str, operand_shape: Sequence[Dim], start_indices: Any, allow_negative: bool) -> list[Any]:
     """Normalise start indices: integer scalars of one dtype, negative ones wrapped
     (``i + size``) when ``allow_negative`` as JAX does; XLA then clamps them."""
-    idx = _index_list(fn, start_indices)
+    # A symbolic dimension as a start (x.shape[0] - 2 under mask or a pile) is its value.
+    idx = [dimension_as_value(i) if isinstance(i, SymbolicDim) else i for i in _index_list(fn, start_indices)]
     if len(idx) != len(operand_shape):
         raise ValueError(f"lax.{fn}: an operand of rank {len(operand_shape)} needs {len(operand_shape)} start "
                          f"indices, got {len(idx)}")

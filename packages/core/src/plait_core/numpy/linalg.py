@@ -206,3 +206,22 @@ __all__ = [
     "vecdot",
     "vector_norm",
 ]
+
+
+# numpy.linalg functions that need a matrix factorisation, which no primitive
+# of core's catalog provides: asking for one says so instead of a bare
+# AttributeError, since a ported JAX program reaches for them first.
+_FACTORISATIONS = frozenset({
+    "cholesky", "cond", "det", "eig", "eigh", "eigvals", "eigvalsh", "inv", "lstsq", "lu", "matrix_rank",
+    "pinv", "qr", "slogdet", "solve", "svd", "svdvals", "tensorinv", "tensorsolve",
+})
+
+
+def __getattr__(name: str) -> Any:
+    if name in _FACTORISATIONS:
+        raise AttributeError(
+            f"plait.numpy.linalg.{name} is not supported: it needs a matrix factorisation (Cholesky, LU, QR, "
+            "eigen- or singular value decomposition), and plait has no primitive for one. Iterative methods "
+            "built from matmul and lax.while_loop (conjugate gradients, power iteration) work"
+        )
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

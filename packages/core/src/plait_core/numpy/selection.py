@@ -30,6 +30,7 @@ from plait_core.numpy._util import (
     concrete_int,
     convert,
     dtype_of,
+    is_python_scalar,
     shape_str,
 )
 from plait_core.numpy.indexing import _FULL, _index_dtype, _stack_last, getitem
@@ -181,7 +182,9 @@ def nonzero(a: ArrayLike, *, size: int | None = None, fill_value: Any = None) ->
         coord = lax.div(remaining, convert(_dim_as_value(strides[k]), idt))
         coord = lax.rem(coord, convert(_dim_as_value(d), idt))
         fill = 0 if fills[k] is None else fills[k]
-        base = lax.broadcast_in_dim(convert(fill, idt), (size,), ())
+        # A Python fill joins as a strongly typed index, so the result is not weak.
+        fill_arr = np.asarray(fill, idt) if is_python_scalar(fill) else convert(fill, idt)
+        base = lax.broadcast_in_dim(fill_arr, (size,), ())
         coords.append(lax.scatter(base, target, coord, dnums, mode="drop"))
     return tuple(coords)
 
