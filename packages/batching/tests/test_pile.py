@@ -148,3 +148,17 @@ def test_getitem_errors() -> None:
         p[2]
     with pytest.raises(TypeError, match="reading element slices needs concrete lengths, but the lengths are traced"):
         pc.make_jaxpr(lambda q: q[0])(p)
+
+
+def test_tree_map_that_breaks_the_lengths_is_an_error() -> None:
+    import ml_dtypes
+
+    from plait_core.tree_util import tree_map
+
+    pile = Pile.from_arrays([np.ones(2, np.float32), np.ones(3, np.float32)])
+    with pytest.raises(TypeError, match=r"Pile: rebuilt with lengths of dtype float(32|64); .*map over pile.data"):
+        tree_map(lambda x: x * 2.0, pile)
+    with pytest.raises(TypeError, match=r"lengths of dtype bfloat16"):
+        tree_map(lambda x: np.asarray(x).astype(ml_dtypes.bfloat16), pile)
+    kept = tree_map(lambda x: x, pile)  # an identity map (and integer arithmetic) rebuilds as given
+    np.testing.assert_array_equal(np.asarray(kept.lengths), [2, 3])

@@ -77,6 +77,11 @@ class Pile:
 
     ``len(pile)`` is the number of elements, ``pile[i]`` element ``i``'s true
     slice and :meth:`unpack` all of them.
+
+    A pile is a pytree whose leaves are ``data`` and ``lengths`` (so ``jit``
+    traces the lengths and ``grad`` returns a pile of gradients); note that
+    ``tree_map(f, pile)`` therefore applies ``f`` to the lengths too.  A
+    rebuilt pile whose lengths are no longer integers is a ``TypeError``.
     """
 
     __slots__ = ("data", "lengths", "ragged_axis")
@@ -256,7 +261,25 @@ def _flatten(p: Pile) -> tuple[tuple[Any, Any], int]:
 
 def _unflatten(ragged_axis: int, children: Any) -> Pile:
     data, lengths = children
+    _check_rebuilt_lengths(lengths)
     return Pile._make(data, lengths, ragged_axis)
+
+
+def _check_rebuilt_lengths(lengths: Any) -> None:
+    """A pile rebuilt from leaves (``tree_map``, ``tree_unflatten``) must still
+    have integer lengths: ``tree_map(f, pile)`` maps the lengths too, and a
+    cast or float arithmetic there would silently break the pile.  Leaves
+    that are not arrays (specs, ``None``) and ``float0`` (the tangent type of
+    integers) pass."""
+    dtype = getattr(lengths, "dtype", None)
+    if not isinstance(dtype, np.dtype) or not hasattr(lengths, "shape") or dtype == dtypes.float0:
+        return
+    if dtype.kind not in "iu":
+        raise TypeError(
+            f"Pile: rebuilt with lengths of dtype {dtype}; a pile's lengths are integers. A tree_map over a "
+            "pile maps its lengths too (the pile's leaves are data and lengths): map over pile.data and "
+            "rebuild with Pile(new_data, pile.lengths, pile.ragged_axis)"
+        )
 
 
 register_pytree_with_keys(Pile, _flatten_with_keys, _unflatten, _flatten)
