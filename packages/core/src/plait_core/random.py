@@ -19,7 +19,9 @@ import numpy as np
 
 from plait_core import dtypes, lax
 from plait_core.abstract import get_aval, registered_array_types
+from plait_core.custom_derivatives import custom_jvp
 from plait_core.lax.calls import named_call
+from plait_core.lax.control_flow import while_loop
 from plait_core.trace import Tracer, is_eager
 
 Array = Any
@@ -381,8 +383,340 @@ def choice(key: KeyArray, a: Any, shape: Sequence[int] = (), replace: bool = Tru
     return idx if isinstance(a, int) else pnp.take(a, idx, axis=0)
 
 
+
+# ---------------------------------------------------------------------------
+# More distributions: closed forms of uniforms, and rejection samplers that
+# run one while_loop over the whole array until every entry is accepted.
+
+
+def _open_uniform(key: KeyArray, shape: Sequence[int]) -> Array:
+    """float32 uniforms in ``[tiny, 1)`` (never 0, so their logarithm is finite)."""
+    return uniform(key, shape, dtypes.float32, np.float32(np.finfo(np.float32).tiny), 1.0)
+
+
+@_one_program("shape", "dtype")
+def laplace(key: KeyArray, shape: Sequence[int] = (), dtype: Any = None) -> Array:
+    """Standard Laplace samples (density ``exp(-|x|) / 2``)."""
+    dt = _float_dtype(dtype, "laplace")
+    low = np.nextafter(np.float32(-1.0), np.float32(0.0))
+    u = uniform(key, shape, dtypes.float32, low, 1.0)
+    # |u| is uniform on [0, 1) and sign(u) a fair sign: -log(1 - |u|) is exponential.
+    x = lax.mul(lax.neg(lax.sign(u)), lax.log1p(lax.neg(lax.abs(u))))
+    return lax.convert_element_type(x, dt)
+
+
+@_one_program("shape", "dtype")
+def logistic(key: KeyArray, shape: Sequence[int] = (), dtype: Any = None) -> Array:
+    """Standard logistic samples (CDF ``1 / (1 + exp(-x))``)."""
+    dt = _float_dtype(dtype, "logistic")
+    u = _open_uniform(key, shape)
+    return lax.convert_element_type(lax.sub(lax.log(u), lax.log1p(lax.neg(u))), dt)
+
+
+@_one_program("shape", "dtype")
+def cauchy(key: KeyArray, shape: Sequence[int] = (), dtype: Any = None) -> Array:
+    """Standard Cauchy samples (CDF ``1/2 + atan(x) / pi``)."""
+    dt = _float_dtype(dtype, "cauchy")
+    u = _open_uniform(key, shape)
+    return lax.convert_element_type(lax.tan(lax.mul(np.float32(np.pi), lax.sub(u, np.float32(0.5)))), dt)
+
+
+@_one_program("shape", "dtype")
+def rademacher(key: KeyArray, shape: Sequence[int] = (), dtype: Any = None) -> Array:
+    """-1 or +1 with equal probability (integers, the default int type unless ``dtype``)."""
+    dt = dtypes.canonicalize_dtype(dtype if dtype is not None else dtypes.default_int_dtype())
+    if not dtypes.is_int(dt) or dtypes.is_unsigned_int(dt):
+        raise TypeError(f"random.rademacher: dtype must be a signed integer type, got {dt}")
+    b = lax.convert_element_type(bernoulli(key, 0.5, _shape(shape)), dt)
+    return lax.sub(lax.mul(b, np.asarray(2, dt)), np.asarray(1, dt))
+
+
+@_one_program("shape", "dtype")
+def maxwell(key: KeyArray, shape: Sequence[int] = (), dtype: Any = None) -> Array:
+    """Maxwell samples: the length of a standard normal 3-vector."""
+    dt = _float_dtype(dtype, "maxwell")
+    shape = _shape(shape)
+    z = normal(key, shape + (3,), dtypes.float32)
+    return lax.convert_element_type(lax.sqrt(lax.reduce_sum(lax.mul(z, z), (len(shape),))), dt)
+
+
+def _real_param(x: Any, where: str, name: str) -> tuple[Array, tuple[int, ...]]:
+    """``x`` as float32 with its shape; a TypeError for a non-real argument."""
+    aval = get_aval(x, f"{name} of random.{where}")
+    if not (dtypes.is_float(aval.dtype) or dtypes.is_int(aval.dtype)):
+        raise TypeError(f"random.{where}: {name} must be a real (integer or float) array, got {aval.str_short()}")
+    return lax.convert_element_type(x, dtypes.float32), tuple(int(d) for d in aval.shape)
+
+
+def _broadcast_shapes(where: str, *shapes: tuple[int, ...]) -> tuple[int, ...]:
+    ndim = max((len(s) for s in shapes), default=0)
+    out = []
+    for i in range(ndim):
+        sizes = {s[i - ndim + len(s)] for s in shapes if i - ndim + len(s) >= 0} - {1}
+        if len(sizes) > 1:
+            raise ValueError(f"random.{where}: shapes {', '.join(map(str, shapes))} do not broadcast together")
+        out.append(sizes.pop() if sizes else 1)
+    return tuple(out)
+
+
+def _to_shape(x: Array, x_shape: tuple[int, ...], shape: tuple[int, ...], where: str, name: str) -> Array:
+    """``x`` broadcast (NumPy rules) to exactly ``shape``; a ValueError naming ``name`` otherwise."""
+    lead = len(shape) - len(x_shape)
+    if lead < 0 or any(d != 1 and d != shape[lead + i] for i, d in enumerate(x_shape)):
+        raise ValueError(f"random.{where}: {name} of shape {x_shape} does not broadcast to the shape {shape}")
+    if x_shape == shape:
+        return x
+    x = lax.reshape(x, tuple(d for d in x_shape if d != 1))
+    dims = tuple(lead + i for i, d in enumerate(x_shape) if d != 1)
+    return lax.broadcast_in_dim(x, shape, dims)
+
+
+def _params(where: str, shape: Sequence[int] | None, **named: Any) -> tuple[tuple[int, ...], list[Array]]:
+    """The output shape (``shape``, or the parameters' broadcast shape) and the
+    parameters as float32 arrays of that shape."""
+    pairs = [(name, *_real_param(x, where, name)) for name, x in named.items()]
+    out = _shape(shape) if shape is not None else _broadcast_shapes(where, *(s for _, _, s in pairs))
+    return out, [_to_shape(x, s, out, where, name) for name, x, s in pairs]
+
+
+def _full(like: Array, value: Any, dtype: Any = dtypes.float32) -> Array:
+    """``value`` broadcast to ``like``'s shape (a broadcast, not a stored constant)."""
+    return lax.broadcast_in_dim(np.asarray(value, dtype), tuple(int(d) for d in like.shape), ())
+
+
+def _all_axes(x: Array) -> tuple[int, ...]:
+    return tuple(range(len(x.shape)))
+
+
+def _log_gamma_draw_impl(key: KeyArray, a: Array) -> Array:
+    """``log`` of Gamma(a, 1) samples for float32 ``a`` (any shape).
+
+    Marsaglia and Tsang, "A simple method for generating gamma variables"
+    (ACM TOMS 2000): with ``d = a - 1/3`` and ``c = 1/sqrt(9 d)``, draw a normal
+    ``z`` and uniform ``u``, set ``v = (1 + c z)**3`` and accept ``d v`` when
+    ``v > 0`` and ``log u < z**2/2 + d - d v + d log v``.  Every round redraws
+    the whole array from a fresh key (``fold_in`` of the round number) and
+    keeps the first accepted value of each entry, so entries are independent.
+    For ``a < 1`` it draws Gamma(a + 1) and multiplies by ``u**(1/a)``, in
+    log space so small ``a`` does not underflow before a ratio is taken.
+    ``a == 0`` gives ``-inf`` (a sample of 0), ``a == inf`` gives ``inf`` and
+    negative or NaN ``a`` gives NaN (as JAX)."""
+    shape = tuple(int(d) for d in a.shape)
+    loop_key, boost_key = _row(split(key), 0), _row(split(key), 1)
+    valid = lax.bitwise_and(lax.gt(a, np.float32(0)), lax.is_finite(a))
+    safe_a = lax.select(valid, a, _full(a, 1.0))
+    boost = lax.lt(safe_a, np.float32(1))
+    a1 = lax.select(boost, lax.add(safe_a, np.float32(1)), safe_a)
+    d = lax.sub(a1, np.float32(1.0 / 3.0))
+    c = lax.rsqrt(lax.mul(np.float32(9), d))
+
+    def cond(state: tuple[Array, Array, Array]) -> Array:
+        return lax.bitwise_not(lax.reduce_and(state[2], _all_axes(state[2])))
+
+    def body(state: tuple[Array, Array, Array]) -> tuple[Array, Array, Array]:
+        i, x, done = state
+        keys = split(fold_in(loop_key, i))
+        z = normal(_row(keys, 0), shape, dtypes.float32)
+        u = _open_uniform(_row(keys, 1), shape)
+        v = lax.add(np.float32(1), lax.mul(c, z))
+        v = lax.mul(lax.mul(v, v), v)
+        positive = lax.gt(v, np.float32(0))
+        log_v = lax.log(lax.select(positive, v, _full(v, 1.0)))
+        bound = lax.add(lax.mul(np.float32(0.5), lax.mul(z, z)), lax.mul(d, lax.add(lax.sub(np.float32(1), v), log_v)))
+        ok = lax.bitwise_and(positive, lax.lt(lax.log(u), bound))
+        take = lax.bitwise_and(ok, lax.bitwise_not(done))
+        x = lax.select(take, lax.add(lax.log(d), log_v), x)
+        return lax.add(i, np.int32(1)), x, lax.bitwise_or(done, ok)
+
+    init = (np.int32(0), _full(a, 0.0), lax.bitwise_not(valid))
+    log_x = while_loop(cond, body, init)[1]
+    log_u = lax.log(_open_uniform(boost_key, shape))
+    log_x = lax.select(boost, lax.add(log_x, lax.div(log_u, safe_a)), log_x)
+    special = lax.select(
+        lax.eq(a, np.float32(0)),
+        _full(a, -np.inf),
+        lax.select(lax.eq(a, np.float32(np.inf)), _full(a, np.inf), _full(a, np.nan)),
+    )
+    return lax.select(valid, log_x, special)
+
+
+def _log_gamma_draw_jvp(key: KeyArray, primals: tuple[Array], tangents: tuple[Array]) -> Any:
+    raise NotImplementedError(
+        "random.gamma: derivatives with respect to the shape parameter (a, alpha, df) are not "
+        "implemented (JAX's implicit reparameterisation gradient needs the derivative of the "
+        "incomplete gamma function); wrap the parameter in lax.stop_gradient to treat samples as constants"
+    )
+
+
+_log_gamma_draw = custom_jvp(_log_gamma_draw_impl, nondiff_argnums=(0,))
+_log_gamma_draw.defjvp(_log_gamma_draw_jvp)
+
+
+@_one_program("shape", "dtype")
+def gamma(key: KeyArray, a: Any, shape: Sequence[int] | None = None, dtype: Any = None) -> Array:
+    """Gamma(a, 1) samples (Marsaglia-Tsang rejection), ``a`` broadcast to ``shape``
+    (``a``'s shape by default).  ``a == 0`` gives 0, ``a == inf`` gives inf and
+    ``a < 0`` or NaN gives NaN.  Differentiating with respect to ``a`` raises
+    ``NotImplementedError`` (JAX's implicit gradient is not implemented)."""
+    _check_key(key, "gamma")
+    dt = _float_dtype(dtype, "gamma")
+    _, (a32,) = _params("gamma", shape, a=a)
+    return lax.convert_element_type(lax.exp(_log_gamma_draw(key, a32)), dt)
+
+
+@_one_program("shape", "dtype")
+def beta(key: KeyArray, a: Any, b: Any, shape: Sequence[int] | None = None, dtype: Any = None) -> Array:
+    """Beta(a, b) samples as ``X / (X + Y)`` of Gamma(a) and Gamma(b) draws (taken in
+    log space); ``a`` and ``b`` broadcast to ``shape`` (their broadcast shape by default)."""
+    _check_key(key, "beta")
+    dt = _float_dtype(dtype, "beta")
+    _, (a32, b32) = _params("beta", shape, a=a, b=b)
+    log_x = _log_gamma_draw(_row(split(key), 0), a32)
+    log_y = _log_gamma_draw(_row(split(key), 1), b32)
+    top = lax.max(log_x, log_y)
+    # log(X + Y) = top + log(exp(log X - top) + exp(log Y - top)); exact when one is -inf.
+    log_sum = lax.add(top, lax.log(lax.add(lax.exp(lax.sub(log_x, top)), lax.exp(lax.sub(log_y, top)))))
+    return lax.convert_element_type(lax.exp(lax.sub(log_x, log_sum)), dt)
+
+
+@_one_program("shape", "dtype")
+def dirichlet(key: KeyArray, alpha: Any, shape: Sequence[int] | None = None, dtype: Any = None) -> Array:
+    """Dirichlet(alpha) samples over ``alpha``'s last axis (normalised Gamma draws);
+    the result has shape ``shape + alpha.shape[-1:]``, ``alpha.shape[:-1]``
+    broadcasting to ``shape`` (which defaults to it)."""
+    _check_key(key, "dirichlet")
+    dt = _float_dtype(dtype, "dirichlet")
+    alpha32, a_shape = _real_param(alpha, "dirichlet", "alpha")
+    if not a_shape:
+        raise ValueError("random.dirichlet: alpha must have at least one dimension (the categories), got a scalar")
+    batch = _shape(shape) if shape is not None else a_shape[:-1]
+    full = batch + a_shape[-1:]
+    log_g = _log_gamma_draw(key, _to_shape(alpha32, a_shape, full, "dirichlet", "alpha"))
+    last = (len(full) - 1,)
+    top = lax.broadcast_in_dim(lax.reduce_max(log_g, last), full, tuple(range(len(batch))))
+    w = lax.exp(lax.sub(log_g, top))
+    total = lax.broadcast_in_dim(lax.reduce_sum(w, last), full, tuple(range(len(batch))))
+    return lax.convert_element_type(lax.div(w, total), dt)
+
+
+@_one_program("shape", "dtype")
+def chisquare(key: KeyArray, df: Any, shape: Sequence[int] | None = None, dtype: Any = None) -> Array:
+    """Chi-square samples with ``df`` degrees of freedom (``2 * Gamma(df / 2)``)."""
+    _check_key(key, "chisquare")
+    dt = _float_dtype(dtype, "chisquare")
+    _, (df32,) = _params("chisquare", shape, df=df)
+    g = lax.exp(_log_gamma_draw(key, lax.mul(df32, np.float32(0.5))))
+    return lax.convert_element_type(lax.mul(np.float32(2), g), dt)
+
+
+@_one_program("shape", "dtype")
+def t(key: KeyArray, df: Any, shape: Sequence[int] | None = None, dtype: Any = None) -> Array:
+    """Student's t samples with ``df`` degrees of freedom (``Z / sqrt(V / df)``)."""
+    _check_key(key, "t")
+    dt = _float_dtype(dtype, "t")
+    out, (df32,) = _params("t", shape, df=df)
+    z = normal(_row(split(key), 0), out, dtypes.float32)
+    log_half_v = _log_gamma_draw(_row(split(key), 1), lax.mul(df32, np.float32(0.5)))
+    # V / df = Gamma(df / 2) / (df / 2).
+    scale = lax.exp(lax.mul(np.float32(-0.5), lax.sub(log_half_v, lax.log(lax.mul(df32, np.float32(0.5))))))
+    return lax.convert_element_type(lax.mul(z, scale), dt)
+
+
+_POISSON_SMALL = 10.0
+"""Below this mean Knuth's counting method is used, above it Hörmann's PTRS."""
+
+
+def _poisson_knuth(key: KeyArray, lam: Array, active: Array) -> Array:
+    """Count unit-rate exponential arrivals before time ``lam`` (exact; about
+    ``lam + 1`` rounds), for the entries where ``active``."""
+    shape = tuple(int(d) for d in lam.shape)
+
+    def cond(state: tuple[Array, Array, Array, Array]) -> Array:
+        return lax.bitwise_not(lax.reduce_and(state[3], _all_axes(state[3])))
+
+    def body(state: tuple[Array, Array, Array, Array]) -> tuple[Array, Array, Array, Array]:
+        i, k, time, done = state
+        e = lax.neg(lax.log(_open_uniform(fold_in(key, i), shape)))
+        time = lax.add(time, e)
+        stop = lax.gt(time, lam)
+        k = lax.select(lax.bitwise_or(done, stop), k, lax.add(k, np.int32(1)))
+        return lax.add(i, np.int32(1)), k, time, lax.bitwise_or(done, stop)
+
+    zeros = _full(lam, 0, dtypes.int32)
+    init = (np.int32(0), zeros, _full(lam, 0.0), lax.bitwise_not(active))
+    return while_loop(cond, body, init)[1]
+
+
+def _poisson_ptrs(key: KeyArray, lam: Array, active: Array) -> Array:
+    """Hörmann's transformed rejection with squeeze (PTRS), "The transformed
+    rejection method for generating Poisson random variables" (Insurance:
+    Mathematics and Economics 1993): exact for ``lam >= 10``, for the entries
+    where ``active``."""
+    shape = tuple(int(d) for d in lam.shape)
+    safe = lax.select(active, lam, _full(lam, 100.0))
+    log_lam = lax.log(safe)
+    b = lax.add(np.float32(0.931), lax.mul(np.float32(2.53), lax.sqrt(safe)))
+    a = lax.add(np.float32(-0.059), lax.mul(np.float32(0.02483), b))
+    inv_alpha = lax.add(np.float32(1.1239), lax.div(np.float32(1.1328), lax.sub(b, np.float32(3.4))))
+    v_r = lax.sub(np.float32(0.9277), lax.div(np.float32(3.6224), lax.sub(b, np.float32(2))))
+
+    def cond(state: tuple[Array, Array, Array]) -> Array:
+        return lax.bitwise_not(lax.reduce_and(state[2], _all_axes(state[2])))
+
+    def body(state: tuple[Array, Array, Array]) -> tuple[Array, Array, Array]:
+        i, k_out, done = state
+        keys = split(fold_in(key, i))
+        u = lax.sub(uniform(_row(keys, 0), shape, dtypes.float32), np.float32(0.5))
+        v = _open_uniform(_row(keys, 1), shape)
+        us = lax.sub(np.float32(0.5), lax.abs(u))
+        k = lax.floor(
+            lax.add(lax.mul(lax.add(lax.div(lax.mul(np.float32(2), a), us), b), u), lax.add(safe, np.float32(0.43)))
+        )
+        squeeze = lax.bitwise_and(lax.ge(us, np.float32(0.07)), lax.le(v, v_r))
+        reject = lax.bitwise_or(
+            lax.lt(k, np.float32(0)), lax.bitwise_and(lax.lt(us, np.float32(0.013)), lax.gt(v, us))
+        )
+        lhs = lax.add(
+            lax.log(lax.mul(v, inv_alpha)), lax.neg(lax.log(lax.add(lax.div(a, lax.mul(us, us)), b)))
+        )
+        k_safe = lax.max(k, np.float32(0))
+        rhs = lax.sub(lax.sub(lax.mul(k_safe, log_lam), safe), lax.lgamma(lax.add(k_safe, np.float32(1))))
+        ok = lax.bitwise_or(squeeze, lax.bitwise_and(lax.bitwise_not(reject), lax.le(lhs, rhs)))
+        take = lax.bitwise_and(ok, lax.bitwise_not(done))
+        k_out = lax.select(take, lax.convert_element_type(k_safe, dtypes.int32), k_out)
+        return lax.add(i, np.int32(1)), k_out, lax.bitwise_or(done, ok)
+
+    init = (np.int32(0), _full(lam, 0, dtypes.int32), lax.bitwise_not(active))
+    return while_loop(cond, body, init)[1]
+
+
+@_one_program("shape", "dtype")
+def poisson(key: KeyArray, lam: Any, shape: Sequence[int] | None = None, dtype: Any = None) -> Array:
+    """Poisson(lam) counts, ``lam`` broadcast to ``shape`` (its own shape by default).
+
+    Exact in distribution: Knuth's counting of exponential arrivals for
+    ``lam < 10`` and Hörmann's PTRS rejection above (float32 arithmetic, so
+    very large means carry float32 rounding).  A negative, NaN or infinite
+    ``lam`` gives -1 (JAX gives -1 for negative and NaN means)."""
+    _check_key(key, "poisson")
+    dt = dtypes.canonicalize_dtype(dtype if dtype is not None else dtypes.default_int_dtype())
+    if not dtypes.is_int(dt):
+        raise TypeError(f"random.poisson: dtype must be an integer type, got {dt}")
+    _, (lam32,) = _params("poisson", shape, lam=lam)
+    valid = lax.bitwise_and(lax.ge(lam32, np.float32(0)), lax.is_finite(lam32))
+    small = lax.bitwise_and(valid, lax.lt(lam32, np.float32(_POISSON_SMALL)))
+    large = lax.bitwise_and(valid, lax.bitwise_not(small))
+    keys = split(key)
+    counts = lax.select(
+        small, _poisson_knuth(_row(keys, 0), lam32, small), _poisson_ptrs(_row(keys, 1), lam32, large)
+    )
+    counts = lax.select(valid, counts, _full(counts, -1, dtypes.int32))
+    return lax.convert_element_type(counts, dt)
+
+
 __all__ = [
     "PRNGKey", "key", "key_data", "split", "fold_in", "bits", "uniform", "normal", "truncated_normal",
     "bernoulli", "randint", "gumbel", "exponential", "categorical", "permutation", "shuffle", "choice",
-    "threefry_2x32",
+    "threefry_2x32", "laplace", "logistic", "cauchy", "rademacher", "maxwell", "gamma", "beta", "dirichlet",
+    "chisquare", "t", "poisson",
 ]
