@@ -2,7 +2,8 @@
 
 One public API over the plait packages: the language (plait-core) and its
 interpreters.  ``plait.numpy``, ``plait.lax``, ``plait.random``, ``plait.nn``,
-``plait.tree_util`` and ``plait.tree`` are the core modules themselves, so
+``plait.tree_util``, ``plait.tree``, ``plait.scipy`` (with ``special`` and
+``stats``) and ``plait.flatten_util`` are the core modules themselves, so
 ``import plait.numpy as pnp`` works as ``import jax.numpy as jnp`` does.
 """
 
@@ -51,14 +52,21 @@ from plait_core import (
     remat,
 )
 from plait_core import dtypes as dtypes
+from plait_core import flatten_util as flatten_util
 from plait_core import lax as lax
 from plait_core import nn as nn
 from plait_core import numpy as numpy
 from plait_core import random as random
+from plait_core import scipy as scipy
 from plait_core import tree as tree
 from plait_core import tree_util as tree_util
 from plait_core.dtypes import float0
 from plait_core.lax.calls import named_call
+from plait_core.scipy import special as _special
+from plait_core.scipy import stats as _stats
+from plait_core.scipy.stats import bernoulli as _bernoulli
+from plait_core.scipy.stats import norm as _norm
+from plait_core.scipy.stats import uniform as _uniform
 from plait_dispatch import (
     Array,
     block_until_ready,
@@ -81,6 +89,14 @@ for _name, _module in {
     "nn": nn,
     "tree": tree,
     "tree_util": tree_util,
+    "nn.initializers": nn.initializers,
+    "scipy": scipy,
+    "scipy.special": _special,
+    "scipy.stats": _stats,
+    "scipy.stats.bernoulli": _bernoulli,
+    "scipy.stats.norm": _norm,
+    "scipy.stats.uniform": _uniform,
+    "flatten_util": flatten_util,
 }.items():
     sys.modules[f"{__name__}.{_name}"] = _module
 
@@ -150,12 +166,14 @@ __all__ = [
     "enable_x64",
     "eval_jaxpr",
     "eval_shape",
+    "flatten_util",
     "lax",
     "make_jaxpr",
     "nn",
     "numpy",
     "package_versions",
     "random",
+    "scipy",
     "tree",
     "tree_util",
 ]

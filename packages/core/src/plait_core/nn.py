@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from plait_core import lax
+from plait_core import nn_initializers as initializers
 from plait_core import numpy as pnp
 
 Array = Any
@@ -180,5 +181,5 @@ def one_hot(x: Array, num_classes: int, dtype: Any = None, axis: int = -1) -> Ar
 __all__ = [
     "relu", "relu6", "sigmoid", "log_sigmoid", "softplus", "silu", "swish", "gelu", "elu", "celu", "selu",
     "leaky_relu", "hard_tanh", "hard_sigmoid", "hard_swish", "glu", "logsumexp", "softmax", "log_softmax",
-    "standardize", "one_hot",
+    "standardize", "one_hot", "initializers",
 ]

@@ -15,6 +15,7 @@ Importing this package installs the array operators and methods on
 import numpy as _np
 
 from plait_core.numpy import linalg
+from plait_core.numpy.array_type import ndarray
 from plait_core.numpy.creation import (
     arange,
     array,
@@ -300,6 +301,7 @@ newaxis = None
 install_array_methods(_Tracer)
 
 __all__ = [
+    "ndarray",
     "abs",
     "absolute",
     "acos",
