@@ -591,3 +591,27 @@ def test_cache_miss_explanation_from_the_environment() -> None:
     res = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
     assert res.returncode == 0, res.stderr
     assert "jit(f)" in res.stderr and "n: dtype changed from float32 to int32" in res.stderr
+
+
+def test_disable_jit_runs_the_python_body_op_by_op() -> None:
+    seen: list[Any] = []
+
+    @functools.partial(pd.jit, donate_argnums=0)
+    def f(x: Any) -> Any:
+        seen.append(type(x))  # a concrete Array under disable_jit, a tracer when traced
+        return pnp.sin(x) * 2.0
+
+    x = pd.device_put(np.arange(3, dtype=np.float32))
+    with pc.disable_jit():
+        assert pc.config.read("jax_disable_jit") is True
+        a = f(x)
+        b = f(x)
+    assert seen == [Array, Array]  # each call ran the body on the values
+    assert not x.is_deleted()  # donation is ignored when nothing is compiled
+    np.testing.assert_allclose(np.asarray(a), np.sin(np.arange(3, dtype=np.float32)) * 2.0, rtol=1e-6)
+    np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+    assert pc.config.read("disable_jit") is False
+    assert f._cache_size() == 0
+    c = f(x)  # compiled again outside the block
+    assert f._cache_size() == 1 and seen[-1] is not Array
+    np.testing.assert_allclose(np.asarray(c), np.asarray(a), rtol=1e-6)

@@ -28,7 +28,7 @@ from plait_core.abstract import (
 )
 from plait_core.axes import axis_frame_size, bound_axis_names, extend_axis_env
 from plait_core.checkpoint import checkpoint, checkpoint_policies, remat
-from plait_core.config import config, enable_x64
+from plait_core.config import config, disable_jit, enable_x64
 from plait_core.custom_batching import custom_vmap
 from plait_core.custom_derivatives import custom_jvp, custom_vjp
 from plait_core.dce import dce_closed_jaxpr, dce_jaxpr, dce_rules
@@ -131,6 +131,7 @@ __all__ = [
     "dce_rules",
     "dtypes",
     "eager_backend",
+    "disable_jit",
     "enable_x64",
     "errors",
     "eval_closed_jaxpr",

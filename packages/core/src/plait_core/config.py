@@ -28,12 +28,14 @@ class Config:
         self.x64_enabled: bool = _env_flag("PLAIT_ENABLE_X64", False)
         self.explain_cache_misses: bool = _env_flag("PLAIT_EXPLAIN_CACHE_MISSES", False)
         self.check_tracer_leaks: bool = True
+        self.jit_disabled: bool = _env_flag("PLAIT_DISABLE_JIT", False)
 
     _ALIASES: ClassVar[dict[str, str]] = {
         "enable_x64": "x64_enabled",
         "x64_enabled": "x64_enabled",
         "explain_cache_misses": "explain_cache_misses",
         "check_tracer_leaks": "check_tracer_leaks",
+        "disable_jit": "jit_disabled",
     }
 
     def update(self, name: str, value: Any) -> None:
@@ -79,3 +81,17 @@ def enable_x64(enabled: bool = True) -> Iterator[None]:
         yield
     finally:
         config.update("enable_x64", previous)
+
+
+@contextlib.contextmanager
+def disable_jit(disable: bool = True) -> Iterator[None]:
+    """Context manager under which jitted functions run their Python body
+    directly, operation by operation (for debugging with prints and
+    breakpoints); donation is then ignored.  Also ``config.update("jax_disable_jit", True)``
+    or ``$PLAIT_DISABLE_JIT=1``."""
+    previous = config.jit_disabled
+    config.update("disable_jit", disable)
+    try:
+        yield
+    finally:
+        config.update("disable_jit", previous)

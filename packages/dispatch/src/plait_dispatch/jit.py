@@ -125,6 +125,9 @@ def jit(
     * ``keep_unused``: keep arguments ``fun`` does not use as parameters of
       the compiled computation (by default they are pruned).
 
+    Under :func:`plait_core.disable_jit` (``plait.disable_jit()``) a jitted
+    function runs its Python body directly, for debugging.
+
     The jitted function has ``.trace(*args)``, ``.lower(*args)``,
     ``.eval_shape(*args)`` and ``.clear_cache()``.  Used without ``fun``
     (``@jit(static_argnames="n")``) it returns a decorator.
@@ -331,7 +334,11 @@ class _JitState:
         run, consume, is_deleted = _jaxlib.run_executable, _jaxlib.consume_results, _jaxlib.buffer_is_deleted
         memo = self.memo
 
+        fun = self.fun
+
         def jitted(*args: Any, **kwargs: Any) -> Any:
+            if cfg.jit_disabled:
+                return fun(*args, **kwargs)
             if not kwargs and state.trace.__class__ is EvalTrace:
                 # Every argument a live, uncommitted Array: its buffer goes to
                 # the executable as it is.  Liveness is asked of the buffer
