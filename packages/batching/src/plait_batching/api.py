@@ -168,7 +168,7 @@ def _finish_leaf(trace: BatchTrace, leaf: Any, where: str, ax: int | None, size:
 def _finish_group(trace: BatchTrace, spec: Spec, sub: Any, where: str, size: Dim) -> Any:
     """The output subtree ``sub`` (at ``where``) as out_axes entry ``spec`` asks."""
     if isinstance(spec, PileAxis):
-        with set_current_trace(trace.parent):  # type: ignore[arg-type]
+        with set_current_trace(trace.parent_trace):
             pairs, tree = tree_flatten_with_path(sub, is_leaf=is_vmappable_value)
             piles = [finish_pile(trace, x, _leaf_name(where, p)) for p, x in pairs]
         return tree_unflatten(tree, piles)
@@ -182,7 +182,7 @@ def _finish_group(trace: BatchTrace, spec: Spec, sub: Any, where: str, size: Dim
                 return _finish_leaf(trace, x, where, axis, size)
 
         return special.from_elt(sub, spec, size, unwrap)
-    with set_current_trace(trace.parent):  # type: ignore[arg-type]
+    with set_current_trace(trace.parent_trace):
         pairs = tree_flatten_with_path(sub, is_leaf=is_vmappable_value)[0]
         done = [_finish_leaf(trace, x, _leaf_name(where, p), spec, size) for p, x in pairs]
     return tree_unflatten(flatten_value(sub)[1], done)

@@ -347,7 +347,7 @@ def wrap_results(
             out.append(trace.wrap(val, d))
             continue
         if d is None:
-            with set_current_trace(trace.parent):  # type: ignore[arg-type]
+            with set_current_trace(trace.parent_trace):
                 val, d = broadcast_batch(val, trace.axis.size, 0), 0
         got = get_aval(val)
         elem = got.shape[:d] + got.shape[d + 1 :]
@@ -384,7 +384,7 @@ def padded_rule(check: Check | None = None, prepare: Prepare | None = None) -> R
         out_avals = element_abstract_eval(env, prim, ops, params, names)
         if check is not None:
             check(env, prim, ops, params)
-        with set_current_trace(trace.parent):  # type: ignore[arg-type]
+        with set_current_trace(trace.parent_trace):
             vals = [o.val for o in ops] if prepare is None else prepare(env, ops, params)
             padded_params = {k: env.pad_param(v) for k, v in params.items()}
             outs, dims = run_batched(trace.axis, prim, vals, [o.bdim for o in ops], padded_params)
@@ -450,7 +450,7 @@ def symbolic_size(trace: BatchTrace, x: Any, what: str) -> SymbolicDim:
     if aval.shape != () or not dtypes.is_int(aval.dtype):
         raise TypeError(f"{what}: a size must be an integer scalar, got a batched value of type {aval.str_short()}")
     env = env_of(trace)
-    with set_current_trace(trace.parent):  # type: ignore[arg-type]
+    with set_current_trace(trace.parent_trace):
         val = moveaxis(x.val, x.bdim, 0)
         if get_aval(val).dtype != _I32:
             val = convert_element_type_p.bind(val, new_dtype=_I32, weak_type=False)
@@ -503,7 +503,7 @@ def enter_pile(trace: BatchTrace, pile: Pile) -> BatchTracer:
     padded = aval.shape[1 + ax]
     if type(padded) is not int:
         raise TypeError(f"vmap: a Pile's padded size must be a concrete integer, got {padded}")
-    with set_current_trace(trace.parent):  # type: ignore[arg-type]
+    with set_current_trace(trace.parent_trace):
         lengths = pile.lengths
         if get_aval(lengths).dtype != _I32:
             lengths = convert_element_type_p.bind(lengths, new_dtype=_I32, weak_type=False)
@@ -592,6 +592,22 @@ def derived_size(env: RaggedEnv, lengths: Any, padded: int) -> SymbolicDim:
     return SymbolicDim.var(name)
 
 
+def concrete_sizes(env: RaggedEnv, dims: Sequence[Dim]) -> list[np.ndarray] | None:
+    """Each of ``dims`` evaluated for every element (``int64[B]``) when the
+    lengths of every ragged size they mention are concrete, else ``None``."""
+    names = sorted(frozenset().union(*(env.names_in(d) for d in dims)))
+    lengths: list[np.ndarray] = []
+    for n in names:
+        concrete = env.sizes[n].concrete
+        if concrete is None:
+            return None
+        lengths.append(concrete)
+    if not lengths:
+        return None
+    at = [{n: int(c[b]) for n, c in zip(names, lengths)} for b in range(len(lengths[0]))]
+    return [np.array([int(evaluate_dim(d, e)) for e in at], np.int64) for d in dims]
+
+
 def check_true_sizes(
     env: RaggedEnv, prim: Primitive, ops: Sequence[Operand], in_dim: Dim, out_dim: Dim, exact: Callable[[int], int],
     what: str,
@@ -601,14 +617,10 @@ def check_true_sizes(
     1) is not what ``prim`` gives an element whose ``in_dim`` is its true size
     (``exact(size)``; negative when the primitive would reject the element).
     ``what`` names the axis.  Traced lengths cannot be checked."""
-    names = env.names_in(in_dim)
-    known = {n: env.sizes[n].concrete for n in names}
-    if not names or any(c is None for c in known.values()):
+    known = concrete_sizes(env, (in_dim, out_dim))
+    if known is None:
         return
-    count = len(next(iter(known.values())))  # type: ignore[arg-type]
-    for b in range(count):
-        at = {n: int(c[b]) for n, c in known.items()}  # type: ignore[index]
-        size, got = int(evaluate_dim(in_dim, at)), int(evaluate_dim(out_dim, at))
+    for size, got in zip(known[0].tolist(), known[1].tolist()):
         want = exact(size)
         if want != got or want < 0:
             true = "is rejected (a negative size)" if want < 0 else f"has size {want}"

@@ -84,6 +84,13 @@ class BatchTrace(Trace):
         #: :class:`~plait_batching.ragged.RaggedEnv`), made when the first one enters.
         self.ragged: Any = None
 
+    @property
+    def parent_trace(self) -> Trace:
+        """The trace this vmap runs on: rules bind their operations there."""
+        parent = self.parent
+        assert parent is not None, "a BatchTrace is always made on top of another trace"
+        return parent
+
     def describe(self) -> str:
         name = "" if self.axis.name is None else f" {self.axis.name!r}"
         return f"vmap over the axis{name} of size {self.axis.size}"
@@ -118,8 +125,7 @@ class BatchTrace(Trace):
             from plait_batching.ragged import process_ragged
 
             return process_ragged(self, prim, args, params)
-        parent = self.parent
-        assert parent is not None
+        parent = self.parent_trace
         if not batched and prim not in always_run and not self._uses_axis(prim, params):
             with set_current_trace(parent):
                 return prim.bind(*vals, **params)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable, Hashable, Sequence
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import numpy as np
 
@@ -45,7 +45,7 @@ def _static_value(value: Any) -> Hashable:
     if isinstance(value, list):
         return tuple(value)
     hash(value)
-    return value  # type: ignore[no-any-return]
+    return cast(Hashable, value)
 
 
 def _one_program(*static: str) -> Callable[[F], F]:
@@ -88,7 +88,7 @@ def _one_program(*static: str) -> Callable[[F], F]:
                     programs[key] = program
             return program(*[given[name] for name in operands])
 
-        return run  # type: ignore[return-value]
+        return cast(F, run)
 
     return wrap
 

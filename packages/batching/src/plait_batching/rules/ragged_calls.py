@@ -45,7 +45,7 @@ def _call_ragged(trace: BatchTrace, prim: Primitive, args: Sequence[Any], params
     lengths, and the mapped jaxpr's constants, as leading operands)."""
     ops = operands(trace, prim, args)
     closed = called_jaxpr(prim, params)
-    with set_current_trace(trace.parent):  # type: ignore[arg-type]
+    with set_current_trace(trace.parent_trace):
         vals, batched = unpack_operands(trace, ops)
         body, lead, _ = ragged_call_jaxpr(trace, closed, batched)
         new = dict(params)
@@ -95,7 +95,7 @@ ragged_rules.not_supported(coll.axis_index_p, "it has no operands, so it is neve
 def _dim_as_value(trace: BatchTrace, prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> Any:
     env = env_of(trace)
     dt = dtypes.default_int_dtype()
-    with set_current_trace(trace.parent):  # type: ignore[arg-type]
+    with set_current_trace(trace.parent_trace):
         lengths = env.value(params["dim"])
         if get_aval(lengths).dtype != dt:
             lengths = convert_element_type_p.bind(lengths, new_dtype=dt, weak_type=False)

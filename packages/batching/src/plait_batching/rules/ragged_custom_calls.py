@@ -113,7 +113,7 @@ def _custom_ragged(trace: BatchTrace, prim: Primitive, args: Sequence[Any], para
     env_of(trace)
     ops = operands(trace, prim, args)
     closed = called_jaxpr(prim, params)
-    with set_current_trace(trace.parent):  # type: ignore[arg-type]
+    with set_current_trace(trace.parent_trace):
         vals, batched = unpack_operands(trace, ops)
         body, lead, frame = ragged_call_jaxpr(trace, closed, batched)
         outs = rebind_custom_call(prim, PileFrame(frame, batched), body, lead, vals, params)

@@ -59,6 +59,7 @@ from plait_batching.ragged import (
     Operand,
     RaggedEnv,
     check_one_size,
+    concrete_sizes,
     element_abstract_eval,
     env_of,
     fill_padding,
@@ -72,7 +73,7 @@ from plait_batching.ragged import (
 from plait_batching.registries import ragged_rules
 from plait_batching.trace import AxisData, BatchTrace
 from plait_core import Primitive, ShapedArray, dtypes, get_aval, set_current_trace
-from plait_core.dims import Dim, definitely_equal, evaluate_dim
+from plait_core.dims import Dim, definitely_equal
 from plait_core.primitives import structural as st
 from plait_core.primitives.elementwise import (
     add_p,
@@ -120,17 +121,6 @@ def _static_windows(env: RaggedEnv, op: int, aval: ShapedArray, sizes: Sequence[
     ]  # fmt: skip
 
 
-def _at_lengths(env: RaggedEnv, dims: Sequence[Dim]) -> list[np.ndarray] | None:
-    """``dims`` for every element when the lengths are concrete, else ``None``."""
-    names = sorted(frozenset().union(*(env.names_in(d) for d in dims)))
-    known = [env.sizes[n].concrete for n in names]
-    if not names or any(c is None for c in known):
-        return None
-    count = len(known[0])  # type: ignore[arg-type]
-    at = [{n: int(c[b]) for n, c in zip(names, known)} for b in range(count)]  # type: ignore[index]
-    return [np.array([int(evaluate_dim(d, e)) for e in at], np.int64) for d in dims]
-
-
 def _element_types(
     env: RaggedEnv, prim: Primitive, ops: Sequence[Operand], params: dict[str, Any], windows: Sequence[_Window],
     *, keeps_operand: bool,
@@ -147,7 +137,7 @@ def _element_types(
         size = shape[w.axis]
         shape[w.axis] = env.padded(size)
         relaxed[w.op] = o._replace(aval=o.aval.update(shape=tuple(shape)))
-        known = _at_lengths(env, (size, w.lo, w.hi))
+        known = concrete_sizes(env, (size, w.lo, w.hi))
         if known is not None:
             n, lo, hi = known
             bad = (lo < 0) | (hi > n)
@@ -321,7 +311,7 @@ def _gather_rule(trace: BatchTrace, prim: Primitive, args: Sequence[Any], params
     x, idx = ops
     windows = _static_windows(env, 0, x.aval, params["slice_sizes"])
     out_avals = _element_types(env, prim, ops, params, windows, keeps_operand=False)
-    with set_current_trace(trace.parent):  # type: ignore[arg-type]
+    with set_current_trace(trace.parent_trace):
         out, d = _gather(env, trace.axis, prim, x, idx, params)
     return wrap_results(trace, prim, [out], [d], out_avals)
 
@@ -361,7 +351,7 @@ def _dynamic_slice_rule(
     windows = _static_windows(env, 0, x.aval, sizes)
     out_avals = _element_types(env, prim, ops, params, windows, keeps_operand=False)
     ragged_starts = any(_ragged_gap(env, x.aval.shape[a], sizes[a]) is not None for a in range(x.aval.ndim))
-    with set_current_trace(trace.parent):  # type: ignore[arg-type]
+    with set_current_trace(trace.parent_trace):
         if not ragged_starts:
             padded = {k: env.pad_param(v) for k, v in params.items()}
             outs, dims = run_batched(trace.axis, prim, [o.val for o in ops], [o.bdim for o in ops], padded)
@@ -416,7 +406,7 @@ def _slice_at_ragged_offsets(base: Callable[..., Any]) -> Callable[..., Any]:
                 env.padded(d) if a in {w.axis for w in windows} else d for a, d in enumerate(params[key])
             )
         out_avals = _element_types(env, prim, ops, relaxed, windows, keeps_operand=False)
-        with set_current_trace(trace.parent):  # type: ignore[arg-type]
+        with set_current_trace(trace.parent_trace):
             if not offsets:  # static starts: the padded slice reads each element's own entries
                 padded = {k: env.pad_param(v) for k, v in params.items()}
                 outs, dims = run_batched(trace.axis, prim, [x.val], [x.bdim], padded)
@@ -558,7 +548,7 @@ def _scatter_rule(trace: BatchTrace, prim: Primitive, args: Sequence[Any], param
     sizes = _window_sizes(x.aval, upd.aval, params["dimension_numbers"])
     windows = _static_windows(env, 0, x.aval, sizes)
     out_avals = _element_types(env, prim, ops, params, windows, keeps_operand=True)
-    with set_current_trace(trace.parent):  # type: ignore[arg-type]
+    with set_current_trace(trace.parent_trace):
         out, d = _scatter(env, trace.axis, prim, x, idx, upd, params)
     return wrap_results(trace, prim, [out], [d], out_avals)
 
@@ -578,7 +568,7 @@ def _dynamic_update_slice_rule(
     out_avals = _element_types(env, prim, ops, params, windows, keeps_operand=True)
     # On the padded data the update lands where it should when it spans each ragged axis whole.
     whole = all(definitely_equal(sizes[a], x.aval.shape[a]) for a in ragged_axes(env, x.aval))
-    with set_current_trace(trace.parent):  # type: ignore[arg-type]
+    with set_current_trace(trace.parent_trace):
         if whole:
             outs, dims = run_batched(trace.axis, prim, [o.val for o in ops], [o.bdim for o in ops], params)
             return wrap_results(trace, prim, outs, dims, out_avals)

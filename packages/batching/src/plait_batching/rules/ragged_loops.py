@@ -127,7 +127,7 @@ def _scan(trace: BatchTrace, prim: Primitive, args: Sequence[Any], params: dict[
     consts, init, xs = split_list(ops, nc, ncarry)
     ragged_length = env.is_ragged(length)
     size = trace.axis.size
-    with set_current_trace(trace.parent):  # type: ignore[arg-type]
+    with set_current_trace(trace.parent_trace):
         c_vals, c_batched = unpack_operands(trace, consts)
         carry = _carried(trace, init)
         x_vals = [_scanned(env, o, ragged_length) for o in xs]
@@ -165,7 +165,7 @@ def _while(trace: BatchTrace, prim: Primitive, args: Sequence[Any], params: dict
     body_jaxpr: ClosedJaxpr = params["body_jaxpr"]
     cconsts, bconsts, init = split_list(ops, params["cond_nconsts"], params["body_nconsts"])
     every = [True] * len(init)
-    with set_current_trace(trace.parent):  # type: ignore[arg-type]
+    with set_current_trace(trace.parent_trace):
         cc_vals, cc_batched = unpack_operands(trace, cconsts)
         bc_vals, bc_batched = unpack_operands(trace, bconsts)
         carry = _carried(trace, init)

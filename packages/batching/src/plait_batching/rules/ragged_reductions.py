@@ -98,7 +98,7 @@ def _sort(trace: BatchTrace, prim: Primitive, args: Sequence[Any], params: dict[
     if not env.is_ragged(d):
         return _padded(trace, prim, args, params)
     avals = element_abstract_eval(env, prim, ops, params, check_one_size(env, prim, ops, params))
-    with set_current_trace(trace.parent):  # type: ignore[arg-type]
+    with set_current_trace(trace.parent_trace):
         vals = [to_front(o.val, o.bdim, env.axis.size) for o in ops]
         full = get_aval(vals[0]).shape
         # A first key, 0 for true entries and 1 for padding, sorts the padding last.

@@ -162,7 +162,7 @@ def _rev(trace: BatchTrace, prim: Primitive, args: Sequence[Any], params: dict[s
         return _padded(trace, prim, args, params)
     (aval,) = element_abstract_eval(env, prim, ops, params, check_one_size(env, prim, ops, params))
     static = tuple(a + 1 for a in params["dimensions"] if a not in ragged)
-    with set_current_trace(trace.parent):  # type: ignore[arg-type]
+    with set_current_trace(trace.parent_trace):
         val = to_front(x.val, x.bdim, env.axis.size)
         if static:
             val = st.rev_p.bind(val, dimensions=static)
@@ -200,7 +200,7 @@ def _pad(trace: BatchTrace, prim: Primitive, args: Sequence[Any], params: dict[s
         check_true_sizes(env, prim, ops, x.aval.shape[a], aval.shape[a], _pad_size(*config[a]), f"the ragged axis {a}")
     # High padding must follow each element's own end; everything else the padded pad gets right.
     ends = [a for a in axes if config[a][1] > 0]
-    with set_current_trace(trace.parent):  # type: ignore[arg-type]
+    with set_current_trace(trace.parent_trace):
         padded_params = {"padding_config": env.pad_param(config)}
         (val,), (d,) = run_batched(env.axis, prim, [x.val, pv.val], [x.bdim, pv.bdim], padded_params)
         if ends:
@@ -238,7 +238,7 @@ def _concatenate(trace: BatchTrace, prim: Primitive, args: Sequence[Any], params
     if others:
         check_one_size(env, prim, ops, params)
     (aval,) = element_abstract_eval(env, prim, ops, params, joined | others)
-    with set_current_trace(trace.parent):  # type: ignore[arg-type]
+    with set_current_trace(trace.parent_trace):
         vals = [to_front(o.val, o.bdim, env.axis.size) for o in ops]
         joined_val = st.concatenate_p.bind(*vals, dimension=k + 1)
         total = int(get_aval(joined_val).shape[k + 1])

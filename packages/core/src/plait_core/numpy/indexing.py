@@ -27,7 +27,7 @@ import numpy as np
 
 from plait_core import dtypes, lax
 from plait_core.abstract import get_aval
-from plait_core.dims import Dim, InconclusiveDimensionOperation, definitely_equal, is_symbolic
+from plait_core.dims import Dim, InconclusiveDimensionOperation, SymbolicDim, definitely_equal, is_symbolic
 from plait_core.numpy._util import (
     Array,
     ArrayLike,
@@ -447,13 +447,13 @@ def _strided_positions(e: _SliceBounds, idt: np.dtype[Any]) -> Array:
 def _position_value(p: Dim, idt: np.dtype[Any]) -> Array:
     """A position along an axis (``n - 1``, ``n - 3``) as an index value.
 
-    A symbolic dimension stands for a size, and vmap over piles evaluates one
-    that would be negative for a short element (``n - 3`` for ``n = 2``) as 0;
-    a position must stay negative there (out of range, so dropped), so only its
-    part without the constant term is a dimension's value."""
-    if not is_symbolic(p):
+    Only the part without the constant term becomes a dimension's value, so
+    positions that differ by a constant (``n - 1``, ``n - 3``) share one
+    ``dim_as_value[dim=n]`` and the constants stay literals; a position may be
+    negative for a short element (out of range, so dropped by updates)."""
+    if type(p) is not SymbolicDim:
         return np.asarray(p, idt)
-    const = p.constant_term  # type: ignore[union-attr]
+    const = p.constant_term
     rest = convert(_dim_as_value(p - const), idt)
     return lax.add(rest, convert(const, idt)) if const else rest
 
