@@ -4,6 +4,7 @@ and signatures (``lax.add``, ``lax.dot_general``, ``lax.cond``, ...)."""
 from plait_core.lax.calls import *
 from plait_core.lax.collectives import *
 from plait_core.lax.control_flow import *
+from plait_core.lax.convolution import *
 from plait_core.lax.elementwise import *
 from plait_core.lax.linalg import *
 from plait_core.lax.reductions import *

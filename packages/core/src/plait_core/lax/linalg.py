@@ -39,7 +39,7 @@ __all__ = [
     "padtype_to_pads",
 ]
 
-_PRECISIONS = frozenset({"default", "high", "highest", "fastest", "bfloat16", "tensorfloat32", "float32"})
+_PRECISIONS = frozenset({"default", "high", "highest", "fastest", "bfloat16", "bfloat16_3x", "tensorfloat32", "float32"})
 
 
 # ---------------------------------------------------------------------------
