@@ -240,6 +240,11 @@ for _p in (st.scatter_p, st.scatter_add_p, st.scatter_min_p, st.scatter_max_p):
 case("scatter", "clip", _scatter(st.scatter_p, _SIDX, False, GatherScatterMode.CLIP), normal(5, 2), normal(4, 2))
 case("scatter_mul", "unique", _scatter(st.scatter_mul_p, _UIDX, True), normal(5, 2), normal(3, 2))
 case("scatter_mul", "operand_only", lambda x: _scatter(st.scatter_mul_p, _SIDX, False)(x, np.full((4, 2), 1.5)), normal(5, 2))
+case("scatter_mul", "repeats", _scatter(st.scatter_mul_p, _SIDX, False), normal(5, 2), normal(4, 2))
+# Zeros among repeated updates: a position with one zero update, one with two, one whose only update is 0.
+_MUL_ZEROS = np.array([[0.0, 1.2], [0.5, 0.0], [0.0, 0.0], [2.0, 3.0]])
+case("scatter_mul", "repeats_zeros", _scatter(st.scatter_mul_p, _SIDX, False), normal(5, 2), _MUL_ZEROS)
+case("scatter_mul", "repeats_clip", _scatter(st.scatter_mul_p, _SIDX, False, GatherScatterMode.CLIP), normal(5, 2), normal(4, 2))
 case("dim_as_value", "times_x", lambda x: ew.mul_p.bind(x, cvt(dim_as_value_p.bind(dim=3), f64)), normal(2))
 case("iota", "times_x", lambda x: ew.mul_p.bind(x, st.iota_p.bind(dtype=np.dtype(f64), shape=(3,), dimension=0)), normal(3))
 

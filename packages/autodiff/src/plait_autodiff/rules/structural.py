@@ -376,7 +376,31 @@ def _scatter_transpose(ct: Any, operand: Any, indices: Any, updates: Any, **para
 
 
 # ---------------------------------------------------------------------------
-# scatter_mul: linear in the operand; in the updates only with unique indices
+# scatter_mul: ``out[p] = x[p] * prod(updates written to p)``.  Linear in the
+# operand; in the updates, each update's tangent is scaled by the operand and
+# by the product of the *other* updates of its position (1 with unique indices).
+
+
+def _product_of_others(updates: Any, indices: Any, op_shape: Any, params: dict[str, Any]) -> Any:
+    """For each update, the product of the other updates written to its position.
+
+    Computed without dividing by zero: per position, the product of its nonzero
+    updates and how many are zero; an update then sees that product divided by
+    itself (no zero among the others), the product itself (it is the only zero)
+    or 0 (another update is zero)."""
+    u = ops.aval(updates)
+    zero_u, one_u = ops.full(u.shape, 0, u.dtype), ops.full(u.shape, 1, u.dtype)
+    is_zero = ops.eq(updates, zero_u)
+    nonzero = ops.select(is_zero, one_u, updates)
+    prod = scatter(st.scatter_mul_p, ops.full(op_shape, 1, u.dtype), indices, nonzero, **params)
+    zeros = scatter(st.scatter_add_p, ops.full(op_shape, 0, dtypes.int32), indices,
+                    ops.convert(is_zero, dtypes.int32), **params)
+    prod_u = gather_windows(prod, indices, u.shape, params)
+    zeros_u = gather_windows(zeros, indices, u.shape, params)
+    others_zero = ops.sub(zeros_u, ops.convert(is_zero, dtypes.int32))
+    none_zero = ops.eq(others_zero, ops.full(u.shape, 0, dtypes.int32))
+    own_excluded = ops.select(is_zero, prod_u, ops.div(prod_u, nonzero))
+    return ops.select(none_zero, own_excluded, zero_u)
 
 
 def _scatter_mul_jvp(primals: Sequence[Any], tangents: Sequence[Any], **params: Any) -> tuple[Any, Any]:
@@ -387,14 +411,11 @@ def _scatter_mul_jvp(primals: Sequence[Any], tangents: Sequence[Any], **params: 
     if type(t_op) is not Zero:
         out = scatter(st.scatter_mul_p, t_op, indices, updates, **params)
     if type(t_upd) is not Zero:
+        a = ops.aval(ans)
         if not params["unique_indices"]:
-            raise NotImplementedError(
-                "scatter_mul can be differentiated with respect to its updates only with unique_indices=True "
-                "(several updates of one position multiply together)"
-            )
-        zeros = zeros_of(ops.aval(ans))
-        contrib = ops.mul(gather_windows(operand, indices, ops.aval(updates).shape, params), t_upd)
-        out = add_tangents(out, scatter(st.scatter_add_p, zeros, indices, contrib, **params))
+            t_upd = ops.mul(_product_of_others(updates, indices, a.shape, params), t_upd)
+        spread = scatter(st.scatter_add_p, zeros_of(a), indices, t_upd, **params)
+        out = add_tangents(out, ops.mul(operand, spread))
     return ans, out
 
 
