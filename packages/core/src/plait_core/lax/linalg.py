@@ -20,6 +20,16 @@ import numpy as np
 from plait_core import dtypes
 from plait_core.abstract import ShapedArray, to_numpy
 from plait_core.dims import Dim
+from plait_core.lax.factorizations import (  # noqa: F401  (lax.linalg's factorisations)
+    cholesky,
+    eig,
+    eigh,
+    lu,
+    lu_pivots_to_permutation,
+    qr,
+    svd,
+    triangular_solve,
+)
 from plait_core.lax.reductions import lax_function, normalize_axis, operand_aval
 from plait_core.primitives import linalg as _p
 from plait_core.primitives.linalg import ConvDimensionNumbers, dilated_size

@@ -10,6 +10,7 @@ from plait_core.primitives import (
     collectives,
     control_flow,
     elementwise,
+    factorizations,
     linalg,
     reductions,
     shapes,
