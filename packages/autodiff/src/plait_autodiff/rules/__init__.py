@@ -5,9 +5,11 @@ from plait_autodiff.rules import (
     ad_helpers,
     calls,
     collectives,
+    complex_numbers,
     control_flow,
     custom_vmap,
     elementwise,
+    fft,
     inverse,
     invertible,
     linalg,
@@ -16,4 +18,4 @@ from plait_autodiff.rules import (
     structural,
 )
 
-__all__ = ["ad_helpers", "calls", "collectives", "control_flow", "custom_vmap", "elementwise", "inverse", "invertible", "linalg", "reductions", "shapes", "structural"]
+__all__ = ["ad_helpers", "calls", "collectives", "complex_numbers", "control_flow", "custom_vmap", "elementwise", "fft", "inverse", "invertible", "linalg", "reductions", "shapes", "structural"]

@@ -3,9 +3,11 @@ and signatures (``lax.add``, ``lax.dot_general``, ``lax.cond``, ...)."""
 
 from plait_core.lax.calls import *
 from plait_core.lax.collectives import *
+from plait_core.lax.complex_numbers import *
 from plait_core.lax.control_flow import *
 from plait_core.lax.convolution import *
 from plait_core.lax.elementwise import *
+from plait_core.lax.fft import *
 from plait_core.lax.linalg import *
 from plait_core.lax.reductions import *
 from plait_core.lax.shapes import *
