@@ -30,6 +30,7 @@ from plait_autodiff.rules.common import (
 from plait_autodiff.tangents import Zero, instantiate, zeros_of
 from plait_autodiff.transpose import NonlinearError, UndefinedPrimal, is_undefined
 from plait_core import all_primitives, dtypes
+from plait_core.primitives import complex_numbers as cx
 from plait_core.primitives import elementwise as ew
 
 c = ops.const
@@ -93,10 +94,9 @@ defjvp(ew.lgamma_p, lambda t, ans, x: ops.mul(t, ew.digamma_p.bind(x)))
 
 def _abs_deriv(t: Any, ans: Any, x: Any) -> Any:
     if dtypes.is_complex(ops.aval(x).dtype):
-        raise NotImplementedError(
-            "abs of a complex value cannot be differentiated yet: core has no real/imag/conj primitives "
-            "to express its derivative"
-        )
+        # d|z| = Re(conj(z) dz) / |z|, taken as 0 where z = 0 (as JAX does).
+        safe = ops.select(ops.eq(ans, c(ans, 0)), ops.full(ops.aval(ans).shape, 1, ops.aval(ans).dtype), ans)
+        return ops.div(cx.real_p.bind(ops.mul(cx.conj_p.bind(x), t)), safe)
     return ops.mul(t, ew.sign_p.bind(x))
 
 
