@@ -10,7 +10,6 @@ import pytest
 import plait_autodiff as ad
 import plait_core as pc
 import plait_core.numpy as pnp
-from plait_autodiff.invertible import InvertibilityError
 from plait_core import invertible, lax
 
 
@@ -18,18 +17,23 @@ def _coupling(w: Any, x1: Any, x2: Any) -> tuple[Any, Any]:
     return x1 + pnp.tanh(x2 @ w), x2
 
 
-def test_weight_passed_to_an_invertible_function_names_the_remedy() -> None:
-    # A JAX user writes blocks as block(params, x1, x2); differentiating the
-    # params makes them "rebuilt from the outputs", which a weight cannot be.
+def test_weight_passed_to_an_invertible_function_is_kept_and_differentiated() -> None:
+    # A JAX user writes blocks as block(params, x1, x2); a weight cannot be
+    # rebuilt from the outputs, so the backward pass keeps it (issue 12).
     w = np.full((3, 3), 0.3, np.float32)
     x1 = np.arange(15, dtype=np.float32).reshape(5, 3) / 10
     x2 = np.ones((5, 3), np.float32)
 
-    def loss(w: Any, a: Any, b: Any) -> Any:
+    def rev_loss(w: Any, a: Any, b: Any) -> Any:
         return pnp.sum(invertible(_coupling)(w, a, b)[0] ** 2)
 
-    with pytest.raises(InvertibilityError, match=r"cannot invert .*_coupling.*close over it instead"):
-        ad.grad(loss)(w, x1, x2)
+    def loss(w: Any, a: Any, b: Any) -> Any:
+        return pnp.sum(_coupling(w, a, b)[0] ** 2)
+
+    got = ad.grad(rev_loss, argnums=(0, 1, 2))(w, x1, x2)
+    want = ad.grad(loss, argnums=(0, 1, 2))(w, x1, x2)
+    for g, e in zip(got, want):
+        np.testing.assert_allclose(np.asarray(g), np.asarray(e), rtol=1e-5)
 
 
 def test_closed_over_weight_is_the_remedy_and_matches_ordinary_grad() -> None:
@@ -49,14 +53,13 @@ def test_closed_over_weight_is_the_remedy_and_matches_ordinary_grad() -> None:
         np.testing.assert_allclose(np.asarray(g), np.asarray(e), rtol=1e-5)
 
 
-def test_body_that_is_not_invertible_still_raises_and_names_the_equation() -> None:
-    # The inputs are never stored: a body without an inverse is an error, not
-    # a silent fallback to storing them.
+def test_body_that_is_not_invertible_keeps_its_argument() -> None:
+    # What the outputs do not determine is kept, never an error (issue 12).
     def bad(x: Any) -> Any:
-        return pnp.maximum(x, 0.0) * 0.0
+        return pnp.maximum(x, 0.0) * 0.0 + x * 2.0
 
-    with pytest.raises(InvertibilityError, match=r"cannot invert equation \d+ of the invertible function bad"):
-        ad.grad(lambda x: pnp.sum(invertible(bad)(x)))(np.ones(3, np.float32))
+    x = np.array([-1.0, 0.5, 2.0], np.float32)
+    np.testing.assert_allclose(ad.grad(lambda x: pnp.sum(invertible(bad)(x)))(x), np.full(3, 2.0), rtol=1e-6)
 
 
 # ---------------------------------------------------------------------------

@@ -11,6 +11,9 @@
   (the linear inputs).  ``ct`` is a list for ``multiple_results`` primitives;
   a single-result rule is never called with a zero cotangent.
 * :data:`inverse_rules`: used by invertible AD.
+* :data:`inverse_refusals`: ``refusal(in_avals, out_avals, i, **params) ->
+  str | None``, why an inverse rule cannot solve for operand ``i`` given only
+  the avals (``None`` when it can); consulted when planning what to keep.
 """
 
 from __future__ import annotations
@@ -26,5 +29,6 @@ TransposeRule = Callable[..., Any]
 jvp_rules: RuleRegistry[JvpRule] = RuleRegistry("autodiff (jvp)")
 transpose_rules: RuleRegistry[TransposeRule] = RuleRegistry("autodiff (transpose)")
 inverse_rules: RuleRegistry[Callable[..., Any]] = RuleRegistry("autodiff (inverse)")
+inverse_refusals: dict[Any, Callable[..., str | None]] = {}
 
-__all__ = ["JvpRule", "TransposeRule", "inverse_rules", "jvp_rules", "transpose_rules"]
+__all__ = ["JvpRule", "TransposeRule", "inverse_refusals", "inverse_rules", "jvp_rules", "transpose_rules"]

@@ -2,9 +2,12 @@
 
 ``rule(in_avals, outs, ins, **params) -> ins`` receives the equation's
 output values and its inputs with ``None`` for the one to rebuild, and
-returns every input.  A rule raises
-:class:`~plait_autodiff.invertible.CannotInvert` with the reason when it
-cannot solve (an even power, an operand broadcast from a scalar, ...).
+returns every input.  What a rule cannot solve (an even power, an operand
+broadcast from a scalar, ...) is decided from avals alone, by its entry in
+:data:`~plait_autodiff.registries.inverse_refusals`, so the backward pass
+plans to keep such an operand instead; the rule raises
+:class:`~plait_autodiff.invertible.CannotInvert` with the same reason if it
+is asked anyway.
 Multiplication and division are inverted assuming the known factor is
 nonzero, as the reversible-network literature does.
 """
@@ -18,7 +21,7 @@ import numpy as np
 
 from plait_autodiff import ops
 from plait_autodiff.invertible import CannotInvert
-from plait_autodiff.registries import inverse_rules
+from plait_autodiff.registries import inverse_refusals, inverse_rules
 from plait_core import dtypes
 from plait_core.abstract import ShapedArray
 from plait_core.primitives import ad_helpers as ad
@@ -32,9 +35,18 @@ def _unknown(ins: Sequence[Any]) -> int:
     return next(i for i, x in enumerate(ins) if x is None)
 
 
-def _check_not_broadcast(in_avals: Avals, i: int, out: Any) -> None:
-    if in_avals[i].ndim == 0 and ops.aval(out).ndim > 0:
-        raise CannotInvert("the value to rebuild is a scalar broadcast against an array")
+def _broadcast_refusal(in_avals: Avals, out_avals: Avals, i: int, **params: Any) -> str | None:
+    if in_avals[i].ndim == 0 and out_avals[0].ndim > 0:
+        return "the value to rebuild is a scalar broadcast against an array"
+    return None
+
+
+def _refuse(prim: Any, in_avals: Avals, outs: Sequence[Any], i: int, params: dict[str, Any]) -> None:
+    """Raise :class:`CannotInvert` when the refusal of ``prim`` says so."""
+    refusal = inverse_refusals.get(prim)
+    reason = None if refusal is None else refusal(in_avals, [ops.aval(o) for o in outs], i, **params)
+    if reason is not None:
+        raise CannotInvert(reason)
 
 
 def _filled(ins: Sequence[Any], i: int, value: Any) -> list[Any]:
@@ -43,24 +55,27 @@ def _filled(ins: Sequence[Any], i: int, value: Any) -> list[Any]:
     return full
 
 
-def _binary(solve_first: Callable[[Any, Any], Any], solve_second: Callable[[Any, Any], Any]) -> Callable[..., list[Any]]:
+def _binary(
+    prim: Any, solve_first: Callable[[Any, Any], Any], solve_second: Callable[[Any, Any], Any]
+) -> Callable[..., list[Any]]:
     """``out = op(a, b)``: ``a = solve_first(out, b)``, ``b = solve_second(out, a)``."""
+    inverse_refusals[prim] = _broadcast_refusal
 
     def rule(in_avals: Avals, outs: Sequence[Any], ins: Sequence[Any], **params: Any) -> list[Any]:
         (out,) = outs
         i = _unknown(ins)
-        _check_not_broadcast(in_avals, i, out)
+        _refuse(prim, in_avals, outs, i, params)
         value = solve_first(out, ins[1]) if i == 0 else solve_second(out, ins[0])
         return _filled(ins, i, value)
 
     return rule
 
 
-inverse_rules[ew.add_p] = _binary(ops.sub, ops.sub)
-inverse_rules[ad.add_any_p] = inverse_rules[ew.add_p]
-inverse_rules[ew.sub_p] = _binary(ops.add, lambda out, a: ops.sub(a, out))
-inverse_rules[ew.mul_p] = _binary(ops.div, ops.div)
-inverse_rules[ew.div_p] = _binary(ops.mul, lambda out, a: ops.div(a, out))
+inverse_rules[ew.add_p] = _binary(ew.add_p, ops.sub, ops.sub)
+inverse_rules[ad.add_any_p] = _binary(ad.add_any_p, ops.sub, ops.sub)
+inverse_rules[ew.sub_p] = _binary(ew.sub_p, ops.add, lambda out, a: ops.sub(a, out))
+inverse_rules[ew.mul_p] = _binary(ew.mul_p, ops.div, ops.div)
+inverse_rules[ew.div_p] = _binary(ew.div_p, ops.mul, lambda out, a: ops.div(a, out))
 
 
 def _unary(inverse: Callable[[Any], Any]) -> Callable[..., list[Any]]:
@@ -78,10 +93,13 @@ for _p, _inv in (
     inverse_rules[_p] = _unary(_inv)
 
 
+def _integer_pow_refusal(in_avals: Avals, out_avals: Avals, i: int, *, y: int) -> str | None:
+    return f"x ** {y} loses the sign of x (an even power has no inverse)" if y % 2 == 0 else None
+
+
 def _integer_pow_inverse(in_avals: Avals, outs: Sequence[Any], ins: Sequence[Any], *, y: int) -> list[Any]:
     (out,) = outs
-    if y % 2 == 0:
-        raise CannotInvert(f"x ** {y} loses the sign of x (an even power has no inverse)")
+    _refuse(ew.integer_pow_p, in_avals, outs, 0, {"y": y})
     if y == 1:
         return [out]
     if y == -1:
@@ -93,16 +111,24 @@ def _integer_pow_inverse(in_avals: Avals, outs: Sequence[Any], ins: Sequence[Any
 
 
 inverse_rules[ew.integer_pow_p] = _integer_pow_inverse
+inverse_refusals[ew.integer_pow_p] = _integer_pow_refusal
+
+
+def _convert_refusal(in_avals: Avals, out_avals: Avals, i: int, *, new_dtype: Any, weak_type: bool) -> str | None:
+    source = in_avals[0]
+    if dtypes.is_inexact(source.dtype) and dtypes.is_inexact(new_dtype):
+        return None
+    return f"only conversions between floating types are inverted, not {source.dtype.name} -> {np.dtype(new_dtype).name}"
 
 
 def _convert_inverse(in_avals: Avals, outs: Sequence[Any], ins: Sequence[Any], *, new_dtype: Any, weak_type: bool) -> list[Any]:
     source = in_avals[0]
-    if not (dtypes.is_inexact(source.dtype) and dtypes.is_inexact(new_dtype)):
-        raise CannotInvert(f"only conversions between floating types are inverted, not {source.dtype.name} -> {np.dtype(new_dtype).name}")
+    _refuse(ew.convert_element_type_p, in_avals, outs, 0, {"new_dtype": new_dtype, "weak_type": weak_type})
     return [ops.convert(outs[0], np.dtype(source.dtype), source.weak_type)]
 
 
 inverse_rules[ew.convert_element_type_p] = _convert_inverse
+inverse_refusals[ew.convert_element_type_p] = _convert_refusal
 
 
 def _reshape_inverse(in_avals: Avals, outs: Sequence[Any], ins: Sequence[Any], *, new_sizes: Any, dimensions: Any) -> list[Any]:

@@ -9,13 +9,13 @@ the input tangents.  Under partial evaluation the call runs now and
 intermediate of the body; ``invertible_lin``'s transpose rebuilds them from
 the outputs (:func:`~plait_autodiff.invertible.reconstruct`).
 
-An argument is not kept just because it is not differentiated: kept, it
+An argument is kept only when the outputs do not determine it (a weight
+passed as an argument, a multiplier, an integer step count, an input no
+inversion reaches), whether or not it is differentiated: a kept activation
 would let the backward pass recompute the whole body forwards from it, every
-intermediate live at once.  Arguments are rebuilt from the outputs like the
-differentiated ones, and only an argument without which the body cannot be
-inverted (a multiplier passed as an argument, an integer step count) is
-kept (:func:`kept_operands`).  Whether the body can be inverted is checked
-when the JVP is taken, so the error names the equation at the ``grad`` call.
+intermediate live at once (:func:`kept_operands`).  The gradients of kept
+arguments flow like those of constants.  The backward program is staged
+when the JVP is taken, so an error names the equation at the ``grad`` call.
 
 ``custom_ivjp_call`` differentiates as its function does; inside an
 invertible body its ``ivjp`` rule rebuilds its inputs and their cotangents.
@@ -28,6 +28,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from plait_autodiff.invertible import InvertibilityError, fallback_enabled, reconstruct
+from plait_autodiff.invertible_plan import PlanError, plan_kept
 from plait_autodiff.jaxpr_util import eval_jaxpr
 from plait_autodiff.jvp import jvp_flat
 from plait_autodiff.registries import jvp_rules, transpose_rules
@@ -124,53 +125,33 @@ jvp_rules.not_supported(
 _kept_cache: weakref.WeakKeyDictionary[ClosedJaxpr, dict[Any, tuple[bool, ...]]] = weakref.WeakKeyDictionary()
 
 
-_DIFFERENTIATED_ARGS_HINT = (
-    "Differentiated arguments of an invertible function are rebuilt from its outputs, never stored: "
-    "if what cannot be rebuilt is a weight passed as an argument, close over it instead (a constant "
-    "of the invertible function is kept, and still differentiable from outside)"
-)
+def describe_kept(known: Sequence[bool], num_consts: int) -> str:
+    """``known`` flags of an ``invertible_call``'s operands, in words."""
+    kept = [i - num_consts for i, k in enumerate(known) if k and i >= num_consts]
+    args = f"arguments {kept}" if kept else "no argument"
+    return f"it kept its {num_consts} constants and {args} (flat positions)"
 
 
 def kept_operands(jaxpr: ClosedJaxpr, name: str, num_consts: int, nonzeros: tuple[bool, ...]) -> tuple[bool, ...]:
     """Which operands of an ``invertible_call`` its backward pass keeps (the
-    ``known`` flags of ``invertible_lin``): every constant, and of the
-    arguments that are not differentiated only those the body cannot be
-    inverted without (none, usually); a smallest such set is found greedily.
-    Raises :class:`InvertibilityError` (naming the first equation that cannot
-    be inverted even with every undifferentiated argument kept) when there is
-    none."""
+    ``known`` flags of ``invertible_lin``): every constant, and the arguments
+    the outputs do not determine (:func:`~plait_autodiff.invertible_plan.plan_kept`),
+    differentiated or not.  The backward program is staged here, so a failure
+    is an :class:`InvertibilityError` at the ``grad`` call naming the equation
+    and what was kept."""
     key = (num_consts, nonzeros, config.x64_enabled)
     per_jaxpr = _kept_cache.get(jaxpr)
     if per_jaxpr is not None and key in per_jaxpr:
         return per_jaxpr[key]
-
-    def inverts(known: tuple[bool, ...]) -> bool:
-        try:
-            backward_jaxpr(jaxpr, name, known, nonzeros)
-        except InvertibilityError:
-            return False
-        return True
-
-    consts_only = tuple(i < num_consts for i in range(len(nonzeros)))
-    optional = [i for i, z in enumerate(nonzeros) if i >= num_consts and not z]
-    if optional and inverts(consts_only):
-        known = consts_only
-    else:
-        # Keep every undifferentiated argument (the error, if any, is raised
-        # here), then drop those the inversion does not need, one at a time.
-        every = tuple(i < num_consts or not z for i, z in enumerate(nonzeros))
-        try:
-            backward_jaxpr(jaxpr, name, every, nonzeros)
-        except InvertibilityError as e:
-            if any(nonzeros[num_consts:]):
-                raise InvertibilityError(f"{e}. {_DIFFERENTIATED_ARGS_HINT}") from None
-            raise
-        flags = list(every)
-        for i in optional if len(optional) > 1 else []:
-            flags[i] = False
-            if not inverts(tuple(flags)):
-                flags[i] = True
-        known = tuple(flags)
+    consts = tuple(i < num_consts for i in range(len(nonzeros)))
+    try:
+        known = plan_kept(jaxpr.jaxpr, consts, nonzeros)
+    except PlanError as e:
+        raise InvertibilityError(f"cannot invert the invertible function {name}: {e}, and no argument kept would help") from None
+    try:
+        backward_jaxpr(jaxpr, name, known, nonzeros)
+    except InvertibilityError as e:
+        raise InvertibilityError(f"{e}; {describe_kept(known, num_consts)}") from None
     _kept_cache.setdefault(jaxpr, {})[key] = known
     return known
 
