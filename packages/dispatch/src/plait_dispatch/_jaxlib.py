@@ -421,3 +421,34 @@ def cost_analysis(executable: Executable) -> dict[str, float]:
 def hlo_text(executable: Executable) -> str:
     """The optimised HLO of a compiled executable, as text."""
     return str(executable.get_hlo_text())
+
+
+# ---------------------------------------------------------------------------
+# LAPACK kernels for the CPU.
+#
+# jaxlib ships LAPACK's factorisations as typed-FFI custom-call targets:
+# ``jaxlib.cpu._lapack.registrations()`` maps ``lapack_{s,d,c,z}<routine>_ffi``
+# to a capsule, and XLA calls one once it is registered for the ``cpu``
+# platform with ``api_version=1`` (typed FFI).  ``_lapack.initialize()`` binds
+# the kernels to the LAPACK routines jaxlib links.  Both happen once, on the
+# first lowering that needs a kernel (before its compilation).
+
+_lapack: Any = importlib.import_module("jaxlib.cpu._lapack")
+_lapack_lock = threading.Lock()
+_lapack_registered = False
+_LAPACK_PREFIX: Final[dict[str, str]] = {"float32": "s", "float64": "d", "complex64": "c", "complex128": "z"}
+
+
+def lapack_target(routine: str, dtype: np.dtype[Any]) -> str:
+    """The custom-call target of LAPACK's ``routine`` (``"potrf"``, ``"getrf"``,
+    ...) for ``dtype``, e.g. ``lapack_spotrf_ffi``; registers jaxlib's LAPACK
+    kernels with XLA on first use.  ``KeyError`` for a dtype LAPACK lacks."""
+    global _lapack_registered
+    if not _lapack_registered:
+        with _lapack_lock:
+            if not _lapack_registered:
+                _lapack.initialize()
+                for name, capsule in _lapack.registrations().items():
+                    _xc.register_custom_call_target(name, capsule, platform="cpu", api_version=1)
+                _lapack_registered = True
+    return f"lapack_{_LAPACK_PREFIX[dtype.name]}{routine}_ffi"

@@ -255,6 +255,7 @@ from plait_dispatch.lowering.rules import (  # noqa: E402
     complex_numbers,
     control_flow,
     elementwise,
+    factorizations,
     fft,
     linalg,
     reductions,
