@@ -12,3 +12,4 @@ from plait_core.lax.linalg import *
 from plait_core.lax.reductions import *
 from plait_core.lax.shapes import *
 from plait_core.lax.structural import *
+from plait_core.lax.windowed import *

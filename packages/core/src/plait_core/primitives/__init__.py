@@ -14,6 +14,7 @@ from plait_core.primitives import (
     factorizations,
     fft,
     linalg,
+    reduce_window,
     reductions,
     shapes,
     structural,

@@ -61,6 +61,7 @@ __all__ = [
     "MAX_EMBEDDED_CONST_BYTES",
     "PLATFORMS",
     "LoweredModule",
+    "SpmdLayout",
     "LoweringError",
     "LoweringRule",
     "RuleContext",
@@ -127,6 +128,42 @@ class LoweredModule:
         return self.text
 
 
+@dataclass(frozen=True, slots=True, eq=False)
+class SpmdLayout:
+    """How an SPMD module is laid out: ``devices`` (partition ``i`` runs on
+    ``devices[i]``), the ``mhlo.sharding`` text of each input of the jaxpr
+    (constants passed as arguments are replicated) and of each output
+    (``None``: XLA's partitioner chooses)."""
+
+    devices: tuple[Any, ...]
+    in_shardings: tuple[str, ...]
+    out_shardings: tuple[str | None, ...]
+
+    def attributes(
+        self,
+        module: ModuleBuilder,
+        attrs: list[str | None],
+        kept_inputs: Sequence[int],
+        float0_outputs: Sequence[int],
+        n_out: int,
+    ) -> tuple[list[str | None], list[str | None]]:
+        """Set the module's partition count; the argument and result attributes."""
+        module.attrs["mhlo.num_partitions"] = f"{len(self.devices)} : i32"
+        module.attrs["mhlo.num_replicas"] = "1 : i32"
+        module.spmd = self.devices
+        n_const = len(attrs) - len(kept_inputs)
+        shardings = ['"{replicated}"'] * n_const + [f'"{self.in_shardings[i]}"' for i in kept_inputs]
+        args = [
+            ", ".join(x for x in (a, f"mhlo.sharding = {sh}") if x) for a, sh in zip(attrs, shardings)
+        ]
+        outs: list[str | None] = [
+            None if self.out_shardings[j] is None else f'mhlo.sharding = "{self.out_shardings[j]}"'
+            for j in range(n_out)
+            if j not in float0_outputs
+        ]
+        return list(args), outs
+
+
 def _is_host_value(x: Any) -> bool:
     return isinstance(x, (np.ndarray, np.generic, bool, int, float, complex))
 
@@ -190,6 +227,7 @@ def lower_jaxpr(
     donated_invars: Sequence[bool] = (),
     arg_avals: Sequence[ShapedArray] | None = None,
     platform: str = "cpu",
+    spmd: SpmdLayout | None = None,
 ) -> LoweredModule:
     """Lower ``closed`` to a StableHLO module named ``name`` (see the module docs).
 
@@ -200,6 +238,10 @@ def lower_jaxpr(
     ``NotImplementedError`` naming a primitive that has no rule (or why it is
     not supported) and :class:`LoweringError` (a ``ValueError``) for programs
     StableHLO cannot express, such as symbolic shapes.
+
+    ``spmd`` makes a module for XLA's SPMD partitioner: the number of
+    partitions and an ``mhlo.sharding`` per input and output (see
+    :class:`SpmdLayout`).
     """
     if platform not in PLATFORMS:
         raise ValueError(f"lower_jaxpr: unknown platform {platform!r}; expected one of {sorted(PLATFORMS)}")
@@ -222,7 +264,16 @@ def lower_jaxpr(
         attrs.append(None if j is None else f"tf.aliasing_output = {result_index[j]} : i32")
 
     module = ModuleBuilder(name, platform)
-    main = Function("main", list(const_avals) + [in_avals[i] for i in kept_inputs], public=True, arg_attrs=attrs)
+    result_attrs: list[str | None] = []
+    if spmd is not None:
+        attrs, result_attrs = spmd.attributes(module, attrs, kept_inputs, float0_outputs, len(out_avals))
+    main = Function(
+        "main",
+        list(const_avals) + [in_avals[i] for i in kept_inputs],
+        public=True,
+        arg_attrs=attrs,
+        result_attrs=result_attrs,
+    )
     ctx = RuleContext(module, main.body)
     params = iter(main.args)
     consts: list[Value] = []
@@ -258,6 +309,7 @@ from plait_dispatch.lowering.rules import (  # noqa: E402
     factorizations,
     fft,
     linalg,
+    reduce_window,
     reductions,
     structural,
 )
