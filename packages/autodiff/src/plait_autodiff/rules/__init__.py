@@ -9,6 +9,7 @@ from plait_autodiff.rules import (
     control_flow,
     custom_vmap,
     elementwise,
+    factorizations,
     fft,
     inverse,
     invertible,
@@ -18,4 +19,4 @@ from plait_autodiff.rules import (
     structural,
 )
 
-__all__ = ["ad_helpers", "calls", "collectives", "complex_numbers", "control_flow", "custom_vmap", "elementwise", "fft", "inverse", "invertible", "linalg", "reductions", "shapes", "structural"]
+__all__ = ["ad_helpers", "calls", "collectives", "complex_numbers", "control_flow", "custom_vmap", "elementwise", "factorizations", "fft", "inverse", "invertible", "linalg", "reductions", "shapes", "structural"]

@@ -41,10 +41,41 @@ def _conj(x: Array, aval: ShapedArray) -> Array:
     return lax_function("conj")(x) if dtypes.is_complex(aval.dtype) else x
 
 
+def swap_last(x: Array, aval: ShapedArray) -> Array:
+    """``xᵀ``: the transpose of the last two axes."""
+    perm = (*range(aval.ndim - 2), aval.ndim - 1, aval.ndim - 2)
+    return lax_function("transpose")(x, perm)
+
+
 def _adjoint(x: Array, aval: ShapedArray) -> Array:
     """``xᴴ``: the conjugate transpose of the last two axes."""
-    perm = (*range(aval.ndim - 2), aval.ndim - 1, aval.ndim - 2)
-    return _conj(lax_function("transpose")(x, perm), aval)
+    return _conj(swap_last(x, aval), aval)
+
+
+def adjoint(x: Array) -> Array:
+    """``xᴴ``: the conjugate transpose of the last two axes of ``x``."""
+    return _adjoint(x, operand_aval("adjoint", x, "x"))
+
+
+def permutation_matrix(perm: Array, dtype: Any) -> Array:
+    """The ``(..., m, m)`` matrix ``P`` of ``dtype`` with ``P[..., i, perm[..., i]] = 1``
+    (so ``P x`` is ``x[perm]``)."""
+    lax = lax_function
+    aval = operand_aval("permutation_matrix", perm, "perm")
+    m = aval.shape[-1]
+    shape = (*aval.shape, m)
+    cols = lax("broadcasted_iota")(dtypes.int32, shape, aval.ndim)
+    rows = lax("broadcast_in_dim")(lax("convert_element_type")(perm, dtypes.int32), shape, tuple(range(aval.ndim)))
+    return lax("convert_element_type")(lax("eq")(rows, cols), dtype)
+
+
+def lu_solve(lu_factors: Array, permutation: Array, b: Array) -> Array:
+    """Solve ``a x = b`` for ``(..., n, k)`` ``b`` given ``lu(a)``'s factors and permutation."""
+    lax = lax_function
+    aval = operand_aval("lu_solve", lu_factors, "lu")
+    pb = lax("batch_matmul")(permutation_matrix(permutation, aval.dtype), b)
+    y = triangular_solve(lu_factors, pb, left_side=True, lower=True, unit_diagonal=True)
+    return triangular_solve(lu_factors, y, left_side=True, lower=False)
 
 
 def _matrix_aval(fn: str, x: Array, *, square: bool) -> ShapedArray:
