@@ -562,4 +562,6 @@ def test_invertible_closure_consts_and_errors() -> None:
     with pytest.raises(TypeError, match="invertible expects a function, got int"):
         invertible(1)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="invertible_call: num_consts must be an int in \\[0, 1\\], got 2"):
-        invertible_call_p.bind(x, jaxpr=_body_of(lambda v: [v], x), name="n", num_consts=2)
+        invertible_call_p.bind(x, jaxpr=_body_of(lambda v: [v], x), name="n", num_consts=2, check=None)
+    with pytest.raises(ValueError, match="invertible: check must be a bool or a positive relative tolerance, got -1"):
+        invertible(scale, check=-1)

@@ -202,12 +202,18 @@ def _eqn_vjp(eqn: JaxprEqn, ins: Sequence[Any], cts: Sequence[Any]) -> list[Any]
 
 
 def reconstruct(
-    closed: ClosedJaxpr, inputs: Sequence[Any], outputs: Sequence[Any], cts: Sequence[Any] | None, name: str
+    closed: ClosedJaxpr,
+    inputs: Sequence[Any],
+    outputs: Sequence[Any],
+    cts: Sequence[Any] | None,
+    name: str,
+    record: dict[Var, Any] | None = None,
 ) -> tuple[list[Any], list[Any] | None]:
     """Rebuild the unknown inputs (``None`` in ``inputs``) of ``closed`` from its
     ``outputs``, equation by equation in reverse order; with ``cts`` (one per
     output, ``Zero`` allowed) also return one cotangent per input (``Zero``
-    where none flows)."""
+    where none flows).  ``record``, when given, receives every value of the
+    body's top level that the walk knew or rebuilt."""
     jaxpr, _ = dce_jaxpr(closed.jaxpr)
     state = _Reconstruction(jaxpr, name, cts is not None)
     state.env.update(zip(jaxpr.constvars, closed.consts))
@@ -226,9 +232,11 @@ def reconstruct(
         if x is None and v not in state.env:
             raise InvertibilityError(
                 f"cannot invert the invertible function {name}: its input {i} ({v.aval.str_short()}) is not "
-                "determined by its outputs"
+                "determined by its outputs and was not kept"
             )
     full = [state.env[v] if x is None else x for v, x in zip(jaxpr.invars, inputs)]
+    if record is not None:
+        record.update(state.env)
     if cts is None:
         return full, None
     return full, [state.cts.get(v, Zero(to_tangent_type(v.aval))) for v in jaxpr.invars]

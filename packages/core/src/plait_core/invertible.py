@@ -3,12 +3,18 @@
 ``invertible(fun)`` stages ``fun`` and binds ``invertible_call(*consts,
 *args)``.  Its value is ``fun``'s; plait-autodiff differentiates it without
 storing intermediates: the backward pass rebuilds them from the outputs by
-inverting the body's equations in reverse order.
+inverting the body's equations in reverse order, and keeps the arguments the
+outputs do not determine (weights passed as arguments).  The returned
+:class:`Invertible` also says what it keeps (``.residuals(*args)``) and how
+far rebuilt values drift from the forward ones (``.drift(*args)``, and
+``check=True`` to be warned); both are computed by plait-autodiff, which
+installs them with :func:`register_invertible_analysis`.
 
 ``custom_ivjp(fun)`` binds ``custom_ivjp_call``; ``.defivjp(ivjp)`` gives the
 inverse and the VJP at once: ``ivjp(xs, ys, dys) -> (xs, dxs)`` where ``xs``
-is the tuple of positional arguments (leaves that are not available are
-``None``), ``ys`` the outputs and ``dys`` their cotangents; it returns the
+is the tuple of positional arguments as called (weights and every other leaf
+the outputs do not determine are values; the leaves the rule is to rebuild
+are ``None``), ``ys`` the outputs and ``dys`` their cotangents; it returns the
 reconstructed arguments and their cotangents (``None`` for zero subtrees).
 Outside ``invertible`` a ``custom_ivjp`` function differentiates as an
 ordinary function; under ``invertible`` without ``defivjp`` it is an error
@@ -19,46 +25,199 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Sequence
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, NamedTuple, TypeVar
+
+import numpy as np
 
 from plait_core.abstract import ShapedArray
 from plait_core.custom_derivatives import check_tangent, check_value, match_zero_tree, tangent_aval, zeros_of
-from plait_core.jaxpr import ClosedJaxpr
+from plait_core.jaxpr import ClosedJaxpr, Jaxpr
 from plait_core.primitives.calls import (
+    CALL_PRIMITIVES,
+    StagedFunction,
     StagingCache,
+    called_jaxpr,
     custom_ivjp_call_p,
     fun_name,
     invertible_call_p,
     resolve_kwargs,
     stage_cached,
 )
-from plait_core.tree_util import PyTreeDef, tree_flatten, tree_unflatten
+from plait_core.tree_util import PyTreeDef, keystr, tree_flatten, tree_flatten_with_path, tree_unflatten
 
-__all__ = ["IvjpRule", "custom_ivjp", "custom_ivjp_rule_missing_error", "invertible"]
+__all__ = [
+    "DriftCheck",
+    "Invertible",
+    "InvertibleDriftWarning",
+    "InvertibleResiduals",
+    "IvjpRule",
+    "custom_ivjp",
+    "custom_ivjp_rule_missing_error",
+    "invertible",
+    "register_invertible_analysis",
+]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def invertible(fun: Callable[..., Any]) -> Callable[..., Any]:
-    """Mark ``fun`` for invertible reverse mode: differentiating it stores
-    only its inputs and outputs and rebuilds every intermediate value from the
-    outputs in the backward pass.  Returns a function with ``fun``'s value."""
-    if not callable(fun):
-        raise TypeError(f"invertible expects a function, got {type(fun).__name__}")
-    name = fun_name(fun)
-    cache = StagingCache()
+class InvertibleResiduals(NamedTuple):
+    """What differentiating an invertible function stores, for given arguments.
 
-    @functools.wraps(fun)
-    def inverted(*args: Any, **kwargs: Any) -> Any:
-        staged, leaves = stage_cached(
-            f"invertible function {name}", (args, kwargs), lambda t: fun(*t[0], **t[1]), cache
+    ``kept`` maps each argument leaf the backward pass keeps (it cannot be
+    rebuilt from the outputs: a weight, a multiplier) to its shape, and
+    ``rebuilt`` each argument leaf it rebuilds instead.  ``stored_bytes`` is
+    what the backward pass holds: the kept arguments, the function's
+    constants and its outputs.  ``intermediate_bytes`` is the size of every
+    intermediate value of the body (calls included): about what ordinary
+    reverse mode would store, and what is rebuilt instead."""
+
+    kept: dict[str, ShapedArray]
+    rebuilt: dict[str, ShapedArray]
+    stored_bytes: int
+    intermediate_bytes: int
+
+    def __str__(self) -> str:
+        lines = [f"stored {self.stored_bytes} bytes; rebuilt intermediates {self.intermediate_bytes} bytes"]
+        lines += [f"  kept    {k}: {a.str_short()}" for k, a in self.kept.items()]
+        lines += [f"  rebuilt {k}: {a.str_short()}" for k, a in self.rebuilt.items()]
+        return "\n".join(lines)
+
+
+class DriftCheck(NamedTuple):
+    """The ``check`` param of ``invertible_call``: the relative tolerance and
+    the names of the argument leaves (for the warning)."""
+
+    tol: float
+    paths: tuple[str, ...]
+
+
+class InvertibleDriftWarning(UserWarning):
+    """Values rebuilt by an invertible function's backward pass drift from the
+    forward values by more than the ``check`` tolerance."""
+
+
+_analysis: dict[str, Callable[..., Any]] = {}
+
+
+def register_invertible_analysis(kind: str, fn: Callable[..., Any]) -> None:
+    """Install ``fn`` as the ``kind`` analysis (``"kept"`` or ``"drift"``) of
+    invertible functions; plait-autodiff calls this when imported.
+
+    ``kept(body, num_consts, name) -> flags`` says which operands the
+    backward pass keeps; ``drift(body, num_consts, name, *operands) ->
+    (per_operand, per_block)`` gives the largest relative error of each
+    rebuilt operand (``None`` for kept ones) and of each block's rebuilt
+    inputs (a dict keyed by a description of the block)."""
+    _analysis[kind] = fn
+
+
+def _analysis_of(kind: str) -> Callable[..., Any]:
+    fn = _analysis.get(kind)
+    if fn is None:
+        raise RuntimeError(
+            f"the {kind} analysis of invertible functions is done by plait-autodiff: install it and import it"
         )
+    return fn
+
+
+def _leaf_paths(args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[str]:
+    """``args[1]['F'][0]``-style names of the argument leaves."""
+    flat, _ = tree_flatten_with_path((args, kwargs))
+    return [("args" if getattr(path[0], "idx", 0) == 0 else "kwargs") + keystr(path[1:]) for path, _ in flat]
+
+
+def _nbytes(aval: ShapedArray) -> int:
+    size = 1
+    for d in aval.shape:
+        size *= d if isinstance(d, int) else 1
+    return size * np.dtype(aval.dtype).itemsize
+
+
+def _intermediate_bytes(jaxpr: Jaxpr) -> int:
+    total = 0
+    for eqn in jaxpr.eqns:
+        total += sum(_nbytes(v.aval) for v in eqn.outvars)
+        if eqn.primitive in CALL_PRIMITIVES:
+            total += _intermediate_bytes(called_jaxpr(eqn.primitive, eqn.params).jaxpr)
+    return total
+
+
+class Invertible:
+    """A function marked ``invertible`` (see :func:`invertible`)."""
+
+    def __init__(self, fun: Callable[..., Any], check: float | None) -> None:
+        functools.update_wrapper(self, fun)
+        self.fun, self.check = fun, check
+        self.name = fun_name(fun)
+        self._cache = StagingCache()
+
+    def _stage(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[StagedFunction, list[Any]]:
+        return stage_cached(
+            f"invertible function {self.name}", (args, kwargs), lambda t: self.fun(*t[0], **t[1]), self._cache
+        )
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        staged, leaves = self._stage(args, kwargs)
+        check = None if self.check is None else DriftCheck(self.check, tuple(_leaf_paths(args, kwargs)))
         outs = invertible_call_p.bind(
-            *staged.consts, *leaves, jaxpr=staged.body, name=name, num_consts=len(staged.consts)
+            *staged.consts, *leaves, jaxpr=staged.body, name=self.name, num_consts=len(staged.consts), check=check
         )
         return tree_unflatten(staged.out_tree, outs)
 
-    return inverted
+    def residuals(self, *args: Any, **kwargs: Any) -> InvertibleResiduals:
+        """What differentiating this function at these arguments stores
+        (shapes only: the arguments may be arrays or ``ShapeDtypeStruct``-like
+        values; every argument is taken as differentiated)."""
+        staged, _ = self._stage(args, kwargs)
+        nc = len(staged.consts)
+        flags = _analysis_of("kept")(staged.body, nc, self.name)
+        avals = staged.body.in_avals
+        paths = _leaf_paths(args, kwargs)
+        kept = {p: a for p, a, k in zip(paths, avals[nc:], flags[nc:]) if k}
+        rebuilt = {p: a for p, a, k in zip(paths, avals[nc:], flags[nc:]) if not k}
+        stored = sum(_nbytes(a) for a, k in zip(avals, flags) if k)
+        stored += sum(_nbytes(a) for a in staged.body.out_avals)
+        return InvertibleResiduals(kept, rebuilt, stored, _intermediate_bytes(staged.body.jaxpr))
+
+    def drift(self, *args: Any, **kwargs: Any) -> dict[str, dict[str, Any]]:
+        """How far the values the backward pass rebuilds drift from the
+        forward values, at these arguments: ``{"arguments": {path: err},
+        "blocks": {block: err}}`` with the largest relative error (largest
+        absolute difference over the largest magnitude) of each rebuilt
+        argument leaf and of the rebuilt inputs of each block (a call inside
+        the body: a ``jit``, ``custom_ivjp`` or nested ``invertible``
+        function).  Works under ``jit`` (``jit(f.drift)(*args)``), where the
+        errors are arrays."""
+        staged, leaves = self._stage(args, kwargs)
+        per_leaf, per_block = _analysis_of("drift")(staged.body, len(staged.consts), self.name, *staged.consts, *leaves)
+        paths = _leaf_paths(args, kwargs)
+        return {"arguments": {p: e for p, e in zip(paths, per_leaf) if e is not None}, "blocks": dict(per_block)}
+
+
+def invertible(fun: Callable[..., Any], *, check: bool | float = False) -> Invertible:
+    """Mark ``fun`` for invertible reverse mode: differentiating it stores
+    only its outputs and the arguments they do not determine (weights passed
+    as arguments are kept, and get their gradients), and rebuilds every
+    other value from the outputs in the backward pass.
+
+    The result calls like ``fun`` and has ``.residuals(*args)`` (what is
+    kept, in bytes) and ``.drift(*args)`` (how far rebuilt values drift).
+    With ``check=True`` (or a relative tolerance; ``True`` means ``1e-3``),
+    differentiating it with concrete values also computes the drift and
+    issues an :class:`InvertibleDriftWarning` naming every argument and
+    block whose rebuilt value is off by more than the tolerance; under
+    ``jit``, where values are abstract, use ``jit(f.drift)``."""
+    if not callable(fun):
+        raise TypeError(f"invertible expects a function, got {type(fun).__name__}")
+    if check is True:
+        tol: float | None = 1e-3
+    elif check is False or check is None:
+        tol = None
+    elif isinstance(check, (int, float)) and check > 0:
+        tol = float(check)
+    else:
+        raise ValueError(f"invertible: check must be a bool or a positive relative tolerance, got {check!r}")
+    return Invertible(fun, tol)
 
 
 def custom_ivjp_rule_missing_error(fun: Any) -> str:

@@ -28,15 +28,17 @@ from collections.abc import Sequence
 from typing import Any
 
 from plait_autodiff.invertible import InvertibilityError, fallback_enabled, reconstruct
+from plait_autodiff.invertible_check import drift, warn_if_drifting
 from plait_autodiff.invertible_plan import PlanError, plan_kept
 from plait_autodiff.jaxpr_util import eval_jaxpr
 from plait_autodiff.jvp import jvp_flat
 from plait_autodiff.registries import jvp_rules, transpose_rules
 from plait_autodiff.tangents import Zero, instantiate, to_tangent_type
 from plait_autodiff.transpose import backward_pass
-from plait_core import ClosedJaxpr, Tracer
+from plait_core import ClosedJaxpr, Tracer, dtypes
 from plait_core.config import config
 from plait_core.dce import dce_closed_jaxpr
+from plait_core.invertible import DriftCheck, register_invertible_analysis
 from plait_core.primitives.ad_helpers import invertible_lin_p
 from plait_core.primitives.calls import custom_ivjp_call_p, invertible_call_p
 from plait_core.staging import trace_to_jaxpr
@@ -157,7 +159,13 @@ def kept_operands(jaxpr: ClosedJaxpr, name: str, num_consts: int, nonzeros: tupl
 
 
 def _invertible_call_jvp(
-    primals: Sequence[Any], tangents: Sequence[Any], *, jaxpr: ClosedJaxpr, name: str, num_consts: int
+    primals: Sequence[Any],
+    tangents: Sequence[Any],
+    *,
+    jaxpr: ClosedJaxpr,
+    name: str,
+    num_consts: int,
+    check: DriftCheck | None,
 ) -> tuple[list[Any], list[Any]]:
     nz = tuple(type(t) is not Zero for t in tangents)
     try:
@@ -166,7 +174,9 @@ def _invertible_call_jvp(
         if not fallback_enabled():
             raise
         return _ordinary_jvp(jaxpr, primals, tangents)
-    ans = invertible_call_p.bind(*primals, jaxpr=jaxpr, name=name, num_consts=num_consts)
+    if check is not None and not any(isinstance(p, Tracer) for p in primals):
+        warn_if_drifting(jaxpr, name, known, primals, num_consts, check)
+    ans = invertible_call_p.bind(*primals, jaxpr=jaxpr, name=name, num_consts=num_consts, check=check)
     known_vals = [p for p, k in zip(primals, known) if k]
     given = [t for t in tangents if type(t) is not Zero]
     out = invertible_lin_p.bind(*known_vals, *ans, *given, jaxpr=jaxpr, name=name, known=known, nonzeros=nz)
@@ -178,6 +188,28 @@ def _ordinary_jvp(jaxpr: ClosedJaxpr, primals: Sequence[Any], tangents: Sequence
 
 
 jvp_rules[invertible_call_p] = _invertible_call_jvp
+
+
+# ---------------------------------------------------------------------------
+# What core's Invertible.residuals and .drift ask
+
+
+def _every_float_argument(jaxpr: ClosedJaxpr, num_consts: int) -> tuple[bool, ...]:
+    return tuple(i >= num_consts and dtypes.is_inexact(a.dtype) for i, a in enumerate(jaxpr.in_avals))
+
+
+def _kept_analysis(jaxpr: ClosedJaxpr, num_consts: int, name: str) -> tuple[bool, ...]:
+    return kept_operands(jaxpr, name, num_consts, _every_float_argument(jaxpr, num_consts))
+
+
+def _drift_analysis(jaxpr: ClosedJaxpr, num_consts: int, name: str, *operands: Any) -> tuple[list[Any], dict[str, Any]]:
+    known = _kept_analysis(jaxpr, num_consts, name)
+    per_operand, per_block = drift(jaxpr, name, known, operands)
+    return per_operand[num_consts:], per_block
+
+
+register_invertible_analysis("kept", _kept_analysis)
+register_invertible_analysis("drift", _drift_analysis)
 
 
 def _inline_transpose(param: str) -> Any:

@@ -31,7 +31,9 @@ out_trees, symbolic_zeros, optimize_remat)``
     results may be saved for the backward pass (always a callable here; the
     front-end turns ``policy=None`` into ``nothing_saveable``).
 
-``invertible_call(*consts, *args; jaxpr, name, num_consts)``
+``invertible_call(*consts, *args; jaxpr, name, num_consts, check)``
+    ``check``: ``None``, or the drift check's tolerance and argument names
+    (a :class:`~plait_core.invertible.DriftCheck`).
 
 ``custom_ivjp_call(*consts, *args; call_jaxpr, ivjp, in_tree, out_tree, num_consts)``
     ``ivjp(xs, ys, dys) -> (xs, dxs)`` on flat operand/output lists.
@@ -113,7 +115,7 @@ _PARAMS: dict[Primitive, tuple[str, frozenset[str]]] = {
         ),
     ),
     checkpoint_p: ("jaxpr", frozenset({"jaxpr", "prevent_cse", "differentiated", "policy"})),
-    invertible_call_p: ("jaxpr", frozenset({"jaxpr", "name", "num_consts"})),
+    invertible_call_p: ("jaxpr", frozenset({"jaxpr", "name", "num_consts", "check"})),
     custom_ivjp_call_p: ("call_jaxpr", frozenset({"call_jaxpr", "ivjp", "in_tree", "out_tree", "num_consts"})),
     custom_vmap_call_p: ("call_jaxpr", frozenset({"call_jaxpr", "rule", "in_tree", "out_tree", "num_consts"})),
 }

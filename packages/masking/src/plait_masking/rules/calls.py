@@ -38,10 +38,10 @@ def _checkpoint_rule(env: MaskEnv, vals: Sequence[Any], avals: Sequence[ShapedAr
 
 
 def _invertible_call_rule(
-    env: MaskEnv, vals: Sequence[Any], avals: Sequence[ShapedArray], *, jaxpr: Any, name: str, num_consts: int
+    env: MaskEnv, vals: Sequence[Any], avals: Sequence[ShapedArray], *, jaxpr: Any, num_consts: int, **params: Any
 ) -> list[Any]:
     body, lead = mask_jaxpr(env, jaxpr)
-    return list(invertible_call_p.bind(*lead, *vals, jaxpr=body, name=name, num_consts=len(lead) + num_consts))
+    return list(invertible_call_p.bind(*lead, *vals, jaxpr=body, num_consts=len(lead) + num_consts, **params))
 
 
 masking_rules[closed_call_p] = _closed_call_rule
