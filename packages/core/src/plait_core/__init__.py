@@ -40,7 +40,7 @@ from plait_core.errors import (
     UnboundAxisNameError,
     UnexpectedTracerError,
 )
-from plait_core.invertible import custom_ivjp, invertible
+from plait_core.invertible import InvertibleDriftWarning, custom_ivjp, invertible
 from plait_core.jaxpr import (
     ClosedJaxpr,
     Jaxpr,
@@ -122,6 +122,7 @@ __all__ = [
     "custom_vjp",
     "custom_vmap",
     "invertible",
+    "InvertibleDriftWarning",
     "remat",
     "concrete_or_error",
     "config",
