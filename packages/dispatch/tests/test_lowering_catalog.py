@@ -480,6 +480,26 @@ case("checkpoint", pc.checkpoint(lambda x: lax.mul(lax.sin(x), _W)), _X23)
 case("invertible_call", pc.invertible(lambda x, y: (lax.add(x, y), lax.mul(y, _W))), _X23, sample(F32, (2, 3), seed=6))
 
 # ---------------------------------------------------------------------------
+# Complex numbers and FFT
+
+_C128 = np.dtype(np.complex128)
+for _cdt in [C64, _C128]:
+    for _name in ["real", "imag", "conj"]:
+        case(_name, bind(_name), sample(_cdt, (2, 3), -3, 3, 4), id=dname(_cdt))
+for _fdt in [F32, np.dtype(np.float64)]:
+    case("complex", bind("complex"), sample(_fdt, (2, 3), seed=1), sample(_fdt, (2, 3), seed=2), id=dname(_fdt))
+case("complex", bind("complex"), sample(F32, (2, 3), seed=1), np.float32(-1.5), id="rank0")
+_SIG = sample(F32, (3, 4, 6), seed=5)
+_SPEC = sample(C64, (3, 4, 6), seed=6)
+for _k in (1, 2, 3):
+    _lengths = (3, 4, 6)[3 - _k :]
+    case("fft", bind("fft", fft_type=0, fft_lengths=_lengths), _SPEC, rtol=1e-4, id=f"fft-{_k}d")
+    case("fft", bind("fft", fft_type=1, fft_lengths=_lengths), _SPEC, rtol=1e-4, id=f"ifft-{_k}d")
+    case("fft", bind("fft", fft_type=2, fft_lengths=_lengths), _SIG, rtol=1e-4, id=f"rfft-{_k}d")
+    case("fft", bind("fft", fft_type=3, fft_lengths=(*_lengths[:-1], 10)), _SPEC, rtol=1e-4, id=f"irfft-{_k}d")
+case("fft", bind("fft", fft_type=2, fft_lengths=(7,)), sample(F32, (2, 7)), rtol=1e-4, id="rfft-odd")
+
+# ---------------------------------------------------------------------------
 # AD helpers and shapes
 
 case("stop_gradient", bind("stop_gradient"), _X23)

@@ -14,8 +14,9 @@ Importing this package installs the array operators and methods on
 
 import numpy as _np
 
-from plait_core.numpy import linalg
+from plait_core.numpy import fft, linalg
 from plait_core.numpy.array_type import ndarray
+from plait_core.numpy.complex_numbers import angle, iscomplex, iscomplexobj, isreal, isrealobj
 from plait_core.numpy.creation import (
     arange,
     array,
@@ -463,6 +464,12 @@ __all__ = [
     "isin",
     "isinf",
     "isnan",
+    "angle",
+    "fft",
+    "iscomplex",
+    "iscomplexobj",
+    "isreal",
+    "isrealobj",
     "isneginf",
     "isposinf",
     "issubdtype",

@@ -1,0 +1,71 @@
+"""Complex-number functions of ``plait.numpy``: ``angle``, ``iscomplex``,
+``isreal``, ``iscomplexobj`` and ``isrealobj``.
+
+(``real``, ``imag``, ``conj`` and ``conjugate`` live with the other
+elementwise functions in :mod:`plait_core.numpy.math`.)
+"""
+
+from __future__ import annotations
+
+import builtins
+import math
+from typing import Any
+
+from plait_core import dtypes, lax
+from plait_core.numpy._util import (
+    Array,
+    ArrayLike,
+    as_array,
+    convert,
+    dtype_of,
+    full_like_value,
+    result_dtype,
+    to_inexact,
+)
+from plait_core.numpy.math import imag, real
+
+__all__ = ["angle", "iscomplex", "iscomplexobj", "isreal", "isrealobj"]
+
+
+def angle(z: ArrayLike, deg: builtins.bool = False) -> Array:
+    """The argument of ``z``, ``atan2(imag(z), real(z))``, in ``[-pi, pi]``
+    (in degrees with ``deg=True``).  Real inputs give 0 or ``pi``; integers
+    and booleans are computed in the default float dtype."""
+    z = as_array(z, "angle")
+    dt = dtype_of(z)
+    if not dtypes.is_inexact(dt):
+        z = convert(z, to_inexact(dt))
+    re, im = real(z), imag(z)
+    out = lax.atan2(im, re)
+    return lax.mul(out, 180 / math.pi) if deg else out
+
+
+def iscomplex(x: ArrayLike) -> Array:
+    """Elementwise: True where ``x`` has a nonzero imaginary part (all False for real dtypes)."""
+    x = as_array(x, "iscomplex")
+    if dtypes.is_complex(dtype_of(x)):
+        return lax.ne(imag(x), 0.0)
+    return full_like_value(x, False, dtypes.bool_)
+
+
+def isreal(x: ArrayLike) -> Array:
+    """Elementwise: True where ``x``'s imaginary part is zero (all True for real dtypes)."""
+    x = as_array(x, "isreal")
+    if dtypes.is_complex(dtype_of(x)):
+        return lax.eq(imag(x), 0.0)
+    return full_like_value(x, True, dtypes.bool_)
+
+
+def iscomplexobj(x: Any) -> builtins.bool:
+    """Whether ``x`` has a complex dtype (a Python bool; ``None`` is not complex)."""
+    if x is None:
+        return False
+    dt = getattr(x, "dtype", None)
+    if dt is None:
+        dt = result_dtype("iscomplexobj", x)[0]
+    return dtypes.is_complex(dt)
+
+
+def isrealobj(x: Any) -> builtins.bool:
+    """Whether ``x`` does not have a complex dtype (a Python bool)."""
+    return not iscomplexobj(x)
