@@ -16,8 +16,8 @@ from typing import Any
 
 from plait_batching.ragged import Operand, RaggedEnv, env_of, operands, padded_rule, refuse
 from plait_batching.registries import ragged_rules
-from plait_batching.trace import BatchTrace
 from plait_batching.rules.factorizations import FACTORIZATIONS
+from plait_batching.trace import BatchTrace
 from plait_core import Primitive
 
 
