@@ -11,6 +11,7 @@ from plait_masking.rules import (
     control_flow,
     custom_calls,
     elementwise,
+    factorizations,
     fft,
     indexing,
     linalg,
