@@ -18,10 +18,12 @@ from autodiff_checks import check_all
 
 from plait_core import all_primitives, dtypes
 from plait_core.primitives import ad_helpers as adp
+from plait_core.primitives import complex_numbers as cx
 from plait_core.primitives import elementwise as ew
 from plait_core.primitives import linalg as la
 from plait_core.primitives import reductions as red
 from plait_core.primitives import structural as st
+from plait_core.primitives.fft import FftType, fft_p
 from plait_core.primitives.indexing_prims import (
     GatherDimensionNumbers,
     GatherScatterMode,
@@ -319,6 +321,48 @@ case("conv_general_dilated", "nhwc",
 case("conv_general_dilated", "one_d", _conv((1,), ((1, 1),), (1,), (1,), ConvDimensionNumbers((0, 1, 2), (0, 1, 2), (0, 1, 2))),
      normal(2, 3, 6), normal(4, 3, 3))  # fmt: skip
 
+
+# ---------------------------------------------------------------------------
+# Complex numbers and FFT, with real inputs and outputs (so that the checks'
+# real inner products apply); the complex values in between exercise JAX's
+# pairing of complex cotangents.
+
+
+def _z(x: Any, y: Any) -> Any:
+    return cx.complex_p.bind(x, y)
+
+
+def _parts(z: Any) -> tuple[Any, Any]:
+    return cx.real_p.bind(z), cx.imag_p.bind(z)
+
+
+case("complex", "parts", lambda x, y: _parts(ew.mul_p.bind(_z(x, y), _z(y, x))), normal(2, 3), normal(2, 3))
+case("complex", "rank0", lambda x, y: _parts(_z(x, y)), normal(3), np.float64(0.7))
+case("real", "of_square", lambda x, y: cx.real_p.bind(ew.mul_p.bind(_z(x, y), _z(x, y))), normal(4), normal(4))
+case("imag", "of_exp", lambda x, y: cx.imag_p.bind(ew.exp_p.bind(_z(x, y))), normal(4), normal(4))
+case("conj", "times_z", lambda x, y: _parts(ew.mul_p.bind(cx.conj_p.bind(_z(x, y)), ew.sin_p.bind(_z(y, x)))),
+     normal(4), normal(4))  # fmt: skip
+case("abs", "complex", lambda x, y: ew.abs_p.bind(_z(x, y)), normal(5), normal(5))
+
+
+def _fft(kind: FftType, lengths: tuple[int, ...]) -> Callable[..., Any]:
+    def f(*xs: Any) -> Any:
+        operand = xs[0] if kind == FftType.RFFT else _z(*xs)
+        out = fft_p.bind(operand, fft_type=kind, fft_lengths=lengths)
+        return out if kind == FftType.IRFFT else _parts(out)
+
+    return f
+
+
+for _lengths in [(6,), (3, 4), (2, 3, 4)]:
+    _shape = (2, *_lengths)
+    _label = f"{len(_lengths)}d"
+    case("fft", f"fft_{_label}", _fft(FftType.FFT, _lengths), normal(*_shape), normal(*_shape))
+    case("fft", f"ifft_{_label}", _fft(FftType.IFFT, _lengths), normal(*_shape), normal(*_shape))
+    case("fft", f"rfft_{_label}", _fft(FftType.RFFT, _lengths), normal(*_shape))
+    for _n in (_lengths[-1], _lengths[-1] + 1):  # even and odd output lengths
+        _half = (2, *_lengths[:-1], _n // 2 + 1)
+        case("fft", f"irfft_{_label}_n{_n}", _fft(FftType.IRFFT, (*_lengths[:-1], _n)), normal(*_half), normal(*_half))
 
 # ---------------------------------------------------------------------------
 # AD helpers

@@ -222,6 +222,27 @@ case("conv-bgc", _conv(_NCH, (1,), ((0, 0),), (1,), (1,), bgc=2), [arr((4, 2, 6)
      "conv_general_dilated")  # fmt: skip
 
 # ---------------------------------------------------------------------------
+# complex numbers and fft
+
+
+def _cplx(x: Any, y: Any) -> Any:
+    return bind("complex", x, y)
+
+
+case("complex", _cplx, [arr((2, 3)), arr((2, 3))])
+case("complex-rank0", _cplx, [arr((3,)), arr(())], "complex")
+for _n in ["real", "imag", "conj"]:
+    case(_n, lambda x, y, _n=_n: bind(_n, _cplx(x, y)), [arr((2, 3)), arr((2, 3))], _n, "complex")
+for _k, _lengths in [(0, (4,)), (1, (3, 4))]:
+    case(f"fft-fft{_k}", lambda x, y, _l=_lengths: bind("fft", _cplx(x, y), fft_type=0, fft_lengths=_l),
+         [arr((3, 4)), arr((3, 4))], "fft")  # fmt: skip
+    case(f"fft-ifft{_k}", lambda x, y, _l=_lengths: bind("fft", _cplx(x, y), fft_type=1, fft_lengths=_l),
+         [arr((3, 4)), arr((3, 4))], "fft")  # fmt: skip
+    case(f"fft-rfft{_k}", lambda x, _l=_lengths: bind("fft", x, fft_type=2, fft_lengths=_l), [arr((3, 4))], "fft")
+    case(f"fft-irfft{_k}", lambda x, y, _l=_lengths: bind("fft", _cplx(x, y), fft_type=3, fft_lengths=_l),
+         [arr((3, 3)), arr((3, 3))], "fft")  # fmt: skip
+
+# ---------------------------------------------------------------------------
 # shapes
 
 case("dim_as_value", lambda x: bind("add", x, bind("dim_as_value", dim=5)), [arr((3,), i32)], "dim_as_value", "add")

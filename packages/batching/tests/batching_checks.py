@@ -82,8 +82,9 @@ def assert_same(actual: Any, expected: np.ndarray, what: str) -> None:
     assert a.shape == expected.shape, f"{what}: shape {a.shape} != {expected.shape}"
     assert a.dtype == expected.dtype, f"{what}: dtype {a.dtype} != {expected.dtype}"
     if np.issubdtype(expected.dtype, np.inexact) or expected.dtype.kind == "V" or a.dtype.name in ("bfloat16",):
+        wide = np.complex128 if np.iscomplexobj(expected) else np.float64  # (complex: both parts compared)
         np.testing.assert_allclose(
-            a.astype(np.float64), expected.astype(np.float64), rtol=2e-5, atol=1e-5, equal_nan=True, err_msg=what
+            a.astype(wide), expected.astype(wide), rtol=2e-5, atol=1e-5, equal_nan=True, err_msg=what
         )
     else:
         np.testing.assert_array_equal(a, expected, err_msg=what)

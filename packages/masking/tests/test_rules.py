@@ -19,8 +19,10 @@ from plait_core import all_primitives, lax
 from plait_core import dtypes as pdt
 from plait_core.lax import dimension_as_value
 from plait_core.primitives import ad_helpers as adh
+from plait_core.primitives import complex_numbers as cx
 from plait_core.primitives import elementwise as ew
 from plait_core.primitives import structural as st
+from plait_core.primitives.fft import fft_p
 from plait_core.primitives.indexing_prims import (
     GatherDimensionNumbers,
     GatherScatterMode,
@@ -371,7 +373,34 @@ CALLS = [
         lax.stop_gradient(x), adh.zeros_like_p.bind(x) + pnp.sum(x)), ["n"], "n", [((8,), F32)], ENVS_1D),
 ]
 
-ALL_CASES = ELEMENTWISE + REDUCTIONS + LINALG + STRUCTURAL + INDEXING + CONTROL_FLOW + CALLS
+# ---------------------------------------------------------------------------
+# Complex numbers and fft (over axes of concrete size; masked leading axes)
+
+
+def _z(x: Any, y: Any) -> Any:
+    return cx.complex_p.bind(x, y)
+
+
+def _fft_case(kind: int, in_spec: str, out_spec: str, padded: tuple[int, ...], lengths: tuple[int, ...]) -> Case:
+    def fun(x: Any, y: Any) -> Any:
+        operand = x if kind == 2 else _z(x, y)
+        out = fft_p.bind(operand, fft_type=kind, fft_lengths=lengths)
+        return out if kind == 3 else cx.real_p.bind(ew.mul_p.bind(out, cx.conj_p.bind(out)))
+
+    return Case(f"fft type {kind} over {lengths}", fun, [in_spec, in_spec], out_spec,
+                [(padded, F32), (padded, F32)], ENVS_1D, rtol=1e-4)  # fmt: skip
+
+
+COMPLEX_FFT = [
+    Case("complex parts", lambda x, y: cx.imag_p.bind(ew.mul_p.bind(cx.conj_p.bind(_z(x, y)), _z(y, x))),
+         ["(n, m)", "(n, m)"], "(n, m)", [((6, 5), F32), ((6, 5), F32)], ENVS_2D),
+    _fft_case(0, "(n, 8)", "(n, 8)", (8, 8), (8,)),
+    _fft_case(1, "(n, 3, 4)", "(n, 3, 4)", (8, 3, 4), (3, 4)),
+    _fft_case(2, "(n, 6)", "(n, 4)", (8, 6), (6,)),
+    _fft_case(3, "(n, 2, 4)", "(n, 2, 6)", (8, 2, 4), (2, 6)),
+]
+
+ALL_CASES = ELEMENTWISE + REDUCTIONS + LINALG + STRUCTURAL + INDEXING + CONTROL_FLOW + CALLS + COMPLEX_FFT
 
 
 @pytest.mark.parametrize("case", ALL_CASES, ids=repr)

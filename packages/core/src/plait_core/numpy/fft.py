@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from plait_core import dtypes, lax
+from plait_core.dims import is_constant_dim
 from plait_core.lax.fft import FftType, to_complex_dtype
 from plait_core.numpy._util import Array, ArrayLike, as_array, canonicalize_axis, convert, dtype_of, shape_of
 from plait_core.numpy.math import conj
@@ -88,6 +89,15 @@ def _resize(x: Array, axis: int, size: int) -> Array:
     return lax.pad(x, np.zeros((), dtype_of(x)), config)
 
 
+def _check_concrete(name: str, shape: Sequence[Any], axes: Sequence[int]) -> None:
+    for ax in axes:
+        if not is_constant_dim(shape[ax]):
+            raise ValueError(
+                f"numpy.fft.{name}: axis {ax} has the symbolic size {shape[ax]}; a transform mixes every entry of "
+                "its axes, so it is not supported over a masked or ragged axis"
+            )
+
+
 def _core(name: str, kind: FftType, a: ArrayLike, s: Any, axes: Any, norm: Any) -> Array:
     x = as_array(a, f"numpy.fft.{name}")
     _check_norm(name, norm)
@@ -111,6 +121,7 @@ def _core(name: str, kind: FftType, a: ArrayLike, s: Any, axes: Any, norm: Any) 
         raise ValueError(f"numpy.fft.{name} does not support repeated axes, got axes {axes}")
     if not axes:
         return x
+    _check_concrete(name, shape_of(x), axes)
     trailing = tuple(range(nd - len(axes), nd))
     x = moveaxis(x, axes, trailing)
     shape = shape_of(x)
@@ -285,6 +296,7 @@ def _shift(name: str, x: ArrayLike, axes: Any, sign: int) -> Array:
     elif isinstance(axes, int):
         axes = (axes,)
     axes = tuple(canonicalize_axis(ax, len(shape), f"numpy.fft.{name}", "axes") for ax in axes)
+    _check_concrete(name, shape, axes)
     shifts = tuple(sign * (int(shape[ax]) // 2) for ax in axes)
     return roll(x, shifts, axes) if axes else x
 

@@ -27,7 +27,7 @@ import numpy as np
 
 from plait_core import dtypes
 from plait_core.abstract import ShapedArray
-from plait_core.dims import Shape, dim_as_int, is_symbolic
+from plait_core.dims import Shape, dim_as_int, is_constant_dim, is_symbolic
 from plait_core.primitive import Primitive
 from plait_core.primitives._elementwise_helpers import DType, DTypeClass, check_dtype
 from plait_core.primitives.complex_numbers import COMPLEX, complex_of, real_dtype
@@ -99,6 +99,12 @@ def _fft_rule(x: ShapedArray, *, fft_type: Any, fft_lengths: Any) -> ShapedArray
         raise ValueError(f"fft: a {k}-D transform needs an operand of rank at least {k}, got {x.str_short()}")
     want, out_shape = fft_shapes(x.shape, kind, lengths)
     have = tuple(x.shape[x.ndim - k :])
+    for d in have:
+        if not is_constant_dim(d):
+            raise ValueError(
+                f"fft: the operand {x.str_short()} has the symbolic size {d} in a transformed axis; a transform "
+                "mixes every entry of its axes, so it is not supported over a masked or ragged axis"
+            )
     if not all(dims_match(a, b) for a, b in zip(have, want)):
         raise ValueError(
             f"fft ({kind.name}) with fft_lengths {shape_text(lengths)} needs trailing operand dimensions "
