@@ -116,7 +116,7 @@ def _core(name: str, kind: FftType, a: ArrayLike, s: Any, axes: Any, norm: Any) 
         raise ValueError(f"numpy.fft.{name}: s {s} and axes {tuple(axes)} have different lengths")
     if axes is None:
         axes = range(nd) if s is None else range(nd - len(s), nd)
-    axes = tuple(canonicalize_axis(ax, nd, f"numpy.fft.{name}", "axes") for ax in axes)
+    axes = tuple(canonicalize_axis(ax, nd, f"numpy.fft.{name}", "axis") for ax in axes)
     if len(set(axes)) != len(axes):
         raise ValueError(f"numpy.fft.{name} does not support repeated axes, got axes {axes}")
     if not axes:
@@ -295,7 +295,7 @@ def _shift(name: str, x: ArrayLike, axes: Any, sign: int) -> Array:
         axes = tuple(range(len(shape)))
     elif isinstance(axes, int):
         axes = (axes,)
-    axes = tuple(canonicalize_axis(ax, len(shape), f"numpy.fft.{name}", "axes") for ax in axes)
+    axes = tuple(canonicalize_axis(ax, len(shape), f"numpy.fft.{name}", "axis") for ax in axes)
     _check_concrete(name, shape, axes)
     shifts = tuple(sign * (int(shape[ax]) // 2) for ax in axes)
     return roll(x, shifts, axes) if axes else x
