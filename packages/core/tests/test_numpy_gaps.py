@@ -89,15 +89,9 @@ def test_vector_norm_over_several_axes(ord: Any) -> None:
 
 def test_norm_errors() -> None:
     m, v, t = np.ones((3, 3), F32), np.ones(3, F32), np.ones((2, 3, 4), F32)
-    for ord in ("nuc", 2, -2):
-        with pytest.raises(NotImplementedError, match=rf"linalg.norm: the matrix norm ord={ord!r} needs the "
-                                                      r"singular values.*no singular value decomposition"):
-            pnp.linalg.norm(m, ord)
-    with pytest.raises(NotImplementedError, match=r"linalg.matrix_norm: the matrix norm ord='nuc'"):
-        pnp.linalg.matrix_norm(t, ord="nuc")
     with pytest.raises(ValueError, match=r"linalg.norm: invalid order 'fro' for a vector norm"):
         pnp.linalg.norm(v, "fro")
-    with pytest.raises(ValueError, match=r"linalg.norm: invalid order 3 for a matrix norm; use 'fro', 1, -1"):
+    with pytest.raises(ValueError, match=r"linalg.norm: invalid order 3 for a matrix norm; use 'fro', 'nuc', 1, -1"):
         pnp.linalg.norm(m, 3)
     with pytest.raises(ValueError, match=r"linalg.norm: invalid order 'max' for a matrix norm"):
         pnp.linalg.norm(m, "max")

@@ -1,7 +1,8 @@
 """Products: ``dot``, ``matmul``, ``tensordot``, ``inner``, ``outer``, ``vdot``,
 ``vecdot`` and ``einsum`` (see :mod:`plait_core.numpy.einsum`); and, since
 ``plait.numpy.linalg`` is this module, the norms ``norm``, ``vector_norm``
-and ``matrix_norm`` (see :mod:`plait_core.numpy.norms`).
+and ``matrix_norm`` (see :mod:`plait_core.numpy.norms`) and the
+factorisations, solves and inverses of :mod:`plait_core.numpy.decompositions`.
 
 Each lowers to one ``lax.dot_general`` after promoting the operands to a
 common dtype.  ``precision`` and ``preferred_element_type`` are passed to it.
@@ -36,12 +37,12 @@ Contraction = tuple[tuple[Sequence[int], Sequence[int]], tuple[Sequence[int], Se
 def dot_general_promoted(name: str, a: Array, b: Array, dims: Contraction, precision: Any,
                          preferred_element_type: Any) -> Array:
     """``lax.dot_general`` on promoted operands, booleans computed in integers,
-    with a ``ValueError`` naming ``name`` when contracted sizes differ."""
+    with a ``TypeError`` (as JAX) naming ``name`` when contracted sizes differ."""
     (ac, bc), (ab, bb) = dims
     ashape, bshape = tuple(get_aval(a).shape), tuple(get_aval(b).shape)
     for i, j in list(zip(ac, bc)) + list(zip(ab, bb)):
         if not definitely_equal(ashape[i], bshape[j]):
-            raise ValueError(f"{name}: shapes {shape_str(ashape)} and {shape_str(bshape)} are not aligned: "
+            raise TypeError(f"{name}: shapes {shape_str(ashape)} and {shape_str(bshape)} are not aligned: "
                              f"{ashape[i]} (dim {i}) != {bshape[j]} (dim {j})")
     dnums = ((tuple(ac), tuple(bc)), (tuple(ab), tuple(bb)))
     want = None if preferred_element_type is None else dtypes.canonicalize_dtype(preferred_element_type)
@@ -190,10 +191,70 @@ def vecdot(x1: ArrayLike, x2: ArrayLike, /, *, axis: int = -1, precision: Any = 
                                 preferred_element_type)
 
 
+from plait_core.numpy.decompositions import (  # noqa: E402
+    EighResult,
+    EigResult,
+    QRResult,
+    SlogdetResult,
+    SVDResult,
+    cholesky,
+    cond,
+    cross,
+    det,
+    diagonal,
+    eig,
+    eigh,
+    eigvals,
+    eigvalsh,
+    inv,
+    lstsq,
+    matrix_power,
+    matrix_rank,
+    matrix_transpose,
+    multi_dot,
+    pinv,
+    qr,
+    slogdet,
+    solve,
+    svd,
+    svdvals,
+    tensorinv,
+    tensorsolve,
+    trace,
+)
 from plait_core.numpy.einsum import einsum, einsum_path  # noqa: E402
 
 __all__ = [
+    "EigResult",
+    "EighResult",
+    "QRResult",
+    "SVDResult",
+    "SlogdetResult",
+    "cholesky",
+    "cond",
+    "cross",
+    "det",
+    "diagonal",
     "dot",
+    "eig",
+    "eigh",
+    "eigvals",
+    "eigvalsh",
+    "inv",
+    "lstsq",
+    "matrix_power",
+    "matrix_rank",
+    "matrix_transpose",
+    "multi_dot",
+    "pinv",
+    "qr",
+    "slogdet",
+    "solve",
+    "svd",
+    "svdvals",
+    "tensorinv",
+    "tensorsolve",
+    "trace",
     "einsum",
     "einsum_path",
     "inner",
@@ -207,21 +268,3 @@ __all__ = [
     "vector_norm",
 ]
 
-
-# numpy.linalg functions that need a matrix factorisation, which no primitive
-# of core's catalog provides: asking for one says so instead of a bare
-# AttributeError, since a ported JAX program reaches for them first.
-_FACTORISATIONS = frozenset({
-    "cholesky", "cond", "det", "eig", "eigh", "eigvals", "eigvalsh", "inv", "lstsq", "lu", "matrix_rank",
-    "pinv", "qr", "slogdet", "solve", "svd", "svdvals", "tensorinv", "tensorsolve",
-})
-
-
-def __getattr__(name: str) -> Any:
-    if name in _FACTORISATIONS:
-        raise AttributeError(
-            f"plait.numpy.linalg.{name} is not supported: it needs a matrix factorisation (Cholesky, LU, QR, "
-            "eigen- or singular value decomposition), and plait has no primitive for one. Iterative methods "
-            "built from matmul and lax.while_loop (conjugate gradients, power iteration) work"
-        )
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -5,10 +5,9 @@
 Vector norms take any real ``ord``: ``inf`` and ``-inf`` are the largest and
 smallest magnitude, ``0`` counts the non-zero entries, and any other ``p`` is
 ``sum(|x| ** p) ** (1 / p)``.  Matrix norms take ``'fro'``, ``1``, ``-1``,
-``inf`` and ``-inf``; ``'nuc'``, ``2`` and ``-2`` need singular values, and
-plait has no singular value decomposition, so they raise
-``NotImplementedError``.  Integer and boolean inputs give results of the
-default floating dtype.
+``inf`` and ``-inf``, and from the singular values ``'nuc'`` (their sum),
+``2`` (the largest) and ``-2`` (the smallest).  Integer and boolean inputs
+give results of the default floating dtype.
 
 Gradients never come out NaN where the norm is zero: the square root and the
 ``1 / p`` power are taken of a stand-in value where their argument is 0, and
@@ -26,6 +25,7 @@ from typing import Any
 
 from plait_core import dtypes, lax
 from plait_core.abstract import get_aval
+from plait_core.lax.factorizations import svd
 from plait_core.numpy._util import (
     Array,
     ArrayLike,
@@ -37,7 +37,7 @@ from plait_core.numpy._util import (
 )
 
 _VECTOR_ORDS = "any real number, inf, -inf or 0"
-_MATRIX_ORDS = "'fro', 1, -1, inf or -inf"
+_MATRIX_ORDS = "'fro', 'nuc', 1, -1, 2, -2, inf or -inf"
 
 
 def _inexact(x: ArrayLike, name: str) -> Array:
@@ -141,9 +141,7 @@ def _matrix(x: Array, ord: Any, axes: tuple[int, int], keepdims: builtins.bool, 
     if ord is None or ord == "fro":
         return _vector(x, None, axes, keepdims, name)
     if ord == "nuc" or _is_order(ord, 2) or _is_order(ord, -2):
-        raise NotImplementedError(
-            f"{name}: the matrix norm ord={ord!r} needs the singular values of the matrix, and plait has no "
-            f"singular value decomposition; supported matrix orders are {_MATRIX_ORDS}")
+        return _singular_value_norm(x, ord, axes, keepdims)
     if isinstance(ord, str) or not builtins.any(_is_order(ord, v) for v in (1, -1, math.inf, -math.inf)):
         raise ValueError(f"{name}: invalid order {ord!r} for a matrix norm; use {_MATRIX_ORDS}")
     # 1 / -1: the largest / smallest column sum; inf / -inf: the same over rows.
@@ -152,6 +150,23 @@ def _matrix(x: Array, ord: Any, axes: tuple[int, int], keepdims: builtins.bool, 
     pick = max_ if ord > 0 else min_
     out = pick(sums, axis=across, keepdims=True)
     return out if keepdims else lax.squeeze(out, tuple(sorted(axes)))
+
+
+def _singular_value_norm(x: Array, ord: Any, axes: tuple[int, int], keepdims: builtins.bool) -> Array:
+    """The nuclear (``'nuc'``), spectral (``2``) or smallest-singular-value
+    (``-2``) norm of the matrices in the plane of ``axes``."""
+    from plait_core.numpy.reductions import max as max_
+    from plait_core.numpy.reductions import min as min_
+    from plait_core.numpy.reductions import sum as sum_
+
+    nd = get_aval(x).ndim
+    rest = [d for d in range(nd) if d not in axes]
+    s = svd(lax.transpose(x, (*rest, *axes)), compute_uv=False)
+    pick = sum_ if ord == "nuc" else max_ if ord > 0 else min_
+    out = pick(s, axis=-1)
+    if not keepdims:
+        return out
+    return lax.expand_dims(out, tuple(sorted(axes)))
 
 
 def _check_axes(axis: Any, ndim: int, name: str) -> tuple[int, ...]:
@@ -167,8 +182,8 @@ def norm(x: ArrayLike, ord: Any = None, axis: Any = None, keepdims: builtins.boo
     with another ``ord``, ``x`` must be 1-D (a vector norm) or 2-D (a matrix
     norm).  One axis gives vector norms along it (``ord``: any real number,
     ``inf``, ``-inf``, ``0``); two give matrix norms in their plane (``ord``:
-    ``None``/``'fro'``, ``1``, ``-1``, ``inf``, ``-inf``; ``'nuc'``, ``2`` and
-    ``-2`` raise ``NotImplementedError``, since plait has no SVD).  With
+    ``None``/``'fro'``, ``1``, ``-1``, ``inf``, ``-inf``, and from the singular
+    values ``'nuc'``, ``2``, ``-2``).  With
     ``keepdims`` the reduced axes stay, with size 1.  The gradient at the zero
     vector or matrix is zero (JAX's is NaN)."""
     name = "linalg.norm"
@@ -205,7 +220,7 @@ def vector_norm(x: ArrayLike, /, *, axis: Any = None, keepdims: builtins.bool = 
 
 
 def matrix_norm(x: ArrayLike, /, *, keepdims: builtins.bool = False, ord: Any = "fro") -> Array:
-    """The matrix ``ord``-norm (``'fro'``, ``1``, ``-1``, ``inf``, ``-inf``) of
+    """The matrix ``ord``-norm (``'fro'``, ``'nuc'``, ``1``, ``-1``, ``2``, ``-2``, ``inf``, ``-inf``) of
     the matrices in the last two axes of ``x`` (at least 2-D)."""
     name = "linalg.matrix_norm"
     ord = _order(ord, name)
