@@ -8,10 +8,12 @@ A reversible block maps ``(x1, x2)`` to ``(y1, y2)`` with
 and can be undone from its outputs: ``x2 = y2 - G(y1)``, ``x1 = y1 - F(x2)``.
 Ordinary reverse mode stores every block's intermediate values for the
 backward pass, so its memory grows with depth.  ``plait.invertible(fun)``
-marks ``fun`` so that its backward pass keeps only the outputs and rebuilds
-each intermediate by inverting the jaxpr's equations in reverse order, in
-lock-step with the cotangents: here ``sub`` undoes ``add``, and ``tanh``,
-``dot_general`` are recomputed from values already rebuilt.
+marks ``fun`` so that its backward pass keeps only the outputs (and the
+arguments they do not determine: here the blocks' weights, passed as an
+argument as JAX users do) and rebuilds each intermediate by inverting the
+jaxpr's equations in reverse order, in lock-step with the cotangents: here
+``sub`` undoes ``add``, and ``tanh``, ``dot_general`` are recomputed from
+values already rebuilt.  ``.residuals(*args)`` lists what is kept.
 
 The script
 
@@ -75,14 +77,9 @@ def reversible_blocks(blocks: list[dict[str, Any]], x1: Any, x2: Any) -> tuple[A
 def make_loss(use_invertible: bool) -> Any:
     def loss(params: dict[str, Any], x: Any, y: Any) -> Any:
         h = x @ params["stem"] + params["stem_b"]
-
-        # The block parameters are closed over: constants of the invertible function.
-        def blocks(x1: Any, x2: Any) -> tuple[Any, Any]:
-            return reversible_blocks(params["blocks"], x1, x2)
-
-        if use_invertible:
-            blocks = plait.invertible(blocks)
-        y1, y2 = blocks(h[:, :WIDTH], h[:, WIDTH:])
+        # The block weights are an argument: kept by the backward pass, and differentiated.
+        blocks = plait.invertible(reversible_blocks) if use_invertible else reversible_blocks
+        y1, y2 = blocks(params["blocks"], h[:, :WIDTH], h[:, WIDTH:])
         logits = pnp.concatenate([y1, y2], axis=1) @ params["head"] + params["head_b"]
         logp = nn.log_softmax(logits)
         return -pnp.mean(pnp.take_along_axis(logp, y[:, None], axis=1))
@@ -108,6 +105,11 @@ def main() -> None:
     print(f"max |grad(invertible) - grad(ordinary)| = {diff:.2e} over {len(pairs)} arrays")
     for a, b in pairs:
         np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-4, atol=1e-5)
+    h = x @ params["stem"] + params["stem_b"]
+    stored = plait.invertible(reversible_blocks).residuals(params["blocks"], h[:, :WIDTH], h[:, WIDTH:])
+    print(f"invertible keeps {len(stored.kept)} weight arrays and rebuilds {sorted(stored.rebuilt)}: "
+          f"{stored.stored_bytes:,} bytes stored instead of {stored.intermediate_bytes:,} of intermediates")
+    check(sorted(stored.rebuilt) == ["args[1]", "args[2]"], "the activations are rebuilt, not stored")
 
     # 2. Training with the invertible gradients (plain gradient descent).
     loss = make_loss(True)

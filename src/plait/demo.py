@@ -201,13 +201,11 @@ def revnet_loss(use_invertible: bool) -> Callable[[Params, Any, Any], tuple[Any,
     def loss(params: Params, x: Any, y: Any) -> tuple[Any, Any]:
         # The stem is trained, so the blocks' inputs are differentiated too:
         # the backward pass then rebuilds them from the blocks' outputs.
+        # The blocks' weights are an argument, as JAX users write it: the
+        # backward pass keeps them (they cannot be rebuilt) and differentiates them.
         h = x @ params["stem"] + params["stem_b"]
-
-        def body(x1: Any, x2: Any) -> tuple[Any, Any]:
-            return reversible_blocks(params["blocks"], x1, x2)
-
-        blocks = plait.invertible(body) if use_invertible else body
-        y1, y2 = blocks(h[:, :WIDTH], h[:, WIDTH:])
+        blocks = plait.invertible(reversible_blocks) if use_invertible else reversible_blocks
+        y1, y2 = blocks(params["blocks"], h[:, :WIDTH], h[:, WIDTH:])
         logits = pnp.concatenate([y1, y2], axis=1) @ params["head"] + params["head_b"]
         return cross_entropy(logits, y), logits
 
