@@ -382,6 +382,7 @@ ELSEWHERE = {
     "custom_vmap_call": "test_custom_vmap.py", "custom_lin": "test_calls.py", "invertible_lin": "test_invertible.py",
     "psum": "test_collectives.py", "pmax": "test_collectives.py", "pmin": "test_collectives.py",
     "pmean": "test_collectives.py", "all_gather": "test_collectives.py", "axis_index": "test_collectives.py",
+    **{name: "test_factorizations.py" for name in ("cholesky", "triangular_solve", "lu", "qr", "eigh", "svd", "eig")},
 }  # fmt: skip
 
 
