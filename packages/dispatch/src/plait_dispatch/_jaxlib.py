@@ -204,13 +204,18 @@ def make_standalone_client(num_devices: int) -> Any:
 
 
 def devices() -> list[Device]:
-    """All devices of the process's client, in id order."""
+    """All devices of the process's client (of every process), in id order."""
     return list(client().devices())
 
 
+def process_index() -> int:
+    """This process's index in a distributed run (0 alone)."""
+    return int(client().process_index())
+
+
 def default_device() -> Device:
-    """The device uncommitted values live on: the first device."""
-    return client().devices()[0]
+    """The device uncommitted values live on: this process's first device."""
+    return client().local_devices()[0]
 
 
 def default_backend() -> str:
@@ -267,6 +272,149 @@ def sharding_for(device: Device) -> Any:
     if s is None:
         s = _shardings[device] = _SingleDevice(device)
     return s
+
+
+# ---------------------------------------------------------------------------
+# Shardings over several devices (multi-device arrays and SPMD programs).
+#
+# A plait sharding reaches jaxlib as a ``GSPMDSharding`` over a device list
+# and an ``HloSharding`` built from its tiling: an integer array with one axis
+# per array dimension (pieces of that dimension) and a last axis of replicas,
+# whose entries are positions in the device list (XLA's logical device ids:
+# the SPMD executable's device assignment is that list).  Facts (tried):
+# ``ArrayImpl(aval, sharding, shards, committed, _skip_checks=True)`` builds a
+# multi-device array from single-device ones without ``jax``; ``._arrays`` of
+# one gives its shards back (in device-list order), also without ``jax``.
+
+
+class _Tiled(_xc.GSPMDSharding):  # type: ignore[misc]
+    """A multi-device sharding as jaxlib reads it (see ``_SingleDevice``)."""
+
+    @property
+    def memory_kind(self) -> None:
+        return None
+
+    @property
+    def _device_assignment(self) -> tuple[Device, ...]:
+        return tuple(self._devices)
+
+    def _to_xla_hlo_sharding(self, ndim: int) -> Any:
+        return self._hlo_sharding
+
+
+def hlo_sharding(assignment: np.ndarray) -> Any:
+    """XLA's sharding of a tiling (see above); all pieces whole: replicated."""
+    tiles = assignment.shape[:-1]
+    if all(t == 1 for t in tiles):
+        return _xc.HloSharding.replicate()
+    op = _xc.OpSharding()
+    op.type = _xc.OpSharding.Type.OTHER
+    replicated = assignment.shape[-1] > 1
+    dims = list(assignment.shape) if replicated else list(tiles)
+    op.tile_assignment_dimensions = dims
+    op.tile_assignment_devices = [int(p) for p in assignment.flat]
+    op.replicate_on_last_tile_dim = replicated
+    return _xc.HloSharding.from_proto(op)
+
+
+def hlo_sharding_text(assignment: np.ndarray) -> str:
+    """The ``mhlo.sharding`` attribute text of a tiling."""
+    return str(hlo_sharding(assignment))
+
+
+def manual_sharding_text() -> str:
+    """The ``mhlo.sharding`` text of a value each device holds its own piece of
+    (inside ``shard_map``)."""
+    return str(_xc.HloSharding.manual())
+
+
+def tiling_of(hlo: Any, ndim: int, num_devices: int) -> np.ndarray:
+    """The tiling (see above) of an ``HloSharding`` XLA chose, for rank ``ndim``."""
+    if hlo.is_replicated() or ndim == 0:
+        return np.arange(num_devices, dtype=np.int64).reshape((1,) * ndim + (num_devices,))
+    if hlo.is_maximal():
+        raise ValueError(f"a computation output is placed on one device only ({hlo}); plait cannot describe it")
+    dims = list(hlo.tile_assignment_dimensions())
+    devs = np.asarray(hlo.tile_assignment_devices(), np.int64).reshape(dims)
+    if len(dims) == ndim:
+        return devs.reshape(*dims, 1)
+    if len(dims) == ndim + 1 and hlo.replicate_on_last_tile_dim():
+        return devs
+    rest = int(np.prod(dims[ndim:]))
+    return devs.reshape(*dims[:ndim], rest)
+
+
+_tiled: dict[tuple[Any, ...], Any] = {}
+
+
+def multi_device_sharding(devices: tuple[Device, ...], assignment: np.ndarray) -> Any:
+    """The (cached) jaxlib sharding of a tiling over ``devices``."""
+    key = (devices, assignment.shape, assignment.tobytes())
+    s = _tiled.get(key)
+    if s is None:
+        s = _tiled[key] = _Tiled(_xc.DeviceList(devices), hlo_sharding(assignment))
+    return s
+
+
+def put_shards(aval: Any, sharding: Any, values: list[np.ndarray], devices: list[Device]) -> Buffer:
+    """A multi-device array of ``aval`` from one host piece per device
+    (``devices`` in the order of ``sharding``'s device list).  Each piece is
+    put on its device alone and the pieces assembled: ``batched_device_put``
+    of a sharding with replicas fails in jaxlib without ``jax``
+    ("bad_function_call")."""
+    shards = []
+    for v, d in zip(values, devices):
+        shard_aval = _ShardAval(v.shape, aval.dtype, aval.weak_type)
+        shards.append(_xc.batched_device_put(shard_aval, sharding_for(d), [v], [d], True, True, enable_x64=True))
+    return assemble(aval, sharding, shards)
+
+
+class _ShardAval:
+    """What ``batched_device_put`` reads of an abstract value, for one piece."""
+
+    __slots__ = ("dtype", "ndim", "shape", "weak_type")
+
+    def __init__(self, shape: tuple[int, ...], dtype: Any, weak_type: bool) -> None:
+        self.shape = shape
+        self.dtype = dtype
+        self.weak_type = weak_type
+        self.ndim = len(shape)
+
+
+def assemble(aval: Any, sharding: Any, shards: list[Buffer]) -> Buffer:
+    """A multi-device array from single-device buffers, one per device of
+    ``sharding``'s list, in its order (no copy)."""
+    return _jax.ArrayImpl(aval, sharding, shards, True, _skip_checks=True)
+
+
+def shards_of(buf: Buffer) -> list[Buffer]:
+    """The single-device buffers of a multi-device array, in device-list order."""
+    return list(buf._arrays)
+
+
+def compile_spmd(text: str, devices: tuple[Device, ...], propagate: Sequence[bool]) -> Executable:
+    """Compile a module for ``len(devices)`` partitions with XLA's SPMD
+    partitioner; partition ``i`` runs on ``devices[i]``.  ``propagate``: per
+    output, whether XLA chooses its layout (else its ``mhlo.sharding`` holds)."""
+    options = _xc.CompileOptions()
+    options.num_partitions = len(devices)
+    options.num_replicas = 1
+    options.executable_build_options.use_spmd_partitioning = True
+    # Outputs without an ``mhlo.sharding`` take the layout XLA propagates to them.
+    options.executable_build_options.allow_spmd_sharding_propagation_to_output = list(propagate) or [False]
+    ids = np.array([[d.id for d in devices]], dtype=np.int32).reshape(1, len(devices))
+    options.device_assignment = _xc.DeviceAssignment.create(ids)
+    return client().compile_and_load(text, _xc.DeviceList(devices), options)
+
+
+def output_hlo_shardings(executable: Executable) -> list[Any]:
+    """The ``HloSharding`` of each output of an SPMD executable."""
+    return [_xc.HloSharding.from_proto(op) for op in executable.get_output_shardings()]
+
+
+def multi_device_handler(aval: Any, sharding: Any) -> ResultHandler:
+    """A handler turning an output of an SPMD executable into a multi-device array."""
+    return _xc.array_result_handler(aval, sharding, True, _skip_checks=True)
 
 
 # ---------------------------------------------------------------------------

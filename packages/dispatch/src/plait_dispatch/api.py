@@ -17,7 +17,15 @@ from plait_dispatch.placement import (
     devices,
     local_device_count,
     local_devices,
+    process_count,
+    process_index,
     set_num_cpu_devices,
+)
+from plait_dispatch.sharded import (
+    make_array_from_callback,
+    make_array_from_process_local_data,
+    make_array_from_single_device_arrays,
+    make_mesh,
 )
 
 __all__ = [
@@ -39,6 +47,12 @@ __all__ = [
     "jit",
     "local_device_count",
     "local_devices",
+    "make_array_from_callback",
+    "make_array_from_process_local_data",
+    "make_array_from_single_device_arrays",
+    "make_mesh",
+    "process_count",
+    "process_index",
     "set_num_cpu_devices",
     "stats",
 ]

@@ -1,8 +1,14 @@
-"""``Array``: an immutable array whose data lives on one XLA device.
+"""``Array``: an immutable array whose data lives on XLA devices.
 
 An ``Array`` wraps one jaxlib single-device buffer together with plait's
 abstract value (shape, dtype, weak type), the device it lives on and whether
 it is *committed* to that device (see :mod:`plait_dispatch.placement`).
+
+A *multi-device* Array (made by ``device_put(x, sharding)``, an SPMD
+computation or ``make_array_from_*``) wraps a jaxlib multi-device buffer and
+its :class:`~plait_core.sharding.Sharding`; its ``_device`` is ``None``
+(which is how the single-device paths tell it apart at no cost) and it is
+always committed.  Every Array has ``.sharding`` and ``.addressable_shards``.
 
 Deleting (``x.delete()``) or donating an Array frees its buffer; every later
 use that needs its data (``repr``, ``np.asarray``, ``float(x)``, passing it to
@@ -26,6 +32,7 @@ from typing import Any, Final
 import numpy as np
 
 from plait_core import DeletedArrayError, ShapedArray, dtypes, register_array_type
+from plait_core.sharding import Index, Sharding, SingleDeviceSharding
 from plait_dispatch import _jaxlib
 
 _LIVE: Final = 0
@@ -44,7 +51,7 @@ class Array:
     They are immutable; ``np.asarray(x)`` returns a NumPy copy of the data.
     """
 
-    __slots__ = ("__weakref__", "_buf", "_committed", "_device", "_state", "aval")
+    __slots__ = ("__weakref__", "_buf", "_committed", "_device", "_sharding", "_state", "aval")
 
     __array_priority__ = 100  # NumPy defers binary operators to ours
 
@@ -53,6 +60,7 @@ class Array:
     _device: _jaxlib.Device
     _committed: bool
     _state: int
+    _sharding: Sharding
 
     def __init__(self, buf: _jaxlib.Buffer, aval: ShapedArray, device: _jaxlib.Device, committed: bool) -> None:
         self._buf = buf
@@ -60,6 +68,13 @@ class Array:
         self._device = device
         self._committed = committed
         self._state = _LIVE
+
+    @classmethod
+    def _multi(cls, buf: _jaxlib.Buffer, aval: ShapedArray, sharding: Sharding) -> Array:
+        """A multi-device Array of a jaxlib multi-device buffer laid out as ``sharding``."""
+        x = cls(buf, aval, None, True)
+        x._sharding = sharding
+        return x
 
     # -- metadata (readable even after deletion) ---------------------------
 
@@ -108,13 +123,55 @@ class Array:
         return self._committed
 
     @property
-    def device(self) -> _jaxlib.Device:
-        """The device holding the data."""
+    def device(self) -> Any:
+        """The device holding the data; for an array on several devices, its sharding (as in JAX)."""
+        if self._device is None:
+            return self._sharding
         return self._device
 
     def devices(self) -> set[_jaxlib.Device]:
-        """The set of devices holding the data (one device)."""
+        """The set of devices holding the data."""
+        if self._device is None:
+            return self._sharding.device_set
         return {self._device}
+
+    @property
+    def sharding(self) -> Sharding:
+        """How the data is laid out: a ``SingleDeviceSharding`` for an array on
+        one device, else the sharding it was placed or computed with."""
+        if self._device is None:
+            return self._sharding
+        return _single_sharding(self._device)
+
+    @property
+    def is_fully_replicated(self) -> bool:
+        """Whether every device holding data holds all of it."""
+        return self.sharding.is_fully_replicated
+
+    @property
+    def is_fully_addressable(self) -> bool:
+        """Whether every device holding data belongs to this process."""
+        return self.sharding.is_fully_addressable
+
+    @property
+    def addressable_shards(self) -> list[Shard]:
+        """This process's pieces of the array: each a :class:`Shard` with its
+        ``device``, ``index`` (the slices of the global array it holds) and
+        ``data`` (a single-device Array, committed to the device)."""
+        buf = self._live_buffer("read its shards")
+        if self._device is not None:
+            return [Shard(self._device, tuple(slice(None) for _ in self.aval.shape), 0, self)]
+        sharding = self._sharding
+        indices = sharding.devices_indices_map(self.shape)
+        aval = ShapedArray(sharding.shard_shape(self.shape), self.aval.dtype, self.aval.weak_type)
+        local = [d for d in sharding._device_assignment if d in sharding.addressable_devices]
+        seen: dict[Any, int] = {}
+        out = []
+        for d, b in zip(local, _jaxlib.shards_of(buf)):
+            key = tuple((s.start, s.stop) for s in indices[d])
+            replica = seen[key] = seen.get(key, -1) + 1
+            out.append(Shard(d, indices[d], replica, Array(b, aval, d, True)))
+        return out
 
     # -- lifetime ----------------------------------------------------------
 
@@ -151,6 +208,8 @@ class Array:
         and freeing, and needs no second buffer."""
         buf = self._live_buffer("donate")
         self._forget(_DONATED)
+        if self._device is None:
+            return Array._multi(buf, self.aval, self._sharding)
         return Array(buf, self.aval, self._device, committed)
 
     def _forget(self, state: int) -> None:
@@ -193,7 +252,16 @@ class Array:
         return _jaxlib.nbytes_on_device(self._live_buffer("on_device_size_in_bytes"))
 
     def copy(self) -> Array:
-        """A new array with its own buffer on the same device (same committedness)."""
+        """A new array with its own buffer on the same device(s) (same committedness)."""
+        if self._device is None:
+            self._live_buffer("copy")
+            shards = self.addressable_shards
+            copies = [_jaxlib.copy_buffer(s.data._buf, s.device) for s in shards]
+            sharding = self._sharding
+            jsharding = _jaxlib.multi_device_sharding(
+                sharding._device_assignment, sharding._tiling(self.ndim).assignment
+            )
+            return Array._multi(_jaxlib.assemble(self.aval, jsharding, copies), self.aval, sharding)
         buf = _jaxlib.copy_buffer(self._live_buffer("copy"), self._device)
         return Array(buf, self.aval, self._device, self._committed)
 
@@ -208,12 +276,27 @@ class Array:
     def _value(self, use: str) -> np.ndarray:
         """The data as a new NumPy array (raises if deleted or donated)."""
         buf = self._live_buffer(use)
+        if self._device is None:
+            return self._gather(use)
         try:
             return _jaxlib.to_numpy(buf, self.aval.dtype)
         except _jaxlib.XlaRuntimeError:
             if _jaxlib.is_deleted(buf):  # deleted by another thread meanwhile
                 raise self._deleted_error(use) from None
             raise
+
+    def _gather(self, use: str) -> np.ndarray:
+        """The data of a multi-device Array assembled on the host."""
+        if not self._sharding.is_fully_addressable:
+            raise RuntimeError(
+                f"cannot {use}: the Array {self.aval.str_short()} spans devices of other processes; "
+                "only its addressable_shards can be read here"
+            )
+        out = np.empty(self.shape, self.aval.dtype)
+        for shard in self.addressable_shards:
+            if shard.replica_id == 0:
+                out[shard.index] = shard.data._value(use)
+        return out
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
         if copy is False:
@@ -273,6 +356,8 @@ class Array:
         """Arrays of the rows of ``value``, placed and typed like this one."""
         aval = ShapedArray(self.aval.shape[1:], self.aval.dtype, self.aval.weak_type)
         device, committed = self._device, self._committed
+        if device is None:  # rows of a multi-device array: on the default device
+            device, committed = _jaxlib.default_device(), False
         for row in value:
             yield Array(_jaxlib.device_put(row, aval, device, committed), aval, device, committed)
 
@@ -322,10 +407,41 @@ class Array:
             raise BufferError("Array.__dlpack__(copy=False): plait exports DLPack tensors as copies")
         if dl_device is not None and int(dl_device[0]) != _DL_CPU:
             raise BufferError(f"Array.__dlpack__: cannot export to DLPack device {dl_device}; only CPU")
+        if self._device is None:
+            raise BufferError(
+                "Array.__dlpack__: the array lives on several devices; export one of its addressable_shards' data"
+            )
         return _jaxlib.dlpack_capsule(self._live_buffer("export with DLPack"), self._device)
 
     def __dlpack_device__(self) -> tuple[int, int]:
         return (_DL_CPU, 0)
+
+
+class Shard:
+    """One device's piece of an Array: ``device``, ``index`` (a tuple of slices
+    of the global array), ``replica_id`` (0 for the first device holding that
+    piece) and ``data`` (a single-device Array)."""
+
+    __slots__ = ("data", "device", "index", "replica_id")
+
+    def __init__(self, device: Any, index: Index, replica_id: int, data: Array) -> None:
+        self.device = device
+        self.index = index
+        self.replica_id = replica_id
+        self.data = data
+
+    def __repr__(self) -> str:
+        return f"Shard(device={self.device!r}, index={self.index}, replica_id={self.replica_id})"
+
+
+_single_shardings: dict[Any, SingleDeviceSharding] = {}
+
+
+def _single_sharding(device: Any) -> SingleDeviceSharding:
+    s = _single_shardings.get(device)
+    if s is None:
+        s = _single_shardings[device] = SingleDeviceSharding(device)
+    return s
 
 
 def _unpickle_array(value: np.ndarray, weak_type: bool) -> Array:

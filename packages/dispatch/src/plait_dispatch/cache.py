@@ -60,11 +60,14 @@ class JitInfo:
     operands are).  ``donated``: one flag per operand of the call.
     ``keep_unused``: whether unused operands stay parameters of the compiled
     computation.  ``names``: per operand, the argument it came from (for
-    messages; ``None`` for captured constants).  Hashable and compared by
-    value so equal calls share executables.
+    messages; ``None`` for captured constants).  ``shardings``: ``None``, or
+    the layouts ``jit(in_shardings=, out_shardings=)`` asks for, one per
+    operand and one per output (``None`` entries: unconstrained); such a call
+    runs as an SPMD computation (:mod:`plait_dispatch.spmd`).  Hashable and
+    compared by value so equal calls share executables.
     """
 
-    __slots__ = ("_hash", "device", "donated", "keep_unused", "names")
+    __slots__ = ("_hash", "device", "donated", "keep_unused", "names", "shardings")
 
     def __init__(
         self,
@@ -72,12 +75,14 @@ class JitInfo:
         donated: tuple[bool, ...],
         keep_unused: bool,
         names: tuple[str | None, ...] = (),
+        shardings: tuple[tuple[Any, ...], tuple[Any, ...]] | None = None,
     ) -> None:
         self.device = device
         self.donated = donated
         self.keep_unused = keep_unused
         self.names = names
-        self._hash = hash((device, donated, keep_unused, names))
+        self.shardings = shardings
+        self._hash = hash((device, donated, keep_unused, names, shardings))
 
     def remap_operands(self, origin: tuple[int | None, ...]) -> JitInfo:
         """The info of a call built from part of this call's operands:
@@ -85,7 +90,11 @@ class JitInfo:
         operand, which is never donated)."""
         donated = tuple(o is not None and o < len(self.donated) and self.donated[o] for o in origin)
         names = tuple(self.name_of(o) if o is not None else None for o in origin)
-        return JitInfo(self.device, donated, self.keep_unused, names)
+        shardings = None
+        if self.shardings is not None:
+            ins = self.shardings[0]
+            shardings = (tuple(ins[o] if o is not None and o < len(ins) else None for o in origin), ())
+        return JitInfo(self.device, donated, self.keep_unused, names, shardings)
 
     def name_of(self, k: int) -> str | None:
         """The argument name of operand ``k``, if known."""
@@ -102,6 +111,7 @@ class JitInfo:
             and self.donated == other.donated
             and self.keep_unused == other.keep_unused
             and self.names == other.names
+            and self.shardings == other.shardings
         )
 
     def __hash__(self) -> int:

@@ -63,6 +63,7 @@ from plait_dispatch.cache import (
     shared_scalar_buffer,
 )
 from plait_dispatch.lowering import LoweringError
+from plait_dispatch.spmd import run_spmd, wants_spmd
 
 __all__ = ["install", "uninstall", "xla_backend"]
 
@@ -241,6 +242,8 @@ def _general(prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> An
         folded = _convert_host_scalar(args[0], in_avals[0], params)
         if folded is not None:
             return folded
+    if prim in spmd_primitives or any(type(a) is Array and a._device is None for a in args):
+        return _spmd_op(prim, args, params, in_avals)
     device, committed = computation_device(args, None, prim.name)
     key: Hashable | None = _op_key(prim, params, in_avals)
     try:
@@ -263,6 +266,32 @@ def _general(prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> An
     outs = call.call(args, committed, prim.name)
     if key is not None and not committed and call is op.default:
         _learn_host_scalars(args, in_avals)
+    return outs if prim.multiple_results else outs[0]
+
+
+spmd_primitives: set[Primitive] = set()
+"""Primitives that always run as SPMD computations eagerly (they name a mesh:
+``shard_map``, ``sharding_constraint``); filled by their lowering rules."""
+
+_spmd_jaxprs: dict[Hashable, ClosedJaxpr] = {}
+
+
+def _spmd_op(prim: Primitive, args: Sequence[Any], params: dict[str, Any], in_avals: tuple[ShapedArray, ...]) -> Any:
+    """One operation with a multi-device operand (or naming a mesh), as an SPMD
+    computation; its one-equation jaxpr is kept per operation so that the
+    compiled program is found again."""
+    key = _op_key(prim, params, in_avals)
+    closed = _spmd_jaxprs.get(key)
+    if closed is None:
+        out = prim.abstract_eval(*in_avals, **params)
+        out_avals = list(out) if prim.multiple_results else [out]
+        invars = [Var(a) for a in in_avals]
+        outvars = [Var(a) for a in out_avals]
+        closed = ClosedJaxpr(Jaxpr([], invars, list(outvars), [JaxprEqn(prim, list(invars), outvars, dict(params))]), [])
+        if len(_spmd_jaxprs) > _MAX_OPS:
+            _spmd_jaxprs.clear()
+        _spmd_jaxprs[key] = closed
+    outs = run_spmd(closed, args, None, prim.name, prim.name)
     return outs if prim.multiple_results else outs[0]
 
 
@@ -332,6 +361,8 @@ def _eager_call(args: Sequence[Any], params: dict[str, Any]) -> list[Any]:
     name = params.get("name", "closed_call")
     in_avals = [get_aval(a, f"an argument of the call {name}") for a in args]
     closed_call_p.abstract_eval(*in_avals, **params)  # operand count and types
+    if wants_spmd(body, args, info):
+        return run_spmd(body, args, info, name, f"jit({name})")
     device, committed = computation_device(args, info.device, f"jit({name})", info.names)
     call = compiled_call(body, tuple(body.in_avals), device, info, name)
     return call.call(args, committed, f"jit({name})")

@@ -67,6 +67,8 @@ from plait_dispatch.cache import (
     operand_buffer,
     stats,
 )
+from plait_dispatch.layouts import ShardingRequest
+from plait_dispatch.spmd import run_spmd, wants_spmd
 
 __all__ = ["JitWrapped", "jit"]
 
@@ -106,6 +108,8 @@ def jit(
     inline: bool = False,
     keep_unused: bool = False,
     backend: str | None = None,
+    in_shardings: Any = None,
+    out_shardings: Any = None,
 ) -> Any:
     """Compile ``fun`` with XLA: the result computes what ``fun`` does, tracing
     and compiling once per signature and reusing the executable after.
@@ -124,6 +128,13 @@ def jit(
       directly instead of one call.
     * ``keep_unused``: keep arguments ``fun`` does not use as parameters of
       the compiled computation (by default they are pruned).
+    * ``in_shardings`` / ``out_shardings``: how the arguments (positional
+      ones) and the outputs are laid out over devices: one sharding for all,
+      or a tuple with one entry per positional argument (a pytree prefix of
+      the output for ``out_shardings``); ``None`` entries leave the layout to
+      the argument (or to XLA).  Such a function compiles with XLA's SPMD
+      partitioner, and so does any call with an argument laid out on several
+      devices; results carry the layout in ``.sharding``.
 
     Under :func:`plait_core.disable_jit` (``plait.disable_jit()``) a jitted
     function runs its Python body directly, for debugging.
@@ -143,6 +154,8 @@ def jit(
             inline=inline,
             keep_unused=keep_unused,
             backend=backend,
+            in_shardings=in_shardings,
+            out_shardings=out_shardings,
         )
     if not callable(fun):
         raise TypeError(f"jit: expected a function, got {type(fun).__name__}: {fun!r}")
@@ -153,9 +166,13 @@ def jit(
     for flag, name in ((inline, "inline"), (keep_unused, "keep_unused")):
         if not isinstance(flag, bool):
             raise TypeError(f"jit: {name} must be a bool, got {flag!r}")
+    if device is not None and (in_shardings is not None or out_shardings is not None):
+        raise ValueError("jit: device= cannot be combined with in_shardings / out_shardings; use shardings only")
     state = _JitState(
         fun, static_argnums, static_argnames, donate_argnums, donate_argnames, device, inline, keep_unused
     )
+    if in_shardings is not None or out_shardings is not None:
+        state.layouts = ShardingRequest(in_shardings, out_shardings, state.desc)
     return state.make_wrapper()
 
 
@@ -323,6 +340,7 @@ class _JitState:
         self.lock = threading.RLock()
         self.fast: dict[tuple[ShapedArray, ...], _Simple | _General] = {}
         self.memo: list[tuple[list[Any], Any]] = [([_MISS], None)]
+        self.layouts: ShardingRequest | None = None
 
     # -- the wrapper -------------------------------------------------------
 
@@ -543,11 +561,17 @@ class _JitState:
         closed = trace_to_jaxpr(flat_fun, avals)
         body, consts = hoist_consts(closed)
         nc = len(consts)
+        shardings = None
+        if self.layouts is not None:
+            ins = self.layouts.for_args(dyn, dyn_pos)
+            outs = self.layouts.for_outputs(out_trees[0], len(closed.out_avals))
+            shardings = ((None,) * nc + ins, outs)
         info = JitInfo(
             self.device,
             (False,) * nc + leaf_donated,
             self.keep_unused,
             (None,) * nc + leaf_names,
+            shardings,
         )
         donate_argnums = tuple(sorted(set(dyn_pos) & _positions(self.donate.nums, len(args))))
         return StagedCall(
@@ -585,6 +609,8 @@ class _JitState:
             if isinstance(x, Tracer):  # a value of a transformation that has ended
                 _trace_state.trace.check_foreign_tracer(x)
         operands = [*entry.consts, *leaves]
+        if wants_spmd(entry.body, operands, entry.info):
+            return tree_unflatten(entry.out_tree, run_spmd(entry.body, operands, entry.info, self.name, self.desc))
         device, committed = computation_device(operands, self.device, self.desc, entry.info.names)
         call = compiled_call(entry.body, entry.operand_avals, device, entry.info, self.desc)
         outs = call.call(operands, committed, self.desc)

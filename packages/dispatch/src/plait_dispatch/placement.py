@@ -20,8 +20,10 @@ from typing import Any
 import numpy as np
 
 from plait_core import Tracer, dtypes, get_aval, to_numpy, tree_util
+from plait_core.sharding import Sharding
 from plait_dispatch import _jaxlib
 from plait_dispatch.array import Array
+from plait_dispatch.sharded import check_sharding, put_sharded
 
 Device = _jaxlib.Device
 
@@ -35,6 +37,8 @@ __all__ = [
     "devices",
     "local_device_count",
     "local_devices",
+    "process_count",
+    "process_index",
     "set_num_cpu_devices",
 ]
 
@@ -54,11 +58,22 @@ def devices(backend: str | None = None) -> list[Device]:
 
 
 def local_devices(process_index: int | None = None, backend: str | None = None) -> list[Device]:
-    """The devices of this process (all of them: plait runs in one process)."""
+    """The devices of process ``process_index`` (default: this process)."""
     _check_backend(backend, "local_devices")
-    if process_index is not None and process_index != 0:
-        return []
-    return _jaxlib.devices()
+    want = _jaxlib.process_index() if process_index is None else process_index
+    return [d for d in _jaxlib.devices() if d.process_index == want]
+
+
+def process_index(backend: str | None = None) -> int:
+    """This process's index among the processes of a distributed run (0 alone)."""
+    _check_backend(backend, "process_index")
+    return _jaxlib.process_index()
+
+
+def process_count(backend: str | None = None) -> int:
+    """How many processes take part (1 unless ``plait.distributed.initialize`` ran)."""
+    _check_backend(backend, "process_count")
+    return len({d.process_index for d in _jaxlib.devices()})
 
 
 def device_count(backend: str | None = None) -> int:
@@ -123,6 +138,11 @@ def device_put(x: Any, device: Any = None, *, donate: bool = False, may_alias: b
 
     ``may_alias=None`` means ``not donate``.  A deleted or donated Array input
     raises :class:`~plait_core.DeletedArrayError`.
+
+    ``device`` may also be a sharding (``plait.sharding.NamedSharding``, ...):
+    each leaf is laid out over the sharding's devices, as one Array whose
+    ``addressable_shards`` hold the pieces; a dimension the sharding splits
+    must be divisible by its number of pieces (``ValueError``).
     """
     _check_flag(donate, "donate")
     if may_alias is None:
@@ -133,6 +153,11 @@ def device_put(x: Any, device: Any = None, *, donate: bool = False, may_alias: b
         raise ValueError(
             "device_put: donate=True and may_alias=True cannot be combined: a donated input is "
             "deleted, so the result cannot alias it (use may_alias=None or False)"
+        )
+    if isinstance(device, Sharding):
+        sharding = check_sharding(device, "device_put")
+        return tree_util.tree_map(
+            lambda leaf: leaf if isinstance(leaf, Tracer) else put_sharded(leaf, sharding, bool(donate)), x
         )
     target = None if device is None else _check_device(device)
     return tree_util.tree_map(lambda leaf: _put_leaf(leaf, target, bool(donate), bool(may_alias)), x)
@@ -154,6 +179,13 @@ def _put_leaf(x: Any, device: Device | None, donate: bool, may_alias: bool) -> A
 
 def _put_array(x: Array, device: Device | None, donate: bool, may_alias: bool) -> Array:
     buf = x._live_buffer("device_put")
+    if x._device is None:  # a multi-device array: to one device through the host
+        if device is None:
+            return x._move(True) if donate else (x if may_alias else x.copy())
+        value = x._value("device_put")
+        if donate:
+            x._donate()
+        return Array(_jaxlib.device_put(value, x.aval, device, True), x.aval, device, True)
     target = x.device if device is None else device
     committed = device is not None or x.committed
     if target is not x.device:

@@ -344,14 +344,21 @@ class Function:
     """A ``func.func`` being built: its arguments are ``%arg0``, ``%arg1``, ...
     and its body is a :class:`Block`."""
 
-    __slots__ = ("arg_attrs", "body", "name", "public")
+    __slots__ = ("arg_attrs", "body", "name", "public", "result_attrs")
 
     def __init__(
-        self, name: str, arg_avals: Sequence[ShapedArray], *, public: bool, arg_attrs: Sequence[str | None] = ()
+        self,
+        name: str,
+        arg_avals: Sequence[ShapedArray],
+        *,
+        public: bool,
+        arg_attrs: Sequence[str | None] = (),
+        result_attrs: Sequence[str | None] = (),
     ) -> None:
         self.name = name
         self.public = public
         self.arg_attrs = list(arg_attrs) or [None] * len(arg_avals)
+        self.result_attrs = list(result_attrs)
         self.body = Block(Namer(), [Value(f"%arg{k}", a) for k, a in enumerate(arg_avals)])
 
     @property
@@ -365,7 +372,8 @@ class Function:
         params = ", ".join(
             f"{a.name}: {a.type}" + (f" {{{attr}}}" if attr else "") for a, attr in zip(self.args, self.arg_attrs)
         )
-        outs = ", ".join(v.type for v in results)
+        rattrs = self.result_attrs or [None] * len(results)
+        outs = ", ".join(v.type + (f" {{{attr}}}" if attr else "") for v, attr in zip(results, rattrs))
         visibility = "public" if self.public else "private"
         lines = [f"func.func {visibility} @{self.name}({params}) -> ({outs}) {{"]
         lines.extend("  " + line for line in _drop_dead_constants(self.body.lines, self.body.namer.used))
@@ -390,11 +398,13 @@ class ModuleBuilder:
     made for called jaxprs (one per jaxpr object, so a jaxpr called twice is
     lowered once)."""
 
-    __slots__ = ("_symbols", "calls", "functions", "name", "platform")
+    __slots__ = ("_symbols", "attrs", "calls", "functions", "name", "platform", "spmd")
 
     def __init__(self, name: str, platform: str) -> None:
         self.name = symbol_name(name)
         self.platform = platform
+        self.attrs: dict[str, str] = {}
+        self.spmd: Any = None  # the device list of an SPMD module (for collectives)
         self.functions: list[str] = []
         self.calls: dict[Any, str] = {}
         self._symbols: set[str] = {"main"}
@@ -412,4 +422,5 @@ class ModuleBuilder:
     def text(self) -> str:
         """The whole module."""
         body = "\n".join("  " + line for f in self.functions for line in f.splitlines())
-        return f"module @{self.name} {{\n{body}\n}}\n"
+        attrs = f" attributes {{{', '.join(f'{k} = {v}' for k, v in self.attrs.items())}}}" if self.attrs else ""
+        return f"module @{self.name}{attrs} {{\n{body}\n}}\n"

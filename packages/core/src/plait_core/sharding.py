@@ -1,0 +1,457 @@
+"""Shardings: how an array's elements are laid out over several devices.
+
+These are the types of ``jax.sharding`` with JAX's semantics, defined in
+core because the language needs them (``shard_map`` names a :class:`Mesh` and
+:class:`PartitionSpec`\\ s; ``with_sharding_constraint`` carries a sharding)
+while devices stay opaque objects here: core never talks to a device.  The
+interpreter that runs programs on devices (plait-dispatch) turns a sharding
+into XLA's form through :meth:`Sharding._tiling`.
+
+* :class:`Mesh`: an n-dimensional array of devices with a name per axis.
+* :class:`PartitionSpec` (alias ``P``): per array dimension, the mesh axis
+  names it is split over (``None``: not split; a tuple: split over several
+  axes, major to minor).  Mesh axes a spec does not name replicate the data.
+* :class:`NamedSharding`: a mesh and a spec.
+* :class:`SingleDeviceSharding`: the whole array on one device.
+
+Every sharding can say which slice of a global array each device holds
+(:meth:`Sharding.devices_indices_map`); a dimension a sharding splits must
+be divisible by the number of pieces (``ValueError`` otherwise).
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections.abc import Hashable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "Mesh",
+    "NamedSharding",
+    "P",
+    "PartitionSpec",
+    "Sharding",
+    "SingleDeviceSharding",
+    "Tiling",
+    "TiledSharding",
+    "get_mesh",
+    "make_single_device_sharding",
+    "set_mesh",
+]
+
+Index = tuple[slice, ...]
+
+
+class PartitionSpec(tuple[Any, ...]):
+    """Per array dimension, the mesh axis names it is split over.
+
+    ``P('x', None)`` splits dimension 0 over mesh axis ``'x'`` and keeps
+    dimension 1 whole; ``P(('x', 'y'))`` splits dimension 0 over both axes
+    (``'x'`` major); dimensions past the spec's length are not split, so
+    ``P()`` replicates.  A name may be used once per spec."""
+
+    def __new__(cls, *entries: Any) -> PartitionSpec:
+        seen: set[Hashable] = set()
+        norm: list[Any] = []
+        for e in entries:
+            if isinstance(e, list):
+                e = tuple(e)
+            names = e if isinstance(e, tuple) else (() if e is None else (e,))
+            for n in names:
+                if n is None:
+                    raise TypeError(f"PartitionSpec: None inside a tuple entry {e!r}; use None alone")
+                if n in seen:
+                    raise ValueError(f"PartitionSpec{entries!r}: the mesh axis {n!r} is used more than once")
+                seen.add(n)
+            norm.append(e)
+        return super().__new__(cls, norm)
+
+    def __repr__(self) -> str:
+        return f"PartitionSpec({', '.join(repr(e) for e in self)})"
+
+    def axis_names_of(self, dim: int) -> tuple[Hashable, ...]:
+        """The mesh axes dimension ``dim`` is split over (``()``: none)."""
+        if dim >= len(self):
+            return ()
+        e = self[dim]
+        return () if e is None else (e if isinstance(e, tuple) else (e,))
+
+    def all_names(self) -> tuple[Hashable, ...]:
+        """Every mesh axis the spec names, in order."""
+        return tuple(n for d in range(len(self)) for n in self.axis_names_of(d))
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return (PartitionSpec, tuple(self))
+
+
+P = PartitionSpec
+
+
+class Mesh:
+    """Devices arranged in an n-dimensional array whose axes have names.
+
+    ``Mesh(devices, axis_names)``: ``devices`` an array (or nested lists) of
+    distinct devices, ``axis_names`` one name per axis of it.  ``mesh.shape``
+    maps names to sizes.  A mesh is also a context manager: inside ``with
+    mesh:``, a bare :class:`PartitionSpec` given to ``with_sharding_constraint``
+    refers to it."""
+
+    def __init__(self, devices: Any, axis_names: str | Sequence[Hashable], *, axis_types: Any = None) -> None:
+        arr = np.array(devices, dtype=object)
+        names = (axis_names,) if isinstance(axis_names, str) else tuple(axis_names)
+        if arr.ndim != len(names):
+            raise ValueError(
+                f"Mesh: devices has {arr.ndim} dimension(s) (shape {arr.shape}) but {len(names)} axis name(s) "
+                f"{names!r} were given; give one name per dimension"
+            )
+        if len(set(names)) != len(names):
+            raise ValueError(f"Mesh: axis names must be distinct, got {names!r}")
+        flat = list(arr.flat)
+        if len({id(d) for d in flat}) != len(flat):
+            raise ValueError("Mesh: a device appears more than once in devices")
+        arr.flags.writeable = False
+        self.devices = arr
+        self.axis_names: tuple[Hashable, ...] = names
+        self._key = (tuple(id(d) for d in flat), arr.shape, names)
+
+    @property
+    def shape(self) -> dict[Hashable, int]:
+        """Axis name -> size, in axis order."""
+        return dict(zip(self.axis_names, self.devices.shape))
+
+    @property
+    def axis_sizes(self) -> tuple[int, ...]:
+        """The size of each axis."""
+        return tuple(self.devices.shape)
+
+    @property
+    def size(self) -> int:
+        """Number of devices."""
+        return int(self.devices.size)
+
+    @property
+    def empty(self) -> bool:
+        """Whether the mesh has no devices."""
+        return self.size == 0
+
+    @property
+    def device_ids(self) -> np.ndarray:
+        """The devices' ids, in the mesh's shape."""
+        return np.array([d.id for d in self.devices.flat], dtype=np.int64).reshape(self.devices.shape)
+
+    @property
+    def _flat_devices(self) -> tuple[Any, ...]:
+        return tuple(self.devices.flat)
+
+    def axis_size(self, name: Hashable) -> int:
+        """The size of axis ``name`` (``ValueError`` naming the mesh's axes if it has none)."""
+        try:
+            return int(self.devices.shape[self.axis_names.index(name)])
+        except ValueError:
+            raise ValueError(f"the mesh has no axis named {name!r}; its axes are {self.axis_names}") from None
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Mesh) and self._key == other._key
+
+    def __hash__(self) -> int:
+        return hash(self._key)
+
+    def __repr__(self) -> str:
+        axes = ", ".join(f"{n!r}: {s}" for n, s in self.shape.items())
+        return f"Mesh({{{axes}}})"
+
+    def __enter__(self) -> Mesh:
+        _context.meshes.append(self)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        _context.meshes.pop()
+
+
+class _MeshContext(threading.local):
+    def __init__(self) -> None:
+        self.meshes: list[Mesh] = []
+
+
+_context = _MeshContext()
+
+
+def get_mesh() -> Mesh | None:
+    """The mesh of the innermost ``with mesh:`` / :func:`set_mesh`, or ``None``."""
+    return _context.meshes[-1] if _context.meshes else None
+
+
+def set_mesh(mesh: Mesh | None) -> Mesh | None:
+    """Make ``mesh`` the context mesh (replacing any) and return the previous one."""
+    prev = get_mesh()
+    _context.meshes.clear()
+    if mesh is not None:
+        _context.meshes.append(mesh)
+    return prev
+
+
+@dataclass(frozen=True)
+class Tiling:
+    """How a sharding lays out an array of a given rank: ``assignment`` has one
+    axis per array dimension (its size: how many pieces that dimension is cut
+    into) plus a last axis of replicas; its entries are positions in the
+    sharding's ``_device_assignment``."""
+
+    assignment: np.ndarray
+
+    @property
+    def tiles(self) -> tuple[int, ...]:
+        """Pieces per array dimension."""
+        return tuple(self.assignment.shape[:-1])
+
+    @property
+    def replicas(self) -> int:
+        """How many devices hold each piece."""
+        return int(self.assignment.shape[-1])
+
+    def key(self) -> tuple[Any, ...]:
+        return (self.assignment.shape, tuple(self.assignment.flat))
+
+
+class Sharding:
+    """The layout of an array over devices (base class of every sharding)."""
+
+    memory_kind: str | None = None
+
+    @property
+    def _device_assignment(self) -> tuple[Any, ...]:
+        """The devices in the order the tiling's positions count them."""
+        raise NotImplementedError
+
+    def _tiling(self, ndim: int) -> Tiling:
+        """The layout of an array of rank ``ndim``."""
+        raise NotImplementedError
+
+    @property
+    def device_set(self) -> set[Any]:
+        """Every device holding some of the data."""
+        return set(self._device_assignment)
+
+    @property
+    def num_devices(self) -> int:
+        """How many devices hold data."""
+        return len(self._device_assignment)
+
+    @property
+    def addressable_devices(self) -> set[Any]:
+        """The devices of this process holding data."""
+        return {d for d in self._device_assignment if _is_local(d)}
+
+    @property
+    def is_fully_addressable(self) -> bool:
+        """Whether every device holding data belongs to this process."""
+        return all(_is_local(d) for d in self._device_assignment)
+
+    @property
+    def is_fully_replicated(self) -> bool:
+        """Whether every device holds the whole array."""
+        return self.num_devices == 1 or all(t == 1 for t in self._tiling(8).tiles)
+
+    def devices_indices_map(self, global_shape: Sequence[int]) -> dict[Any, Index]:
+        """Device -> the slices of an array of ``global_shape`` it holds."""
+        shape = tuple(int(d) for d in global_shape)
+        tiling = self._tiling(len(shape))
+        devs = self._device_assignment
+        for d, (size, t) in enumerate(zip(shape, tiling.tiles)):
+            if size % t:
+                raise ValueError(
+                    f"{self!r} splits dimension {d} of an array of shape {shape} into {t} pieces, but {size} "
+                    f"is not divisible by {t}"
+                )
+        out: dict[Any, Index] = {}
+        for coords in np.ndindex(*tiling.assignment.shape):
+            pos = int(tiling.assignment[coords])
+            out[devs[pos]] = tuple(
+                slice(c * (size // t), (c + 1) * (size // t)) if t > 1 else slice(None)
+                for c, size, t in zip(coords[:-1], shape, tiling.tiles)
+            )
+        return {d: out[d] for d in devs}
+
+    def addressable_devices_indices_map(self, global_shape: Sequence[int]) -> dict[Any, Index]:
+        """As :meth:`devices_indices_map`, for this process's devices only."""
+        return {d: i for d, i in self.devices_indices_map(global_shape).items() if _is_local(d)}
+
+    def shard_shape(self, global_shape: Sequence[int]) -> tuple[int, ...]:
+        """The shape of each device's piece of an array of ``global_shape``."""
+        shape = tuple(int(d) for d in global_shape)
+        self.devices_indices_map(shape)  # checks divisibility
+        return tuple(s // t for s, t in zip(shape, self._tiling(len(shape)).tiles))
+
+    def is_equivalent_to(self, other: Sharding, ndim: int) -> bool:
+        """Whether both put the same pieces on the same devices for rank ``ndim``."""
+        a, b = self._tiling(ndim), other._tiling(ndim)
+        da, db = self._device_assignment, other._device_assignment
+        if a.assignment.shape != b.assignment.shape:
+            return False
+        if a.tiles == (1,) * ndim and b.tiles == (1,) * ndim:
+            return set(map(id, da)) == set(map(id, db))
+        pa = np.vectorize(lambda p: id(da[p]), otypes=[object])(a.assignment)
+        pb = np.vectorize(lambda p: id(db[p]), otypes=[object])(b.assignment)
+        return bool(np.all(np.sort(pa, axis=-1) == np.sort(pb, axis=-1)))
+
+
+def _is_local(device: Any) -> bool:
+    client = getattr(device, "client", None)
+    if client is None:
+        return True
+    return bool(device.process_index == client.process_index())
+
+
+class SingleDeviceSharding(Sharding):
+    """The whole array on one device."""
+
+    def __init__(self, device: Any, *, memory_kind: str | None = None) -> None:
+        self._device = device
+        self.memory_kind = memory_kind
+
+    @property
+    def _device_assignment(self) -> tuple[Any, ...]:
+        return (self._device,)
+
+    def _tiling(self, ndim: int) -> Tiling:
+        return Tiling(np.zeros((1,) * ndim + (1,), np.int64))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, SingleDeviceSharding) and other._device is self._device
+
+    def __hash__(self) -> int:
+        return hash(("single", id(self._device)))
+
+    def __repr__(self) -> str:
+        return f"SingleDeviceSharding(device={self._device!r})"
+
+
+def make_single_device_sharding(device: Any) -> SingleDeviceSharding:
+    """``SingleDeviceSharding(device)``."""
+    return SingleDeviceSharding(device)
+
+
+class NamedSharding(Sharding):
+    """An array laid out over ``mesh`` as ``spec`` says (see :class:`PartitionSpec`)."""
+
+    def __init__(self, mesh: Mesh, spec: PartitionSpec | None = None, *, memory_kind: str | None = None) -> None:
+        if not isinstance(mesh, Mesh):
+            raise TypeError(f"NamedSharding: mesh must be a Mesh, got {type(mesh).__name__}: {mesh!r}")
+        spec = PartitionSpec() if spec is None else spec
+        if not isinstance(spec, PartitionSpec):
+            if isinstance(spec, tuple):
+                spec = PartitionSpec(*spec)
+            else:
+                raise TypeError(f"NamedSharding: spec must be a PartitionSpec, got {type(spec).__name__}: {spec!r}")
+        for n in spec.all_names():
+            if n not in mesh.axis_names:
+                raise ValueError(
+                    f"NamedSharding: the spec {spec!r} names the axis {n!r}, which the mesh does not have "
+                    f"(its axes: {mesh.axis_names})"
+                )
+        self.mesh = mesh
+        self.spec = spec
+        self.memory_kind = memory_kind
+
+    @property
+    def _device_assignment(self) -> tuple[Any, ...]:
+        return self.mesh._flat_devices
+
+    def _tiling(self, ndim: int) -> Tiling:
+        if len(self.spec) > ndim:
+            raise ValueError(
+                f"NamedSharding: the spec {self.spec!r} has {len(self.spec)} entries, more than the {ndim} "
+                "dimension(s) of the array"
+            )
+        mesh = self.mesh
+        positions = np.arange(mesh.size, dtype=np.int64).reshape(mesh.axis_sizes)
+        order: list[int] = []
+        tiles: list[int] = []
+        for d in range(ndim):
+            names = self.spec.axis_names_of(d)
+            order.extend(mesh.axis_names.index(n) for n in names)
+            tiles.append(math.prod(mesh.axis_size(n) for n in names))
+        rest = [i for i in range(len(mesh.axis_names)) if i not in order]
+        reps = math.prod(mesh.axis_sizes[i] for i in rest)
+        return Tiling(np.transpose(positions, order + rest).reshape(*tiles, reps))
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, NamedSharding)
+            and self.mesh == other.mesh
+            and _trimmed(self.spec) == _trimmed(other.spec)
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.mesh, _trimmed(self.spec)))
+
+    def __repr__(self) -> str:
+        return f"NamedSharding(mesh={self.mesh!r}, spec={self.spec!r})"
+
+    def with_spec(self, spec: PartitionSpec) -> NamedSharding:
+        """The same mesh with another spec."""
+        return NamedSharding(self.mesh, spec)
+
+
+def _trimmed(spec: PartitionSpec) -> tuple[Any, ...]:
+    entries = list(spec)
+    while entries and entries[-1] is None:
+        entries.pop()
+    return tuple(e[0] if isinstance(e, tuple) and len(e) == 1 else e for e in entries)
+
+
+class TiledSharding(Sharding):
+    """A layout given directly by devices and a tiling: what XLA's partitioner
+    may choose for a computation's outputs when no :class:`NamedSharding`
+    describes it (JAX calls it ``GSPMDSharding``, not a public name)."""
+
+    def __init__(self, devices: Sequence[Any], assignment: np.ndarray) -> None:
+        self._devices = tuple(devices)
+        self._assignment = np.asarray(assignment, np.int64)
+
+    @property
+    def _device_assignment(self) -> tuple[Any, ...]:
+        return self._devices
+
+    def _tiling(self, ndim: int) -> Tiling:
+        a = self._assignment
+        if a.ndim != ndim + 1:
+            # Replicated over all devices: any rank.
+            if a.ndim >= 1 and all(t == 1 for t in a.shape[:-1]):
+                return Tiling(a.reshape((1,) * ndim + (a.shape[-1],)))
+            raise ValueError(f"{self!r} lays out arrays of rank {a.ndim - 1}, not {ndim}")
+        return Tiling(a)
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, TiledSharding)
+            and tuple(map(id, self._devices)) == tuple(map(id, other._devices))
+            and self._assignment.shape == other._assignment.shape
+            and bool(np.all(self._assignment == other._assignment))
+        )
+
+    def __hash__(self) -> int:
+        return hash((tuple(map(id, self._devices)), self._assignment.shape, tuple(self._assignment.flat)))
+
+    def __repr__(self) -> str:
+        return f"TiledSharding(devices={len(self._devices)}, tiles={self._assignment.shape})"
+
+
+def mesh_axis_sizes(mesh: Mesh, names: Iterator[Hashable] | Sequence[Hashable]) -> int:
+    """The product of the sizes of the mesh axes ``names``."""
+    return math.prod(mesh.axis_size(n) for n in names)
+
+
+def spec_of(names: Mapping[int, tuple[Hashable, ...]], ndim: int) -> PartitionSpec:
+    """A spec from dimension -> axis names."""
+    entries: list[Any] = []
+    for d in range(ndim):
+        ns = names.get(d, ())
+        entries.append(None if not ns else (ns[0] if len(ns) == 1 else tuple(ns)))
+    while entries and entries[-1] is None:
+        entries.pop()
+    return PartitionSpec(*entries)

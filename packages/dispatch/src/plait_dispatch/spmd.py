@@ -1,0 +1,304 @@
+"""SPMD computations: one program over several devices, partitioned by XLA.
+
+A computation takes this path (instead of the single-device one of
+:mod:`plait_dispatch.cache`) when an operand is a multi-device Array, when
+``jit`` was given ``in_shardings``/``out_shardings``, or when its program
+names a mesh (``shard_map``, ``with_sharding_constraint``).  It is lowered
+with an ``mhlo.sharding`` per input and output and compiled for as many
+partitions as its devices; XLA's SPMD partitioner propagates the input
+layouts through the program and inserts the collectives it needs.  Outputs
+without a requested sharding get the layout XLA chose, described as a
+:class:`~plait_core.sharding.NamedSharding` of the program's mesh when one
+describes it.
+
+All shardings of one computation must use one device list (one mesh);
+single-device and host operands are replicated onto it.  An operand laid
+out otherwise than its computation wants is re-laid out through the host.
+The single-device paths never come here: a computation of single-device
+Arrays costs nothing more than before.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from collections.abc import Hashable, Sequence
+from typing import Any
+
+import numpy as np
+
+from plait_core import ClosedJaxpr, ShapedArray, dtypes, get_aval
+from plait_core.jaxpr import Jaxpr
+from plait_core.sharding import Mesh, NamedSharding, PartitionSpec, Sharding, TiledSharding, spec_of
+from plait_dispatch import _jaxlib
+from plait_dispatch.array import Array
+from plait_dispatch.cache import JitInfo, host_value, stats
+from plait_dispatch.lowering import SpmdLayout, lower_jaxpr
+from plait_dispatch.sharded import from_host, jaxlib_sharding
+
+__all__ = ["SpmdCall", "mesh_of_jaxpr", "run_spmd", "wants_spmd"]
+
+_MESH_PARAMS = ("mesh", "sharding")
+
+
+def _meshes_in(jaxpr: Jaxpr, out: list[Any]) -> None:
+    for eqn in jaxpr.eqns:
+        for name in _MESH_PARAMS:
+            v = eqn.params.get(name)
+            if isinstance(v, (Mesh, Sharding)):
+                out.append(v)
+        for v in eqn.params.values():
+            if isinstance(v, ClosedJaxpr):
+                _meshes_in(v.jaxpr, out)
+            elif isinstance(v, Jaxpr):
+                _meshes_in(v, out)
+            elif isinstance(v, tuple):
+                for w in v:
+                    if isinstance(w, ClosedJaxpr):
+                        _meshes_in(w.jaxpr, out)
+
+
+_mesh_cache: dict[int, tuple[ClosedJaxpr, tuple[Any, ...]]] = {}
+_mesh_lock = threading.Lock()
+
+
+def mesh_of_jaxpr(closed: ClosedJaxpr) -> tuple[Any, ...]:
+    """The meshes and shardings a program names (``shard_map``,
+    ``with_sharding_constraint``), also inside called jaxprs; cached per program."""
+    hit = _mesh_cache.get(id(closed))
+    if hit is not None and hit[0] is closed:
+        return hit[1]
+    found: list[Any] = []
+    _meshes_in(closed.jaxpr, found)
+    with _mesh_lock:
+        if len(_mesh_cache) > 4096:
+            _mesh_cache.clear()
+        _mesh_cache[id(closed)] = (closed, tuple(found))
+    return tuple(found)
+
+
+def wants_spmd(closed: ClosedJaxpr, operands: Sequence[Any], info: JitInfo | None) -> bool:
+    """Whether a computation of ``closed`` on ``operands`` takes the SPMD path."""
+    if info is not None and info.shardings is not None:
+        return True
+    for x in operands:
+        if type(x) is Array and x._device is None:
+            return True
+    return bool(mesh_of_jaxpr(closed))
+
+
+def _devices_of(thing: Any) -> tuple[Any, ...]:
+    if isinstance(thing, Mesh):
+        return thing._flat_devices
+    return tuple(thing._device_assignment)
+
+
+def _choose_devices(candidates: Sequence[tuple[str, Any]], what: str) -> tuple[tuple[Any, ...], Mesh | None]:
+    """The one device list of a computation (and a mesh describing it, if any)."""
+    devices: tuple[Any, ...] | None = None
+    mesh: Mesh | None = None
+    first = ""
+    for label, thing in candidates:
+        devs = _devices_of(thing)
+        m = thing if isinstance(thing, Mesh) else getattr(thing, "mesh", None)
+        if devices is None:
+            devices, first = devs, label
+        elif tuple(map(id, devs)) != tuple(map(id, devices)):
+            if len(devs) == 1 and not isinstance(thing, (Mesh, NamedSharding)):
+                continue
+            raise ValueError(
+                f"{what}: all shardings of one computation must use the same devices in the same order; "
+                f"{first} uses {_describe(devices)} and {label} uses {_describe(devs)}. "
+                "Put the arguments on one mesh with device_put(x, NamedSharding(mesh, spec))"
+            )
+        if mesh is None and isinstance(m, Mesh) and m._flat_devices == devices:
+            mesh = m
+    assert devices is not None
+    return devices, mesh
+
+
+def _describe(devs: Sequence[Any]) -> str:
+    ids = [d.id for d in devs]
+    return f"{len(ids)} device(s) {ids}" if len(ids) <= 8 else f"{len(ids)} devices"
+
+
+def _canonical(assignment: np.ndarray) -> tuple[Any, ...]:
+    a = np.sort(assignment, axis=-1)
+    return (a.shape, tuple(a.flat))
+
+
+def describe_layout(devices: tuple[Any, ...], assignment: np.ndarray, mesh: Mesh | None) -> Sharding:
+    """A sharding for a layout XLA chose: a NamedSharding of ``mesh`` when one
+    lays the data out the same way, else a TiledSharding."""
+    ndim = assignment.ndim - 1
+    if mesh is not None and ndim <= 6 and len(mesh.axis_names) <= 4:
+        want = _canonical(assignment)
+        names = mesh.axis_names
+        for placement in itertools.product(range(-1, ndim), repeat=len(names)):
+            for order in ((lambda ns: ns), (lambda ns: tuple(reversed(ns)))):
+                dims: dict[int, tuple[Hashable, ...]] = {}
+                for n, d in zip(names, placement):
+                    if d >= 0:
+                        dims[d] = dims.get(d, ()) + (n,)
+                dims = {d: order(ns) for d, ns in dims.items()}
+                candidate = NamedSharding(mesh, spec_of(dims, ndim))
+                if _canonical(candidate._tiling(ndim).assignment) == want:
+                    return candidate
+    return TiledSharding(devices, assignment)
+
+
+class SpmdCall:
+    """A closed jaxpr compiled for several devices (see the module docs)."""
+
+    def __init__(
+        self,
+        closed: ClosedJaxpr,
+        in_avals: tuple[ShapedArray, ...],
+        devices: tuple[Any, ...],
+        mesh: Mesh | None,
+        in_shardings: tuple[Sharding, ...],
+        out_shardings: tuple[Sharding | None, ...],
+        info: JitInfo,
+        name: str,
+    ) -> None:
+        self.devices = devices
+        self.in_avals = in_avals
+        self.info = info
+        in_texts = tuple(
+            _jaxlib.hlo_sharding_text(s._tiling(len(a.shape)).assignment) for s, a in zip(in_shardings, in_avals)
+        )
+        out_texts = tuple(
+            None if s is None else _jaxlib.hlo_sharding_text(s._tiling(len(a.shape)).assignment)
+            for s, a in zip(out_shardings, closed.out_avals)
+        )
+        layout = SpmdLayout(devices, in_texts, out_texts)
+        module = lower_jaxpr(
+            closed,
+            name=name,
+            donated_invars=tuple(info.is_donated(k) for k in range(len(in_avals))),
+            arg_avals=list(in_avals),
+            platform=_jaxlib.PLATFORM,
+            spmd=layout,
+        )
+        self.module = module
+        propagate = [t is None for j, t in enumerate(out_texts) if j not in module.float0_outputs]
+        self.executable = _jaxlib.compile_spmd(module.text, devices, propagate)
+        stats.bump("compiles")
+        self.in_shardings = in_shardings
+        self.float0_outs = set(module.float0_outputs)
+        chosen = iter(_jaxlib.output_hlo_shardings(self.executable))
+        self.out_shardings: list[Sharding | None] = []
+        self.handlers = []
+        for j, (aval, want) in enumerate(zip(module.out_avals, out_shardings)):
+            if j in self.float0_outs:
+                self.out_shardings.append(None)
+                continue
+            hlo = next(chosen)
+            if want is None:
+                want = describe_layout(devices, _jaxlib.tiling_of(hlo, len(aval.shape), len(devices)), mesh)
+            self.out_shardings.append(want)
+            self.handlers.append(_jaxlib.multi_device_handler(aval, jaxlib_sharding(want, len(aval.shape))))
+        self.const_bufs = [
+            from_host(np.asarray(c), a, _replicated(devices))._buf
+            for c, a in zip(module.const_args, module.const_avals)
+        ]
+
+    def call(self, operands: Sequence[Any], what: str) -> list[Any]:
+        """Run on ``operands`` (Arrays anywhere, or host values)."""
+        use = f"pass it to {what}"
+        bufs = list(self.const_bufs)
+        skip = set(self.module.float0_inputs)
+        for i in range(len(operands)):
+            if i not in skip:
+                bufs.append(self._operand(operands[i], i, use))
+        outs = self.executable.execute_sharded(bufs).consume_with_handlers(self.handlers)
+        for x, d in zip(operands, self.info.donated):
+            if d and type(x) is Array:
+                x._donate()
+        it = iter(outs)
+        result: list[Any] = []
+        for j, aval in enumerate(self.module.out_avals):
+            if j in self.float0_outs:
+                result.append(np.zeros(aval.shape, dtypes.float0))
+            else:
+                sharding = self.out_shardings[j]
+                assert sharding is not None
+                result.append(Array._multi(next(it), aval, sharding))
+        return result
+
+    def _operand(self, x: Any, i: int, use: str) -> Any:
+        want = self.in_shardings[i]
+        aval = self.in_avals[i]
+        if type(x) is Array:
+            if x._device is None and tuple(map(id, x._sharding._device_assignment)) == tuple(
+                map(id, self.devices)
+            ) and _canonical(x._sharding._tiling(x.ndim).assignment) == _canonical(want._tiling(x.ndim).assignment):
+                return x._live_buffer(use)
+            value = x._value(use)
+        else:
+            value = host_value(x, aval)
+        return from_host(np.asarray(value), aval, want)._buf
+
+
+def _replicated(devices: tuple[Any, ...]) -> Sharding:
+    return TiledSharding(devices, np.arange(len(devices), dtype=np.int64).reshape(1, len(devices)))
+
+
+_calls: dict[Hashable, SpmdCall] = {}
+_calls_lock = threading.RLock()
+
+
+def run_spmd(closed: ClosedJaxpr, operands: Sequence[Any], info: JitInfo | None, name: str, what: str) -> list[Any]:
+    """Run ``closed`` on ``operands`` as one SPMD computation (see the module docs)."""
+    if info is None:
+        info = JitInfo(None, (False,) * len(operands), True)
+    in_avals = tuple(
+        x.aval if type(x) is Array else _aval(x, what) for x in operands
+    )
+    requested_in = info.shardings[0] if info.shardings is not None else (None,) * len(operands)
+    n_out = len(closed.out_avals)
+    requested_out: tuple[Any, ...] = (None,) * n_out
+    if info.shardings is not None and len(info.shardings[1]) == n_out:
+        requested_out = tuple(info.shardings[1])
+    candidates: list[tuple[str, Any]] = []
+    for k, s in enumerate(requested_in):
+        if s is not None:
+            candidates.append((f"in_shardings of {_label(info, k)}", s))
+    for k, s in enumerate(requested_out):
+        if s is not None:
+            candidates.append((f"out_shardings of output {k}", s))
+    for k, x in enumerate(operands):
+        if type(x) is Array and x._device is None:
+            candidates.append((_label(info, k), x._sharding))
+    for m in mesh_of_jaxpr(closed):
+        candidates.append(("a mesh of the program", m))
+    devices, mesh = _choose_devices(candidates, what)
+    replicated = _replicated(devices) if mesh is None else NamedSharding(mesh, PartitionSpec())
+    in_shardings = []
+    for k, x in enumerate(operands):
+        s = requested_in[k]
+        if s is None:
+            s = x._sharding if type(x) is Array and x._device is None else replicated
+        in_shardings.append(s)
+    key = (closed, in_avals, tuple(map(id, devices)), tuple(in_shardings), tuple(requested_out), info)
+    call = _calls.get(key)
+    if call is None:
+        with _calls_lock:
+            call = _calls.get(key)
+            if call is None:
+                call = SpmdCall(closed, in_avals, devices, mesh, tuple(in_shardings), tuple(requested_out), info, name)
+                if len(_calls) > 1024:
+                    _calls.clear()
+                _calls[key] = call
+    else:
+        stats.bump("compile_hits")
+    return call.call(operands, what)
+
+
+def _label(info: JitInfo, k: int) -> str:
+    name = info.name_of(k)
+    return f"argument {name!r}" if name else f"operand {k}"
+
+
+def _aval(x: Any, what: str) -> ShapedArray:
+    return get_aval(x, f"an argument of {what}")
