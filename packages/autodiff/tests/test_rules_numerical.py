@@ -21,6 +21,7 @@ from plait_core.primitives import ad_helpers as adp
 from plait_core.primitives import complex_numbers as cx
 from plait_core.primitives import elementwise as ew
 from plait_core.primitives import linalg as la
+from plait_core.primitives import reduce_window as rw
 from plait_core.primitives import reductions as red
 from plait_core.primitives import structural as st
 from plait_core.primitives.fft import FftType, fft_p
@@ -365,6 +366,22 @@ for _lengths in [(6,), (3, 4), (2, 3, 4)]:
         case("fft", f"irfft_{_label}_n{_n}", _fft(FftType.IRFFT, (*_lengths[:-1], _n)), normal(*_half), normal(*_half))
 
 # ---------------------------------------------------------------------------
+# Windows
+
+_WIN = dict(window_dimensions=(2, 3), window_strides=(1, 2), padding=((1, 0), (1, 1)), base_dilation=(1, 2),
+            window_dilation=(1, 1))  # fmt: skip
+_DIL = {**_WIN, "base_dilation": (1, 1), "window_dilation": (2, 1)}
+_SCATTER = dict(window_dimensions=(2, 3), window_strides=(1, 2), padding=((1, 0), (1, 1)))
+for _n in ("sum", "max", "min"):
+    _p = getattr(rw, f"reduce_window_{_n}_p")
+    case(_p.name, "strided_padded_base_dilated", bind(_p, **_WIN), normal(4, 5))
+case("reduce_window_sum", "window_dilated", bind(rw.reduce_window_sum_p, **_DIL), normal(5, 4))
+_X = normal(4, 5)
+case("select_and_gather_add", "ge", lambda t: rw.select_and_gather_add_p.bind(t, _X, select="ge", **_WIN), normal(4, 5))
+case("select_and_scatter_add", "le", lambda s: rw.select_and_scatter_add_p.bind(s, _X, select="le", **_SCATTER),
+     normal(4, 3))  # fmt: skip
+
+# ---------------------------------------------------------------------------
 # AD helpers
 
 case("add_any", "plain", bind(adp.add_any_p), normal(3), normal(3))
@@ -382,6 +399,7 @@ ELSEWHERE = {
     "custom_vmap_call": "test_custom_vmap.py", "custom_lin": "test_calls.py", "invertible_lin": "test_invertible.py",
     "psum": "test_collectives.py", "pmax": "test_collectives.py", "pmin": "test_collectives.py",
     "pmean": "test_collectives.py", "all_gather": "test_collectives.py", "axis_index": "test_collectives.py",
+    "reduce_window": "test_reduce_window.py",
     **{name: "test_factorizations.py" for name in ("cholesky", "triangular_solve", "lu", "qr", "eigh", "svd", "eig")},
 }  # fmt: skip
 

@@ -14,7 +14,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from batching_checks import Gen, arr, perm
 
-from plait_core import primitive_by_name
+from plait_core import lax, primitive_by_name
 from plait_core.primitives.indexing_prims import (
     GatherDimensionNumbers,
     GatherScatterMode,
@@ -220,6 +220,20 @@ case("conv-fgc", _conv(_NCH, (1,), ((1, 1),), (1,), (1,), fgc=2), [arr((2, 4, 6)
      "conv_general_dilated")  # fmt: skip
 case("conv-bgc", _conv(_NCH, (1,), ((0, 0),), (1,), (1,), bgc=2), [arr((4, 2, 6)), arr((4, 2, 3))],
      "conv_general_dilated")  # fmt: skip
+
+# ---------------------------------------------------------------------------
+# windows
+
+_WIN = dict(window_dimensions=(2, 3), window_strides=(1, 2), padding=((1, 0), (1, 1)), base_dilation=(1, 2),
+            window_dilation=(2, 1))  # fmt: skip
+_SCATTER_WIN = dict(window_dimensions=(2, 3), window_strides=(1, 2), padding=((1, 0), (1, 1)))
+for _n in ("reduce_window_sum", "reduce_window_max", "reduce_window_min"):
+    case(_n, lambda x, _n=_n: bind(_n, x, **_WIN), [arr((4, 5))])
+case("reduce_window", lambda x: lax.reduce_window(x, np.float32(1), lax.mul, (2, 2), (1, 2), "SAME"), [arr((3, 4))])
+case("select_and_gather_add", lambda t, x: bind("select_and_gather_add", t, x, select="ge", **_WIN),
+     [arr((4, 5)), arr((4, 5))])  # fmt: skip
+case("select_and_scatter_add", lambda s, x: bind("select_and_scatter_add", s, x, select="le", **_SCATTER_WIN),
+     [arr((4, 3)), arr((4, 5))])  # fmt: skip
 
 # ---------------------------------------------------------------------------
 # complex numbers and fft

@@ -376,6 +376,28 @@ for _dt, _pref in [(BF16, None), (F16, F32), (I32, None), (I8, I32), (BOOL, None
          sample(_dt, (4, 3, 3), -3, 3, 2), rtol=2e-2 if _dt == BF16 else None, id=f"{dname(_dt)}-{_pref}")
 
 # ---------------------------------------------------------------------------
+# Windows
+
+_WIN = dict(window_dimensions=(2, 3), window_strides=(1, 2), padding=((1, 0), (1, 1)), base_dilation=(1, 2),
+            window_dilation=(2, 1))
+_PLAIN = dict(window_dimensions=(2, 2), window_strides=(1, 1), padding=((0, 0), (0, 0)), base_dilation=(1, 1),
+              window_dilation=(1, 1))
+for _n in ("reduce_window_sum", "reduce_window_max", "reduce_window_min"):
+    for _dt in (F32, BF16, I32):
+        case(_n, bind(_n, **_WIN), sample(_dt, (4, 5), -3, 3, 1), rtol=2e-2 if _dt == BF16 else None, id=dname(_dt))
+    case(_n, bind(_n, **_PLAIN), sample(F32, (1, 1)), id="empty-output")
+case("reduce_window", lambda x: lax.reduce_window(x, np.float32(1), lax.mul, (2, 2), (1, 2), "SAME", (2, 1)),
+     sample(F32, (3, 4)), id="mul")
+case("reduce_window", lambda x, y: lax.reduce_window((x, y), (np.float32(-np.inf), np.int32(0)),
+                                                     lambda a, b: (lax.max(a[0], b[0]), lax.add(a[1], b[1])), (3,)),
+     sample(F32, (6,)), sample(I32, (6,), 0, 5), id="variadic")
+case("select_and_gather_add", bind("select_and_gather_add", select="ge", **_WIN), sample(F32, (4, 5), seed=1),
+     sample(F32, (4, 5), seed=2))
+case("select_and_scatter_add", bind("select_and_scatter_add", select="le", window_dimensions=(2, 3),
+                                    window_strides=(1, 2), padding=((1, 0), (1, 1))),
+     sample(F32, (4, 3), seed=1), sample(F32, (4, 5), seed=2))
+
+# ---------------------------------------------------------------------------
 # Control flow
 
 

@@ -14,9 +14,10 @@ from plait_autodiff.rules import (
     inverse,
     invertible,
     linalg,
+    reduce_window,
     reductions,
     shapes,
     structural,
 )
 
-__all__ = ["ad_helpers", "calls", "collectives", "complex_numbers", "control_flow", "custom_vmap", "elementwise", "factorizations", "fft", "inverse", "invertible", "linalg", "reductions", "shapes", "structural"]
+__all__ = ["ad_helpers", "calls", "collectives", "complex_numbers", "control_flow", "custom_vmap", "elementwise", "factorizations", "fft", "inverse", "invertible", "linalg", "reduce_window", "reductions", "shapes", "structural"]

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from plait_core.abstract import ShapedArray, get_aval, to_numpy
-from plait_core.dims import Dim
+from plait_core.dims import Dim, is_constant_dim
 from plait_core.lax.linalg import padtype_to_pads
 from plait_core.lax.reductions import lax_function, operand_aval
 from plait_core.primitives import reduce_window as _p
@@ -51,14 +51,19 @@ def _ints(arg: str, value: Any, rank: int, default: int) -> tuple[int, ...]:
 
 def _padding(padding: Any, shape: Sequence[Dim], window: Sequence[int], strides: Sequence[int]) -> tuple[tuple[int, int], ...]:
     if isinstance(padding, str):
-        pads = padtype_to_pads(shape, window, strides, padding)
-        for pair in pads:
-            for v in pair:
-                if type(v) is not int:
-                    raise ValueError(
-                        f"lax.reduce_window: padding {padding!r} needs constant sizes along windowed axes, got shape {tuple(shape)}"
-                    )
-        return tuple((int(lo), int(hi)) for lo, hi in pads)
+        pads = []
+        for axis, (d, w, s) in enumerate(zip(shape, window, strides)):
+            if w == 1 and s == 1:
+                pads.append((0, 0))  # a batch axis of the windows: any size
+                continue
+            if not is_constant_dim(d):
+                raise NotImplementedError(
+                    f"not supported: lax.reduce_window with padding {padding!r} along axis {axis} of symbolic size {d} "
+                    "(windows may only span axes of static size)"
+                )
+            ((lo, hi),) = padtype_to_pads([d], [w], [s], padding)
+            pads.append((int(lo), int(hi)))
+        return tuple(pads)
     try:
         pairs = tuple((lo, hi) for lo, hi in padding)
     except (TypeError, ValueError):

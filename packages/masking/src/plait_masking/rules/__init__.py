@@ -15,6 +15,7 @@ from plait_masking.rules import (
     fft,
     indexing,
     linalg,
+    reduce_window,
     reductions,
     shapes,
     structural,
