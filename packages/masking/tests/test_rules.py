@@ -400,7 +400,21 @@ COMPLEX_FFT = [
     _fft_case(3, "(n, 2, 4)", "(n, 2, 6)", (8, 2, 4), (2, 6)),
 ]
 
-ALL_CASES = ELEMENTWISE + REDUCTIONS + LINALG + STRUCTURAL + INDEXING + CONTROL_FLOW + CALLS + COMPLEX_FFT
+_ENVS_N = [{"n": 6}, {"n": 3}, {"n": 1}]
+_WIN = dict(window_dimensions=(1, 2), window_strides=(1, 2), padding=((0, 0), (1, 0)))
+_WIN5 = {**_WIN, "base_dilation": (1, 1), "window_dilation": (1, 1)}
+WINDOWS = [
+    *(Case(f"reduce_window {name} along a static axis", lambda x, _c=comp, _i=init: lax.reduce_window(
+        x, _i, _c, (1, 3), (1, 2), "SAME", (1, 2)), ["(n, 5)"], "(n, 5)", [((6, 5), F32)], _ENVS_N)
+      for name, comp, init in [("sum", lax.add, 0.0), ("max", lax.max, -np.inf), ("min", lax.min, np.inf),
+                               ("prod", lax.mul, 1.0)]),
+    Case("select_and_gather_add", lambda t, x: PRIMS["select_and_gather_add"].bind(t, x, select="ge", **_WIN5),
+         ["(n, 5)", "(n, 5)"], "(n, 3)", [((6, 5), F32), ((6, 5), F32)], _ENVS_N),
+    Case("select_and_scatter_add", lambda s, x: PRIMS["select_and_scatter_add"].bind(s, x, select="le", **_WIN),
+         ["(n, 3)", "(n, 5)"], "(n, 5)", [((6, 3), F32), ((6, 5), F32)], _ENVS_N),
+]  # fmt: skip
+
+ALL_CASES = ELEMENTWISE + REDUCTIONS + LINALG + STRUCTURAL + INDEXING + CONTROL_FLOW + CALLS + COMPLEX_FFT + WINDOWS
 
 
 @pytest.mark.parametrize("case", ALL_CASES, ids=repr)
