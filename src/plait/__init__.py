@@ -54,6 +54,7 @@ from plait_core import (
     remat,
 )
 from plait_core import dtypes as dtypes
+from plait_core import errors as errors
 from plait_core import flatten_util as flatten_util
 from plait_core import lax as lax
 from plait_core import nn as nn
@@ -99,6 +100,7 @@ for _name, _module in {
     "scipy.stats.norm": _norm,
     "scipy.stats.uniform": _uniform,
     "flatten_util": flatten_util,
+    "errors": errors,
 }.items():
     sys.modules[f"{__name__}.{_name}"] = _module
 
@@ -120,6 +122,7 @@ __all__ = [
     "clear_caches",
     "device_count",
     "dtypes",
+    "errors",
     "float0",
     "jacobian",
     "local_device_count",

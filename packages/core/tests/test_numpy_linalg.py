@@ -45,7 +45,7 @@ def test_matmul_errors_and_options() -> None:
     with pytest.raises(ValueError, match=r"matmul: input operands must have at least 1 dimension, got shapes \(\) "
                                          r"and \(3,\)"):
         pnp.matmul(np.float32(1), np.ones(3))
-    with pytest.raises(ValueError, match=r"matmul: shapes \(2, 3\) and \(4, 5\) are not aligned: 3 \(dim 1\) != 4 "
+    with pytest.raises(TypeError, match=r"matmul: shapes \(2, 3\) and \(4, 5\) are not aligned: 3 \(dim 1\) != 4 "
                                          r"\(dim 0\)"):
         pnp.matmul(np.ones((2, 3)), np.ones((4, 5)))
     with pytest.raises(ValueError, match=r"matmul: shapes \(2,\), \(3,\) cannot be broadcast together"):

@@ -36,6 +36,8 @@ from plait_core.dims import InconclusiveDimensionOperation, SymbolicDim
 from plait_core.errors import (
     ConcretizationTypeError,
     DeletedArrayError,
+    TracerBoolConversionError,
+    TracerIntegerConversionError,
     TracerLeakError,
     UnboundAxisNameError,
     UnexpectedTracerError,
@@ -107,6 +109,8 @@ __all__ = [
     "SymbolicDim",
     "Trace",
     "Tracer",
+    "TracerBoolConversionError",
+    "TracerIntegerConversionError",
     "TracerLeakError",
     "UnboundAxisNameError",
     "UnexpectedTracerError",

@@ -8,8 +8,19 @@ class ConcretizationTypeError(TypeError):
     (``if x > 0:``, ``int(x)``, ``float(x)``, a shape taken from data)."""
 
 
-class TracerLeakError(RuntimeError):
-    """A traced value escaped the transformation that made it and was used later."""
+class TracerBoolConversionError(ConcretizationTypeError):
+    """``bool()`` of a traced value (``if x > 0:`` inside a transformation)."""
+
+
+class TracerIntegerConversionError(ConcretizationTypeError):
+    """``int()`` or ``operator.index()`` of a traced value."""
+
+
+class TracerLeakError(RuntimeError, TypeError):
+    """A traced value escaped the transformation that made it and was used later.
+
+    A ``TypeError`` as JAX's ``UnexpectedTracerError`` is (and a
+    ``RuntimeError``, as plait raised before), so code catching either works."""
 
 
 class UnexpectedTracerError(TracerLeakError):

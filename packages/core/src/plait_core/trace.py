@@ -21,7 +21,13 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import numpy as np
 
 from plait_core.abstract import ShapedArray, get_aval, to_numpy
-from plait_core.errors import ConcretizationTypeError, TracerLeakError, UnexpectedTracerError
+from plait_core.errors import (
+    ConcretizationTypeError,
+    TracerBoolConversionError,
+    TracerIntegerConversionError,
+    TracerLeakError,
+    UnexpectedTracerError,
+)
 
 if TYPE_CHECKING:
     from plait_core.primitive import Primitive
@@ -178,17 +184,17 @@ class Tracer:
         (forward-mode primal values do), else ``None``."""
         return None
 
-    def _concrete(self, what: str) -> Any:
+    def _concrete(self, what: str, error: type[ConcretizationTypeError] = ConcretizationTypeError) -> Any:
         value = self.to_concrete_value()
         if value is None:
-            raise ConcretizationTypeError(concretization_message(self, what))
+            raise error(concretization_message(self, what))
         return value
 
     def __bool__(self) -> bool:
-        return bool(self._concrete("bool()"))
+        return bool(self._concrete("bool()", TracerBoolConversionError))
 
     def __int__(self) -> int:
-        return int(self._concrete("int()"))
+        return int(self._concrete("int()", TracerIntegerConversionError))
 
     def __float__(self) -> float:
         return float(self._concrete("float()"))
@@ -197,7 +203,7 @@ class Tracer:
         return complex(self._concrete("complex()"))
 
     def __index__(self) -> int:
-        return int(np.asarray(self._concrete("an index (operator.index)")).item())
+        return int(np.asarray(self._concrete("an index (operator.index)", TracerIntegerConversionError)).item())
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         value = self._concrete("numpy.asarray()")

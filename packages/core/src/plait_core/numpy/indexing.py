@@ -12,9 +12,11 @@ size-1 dimensions and ``...`` expands to full slices):
   broadcast index dimensions replace the indexed dimensions when those are
   adjacent, and go first otherwise.
 
-A static integer index out of bounds is an ``IndexError``.  Out-of-bounds
-array indices are clamped (``mode="clip"``, the default), or read
-``fill_value`` with ``mode="fill"``, as in JAX.
+Out of bounds, as in JAX: reads clamp (``mode="clip"``, the default, for
+static ints and arrays alike: ``x[7]`` of a length-5 ``x`` is ``x[4]``), or
+give ``fill_value`` with ``mode="fill"``; updates through ``x.at[...]`` drop
+out-of-bounds positions (see :mod:`plait_core.numpy.updates`).  Only an
+integer index into an empty axis is an ``IndexError``.
 """
 
 from __future__ import annotations
@@ -208,6 +210,10 @@ def _index_dims_first(raw: Sequence[_Entry]) -> builtins.bool:
 def _parse(shape: Sequence[Dim], idx: Any) -> tuple[list[_Entry], list[int], builtins.bool]:
     """Entries, one per dimension of the operand with ``None`` axes inserted; the
     positions of those inserted axes; whether the index dimensions go first."""
+    if isinstance(idx, list):
+        raise TypeError(
+            f"indexing with the list {idx!r}"[:200] + " (a non-tuple sequence) is not allowed, as in JAX: "
+            "write x[pnp.array(seq)] for an array index, or x[tuple(seq)] for one index per axis")
     items = idx if type(idx) is tuple else (idx,)
     raw = [_classify(item) for item in items]
     index_dims_first = _index_dims_first(raw)
@@ -254,11 +260,14 @@ def _parse(shape: Sequence[Dim], idx: Any) -> tuple[list[_Entry], list[int], bui
     return entries, new_axes, index_dims_first
 
 
-def _normalize_int(i: int, size: Dim, axis: int) -> Dim:
+def _clamped_int(i: int, size: Dim, axis: int) -> Dim:
+    """A static integer index read as JAX reads it: negative indices wrap once,
+    then out-of-bounds positions clamp into range (gathers clamp).  Only an
+    empty axis, which has no position to clamp to, is an ``IndexError``."""
     if type(size) is builtins.int:
-        if not -size <= i < size:
-            raise IndexError(f"index {i} is out of bounds for axis {axis} with size {size}")
-        return i + size if i < 0 else i
+        if size == 0:
+            raise IndexError(f"index {i} is out of bounds for axis {axis} with size 0")
+        return builtins.min(builtins.max(i + size if i < 0 else i, 0), size - 1)
     if i < 0:
         return size + i
     return i
@@ -569,7 +578,7 @@ def _check_mode(mode: Any, allowed: Sequence[str], what: str) -> None:
 def getitem(x: ArrayLike, idx: Any, *, mode: Any = None, fill_value: Any = None,
             indices_are_sorted: builtins.bool = False, unique_indices: builtins.bool = False) -> Array:
     """``x[idx]`` with NumPy's semantics (see the module docs).  ``mode`` is ``None``
-    (static ints are bounds-checked, array indices clamped), ``"clip"``, ``"fill"``
+    (out-of-bounds positions clamp, static ints as array indices), ``"clip"``, ``"fill"``
     (out-of-bounds reads give ``fill_value``: NaN, the most negative integer, ...)
     or ``"promise_in_bounds"``."""
     _check_mode(mode, ("clip", "fill", "promise_in_bounds", "drop"), "indexing")
@@ -598,8 +607,7 @@ def getitem(x: ArrayLike, idx: Any, *, mode: Any = None, fill_value: Any = None,
         if isinstance(e, builtins.slice):
             adv_entries.append(_SliceBounds(0, shape[d], 1, shape[d]))
         elif isinstance(e, _Int):
-            value = e.value if mode is not None else _normalize_int(e.value, shape[d], d)
-            adv_entries.append(_Adv(_normalize_index_array(_static_index(value), shape[d])))
+            adv_entries.append(_Adv(_normalize_index_array(_static_index(e.value), shape[d])))
         else:
             adv_entries.append(_Adv(_normalize_index_array(e.value, shape[d])))
     plan = _plan(shape, adv_entries, index_dims_first)
@@ -619,7 +627,7 @@ def _basic(x: Array, shape: tuple[Dim, ...], entries: Sequence[_Entry]) -> Array
         if isinstance(e, builtins.slice):
             bounds.append(_slice_bounds(e, shape[d]))
         elif isinstance(e, _Int):
-            i = _normalize_int(e.value, shape[d], d)
+            i = _clamped_int(e.value, shape[d], d)
             bounds.append(_SliceBounds(i, 1, 1, shape[d]))
             squeeze.append(d)
         else:

@@ -32,7 +32,6 @@ from plait_core.numpy.indexing import (
     _check_mode,
     _Int,
     _normalize_index_array,
-    _normalize_int,
     _parse,
     _plan,
     _slice_bounds,
@@ -67,7 +66,9 @@ def _combine_whole(kind: str, x: Array, v: Array) -> Array:
 
 def scatter_update(x: ArrayLike, idx: Any, values: ArrayLike, kind: str, *, mode: Any = None,
                    indices_are_sorted: builtins.bool = False, unique_indices: builtins.bool = False) -> Array:
-    """``x`` with ``x[idx]`` combined with ``values`` (``kind``: set, add, mul, min, max)."""
+    """``x`` with ``x[idx]`` combined with ``values`` (``kind``: set, add, mul, min, max).
+
+    The result has ``x``'s dtype and weak type (values are converted to it)."""
     name = f".at[...].{kind}"
     _check_mode(mode, ("clip", "drop", "fill", "promise_in_bounds"), name)
     x = as_array(x, name)
@@ -81,8 +82,8 @@ def scatter_update(x: ArrayLike, idx: Any, values: ArrayLike, kind: str, *, mode
         if isinstance(e, builtins.slice):
             plan_entries.append(_slice_bounds(e, eshape[d]))
         elif isinstance(e, _Int):
-            i = _normalize_int(e.value, eshape[d], d) if mode is None else e.value
-            plan_entries.append(_Adv(_normalize_index_array(_static_index(i), eshape[d])))
+            # Out of bounds (after one wrap of a negative index) the update is dropped, as in JAX.
+            plan_entries.append(_Adv(_normalize_index_array(_static_index(e.value), eshape[d])))
         else:
             plan_entries.append(_Adv(_normalize_index_array(e.value, eshape[d])))
     plan = _plan(eshape, plan_entries, index_dims_first)
@@ -112,7 +113,9 @@ def scatter_update(x: ArrayLike, idx: Any, values: ArrayLike, kind: str, *, mode
             kind = "max" if kind == "add" else "min"
         out = _SCATTERS[kind](xs, plan.indices, vs, dnums, mode=scatter_mode,
                               indices_are_sorted=indices_are_sorted, unique_indices=unique_indices)
-    return lax.squeeze(out, tuple(new_axes)) if new_axes else out
+    out = lax.squeeze(out, tuple(new_axes)) if new_axes else out
+    # The result has x's type whatever the values were (as JAX: weak only when x is).
+    return convert(out, xaval.dtype, xaval.weak_type)
 
 
 class _IndexUpdateRef:

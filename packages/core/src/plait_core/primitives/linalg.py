@@ -135,21 +135,21 @@ def _check_dot_dims(lhs: ShapedArray, rhs: ShapedArray, dimension_numbers: Any) 
         for d in dims:
             d = check_int_param("dot_general", "dimension_numbers", d)
             if not 0 <= d < aval.ndim:
-                raise ValueError(
+                raise TypeError(
                     f"dot_general: {side} dimension {d} is out of range for an {side} of shape "
                     f"{shape_text(aval.shape)} (rank {aval.ndim})"
                 )
         if len(set(dims)) != len(dims):
-            raise ValueError(
+            raise TypeError(
                 f"dot_general: {side} dimensions {dims} repeat a dimension (contracting and batch "
                 f"dimensions must be distinct; {side} shape {shape_text(aval.shape)})"
             )
     for kind, ls, rs in (("contracting", groups[0], groups[1]), ("batch", groups[2], groups[3])):
         if len(ls) != len(rs):
-            raise ValueError(f"dot_general: lhs and rhs must have as many {kind} dimensions, got {ls} and {rs}")
+            raise TypeError(f"dot_general: lhs and rhs must have as many {kind} dimensions, got {ls} and {rs}")
         for a, b in zip(ls, rs):
             if not dims_match(lhs.shape[a], rhs.shape[b]):
-                raise ValueError(
+                raise TypeError(
                     f"dot_general: {kind} dimension {a} of lhs (size {lhs.shape[a]}) and {b} of rhs "
                     f"(size {rhs.shape[b]}) differ; lhs shape {shape_text(lhs.shape)}, rhs shape {shape_text(rhs.shape)}"
                 )
