@@ -1,8 +1,8 @@
 """``plait.scipy``: the parts of SciPy's API that ``jax.scipy`` offers, built
 from ``plait.numpy`` and ``plait.lax`` (no new primitives), so every
 transformation applies to them.  ``special`` holds special functions, ``stats``
-the densities of a few distributions."""
+the densities of a few distributions, ``signal`` convolutions and correlations."""
 
-from plait_core.scipy import special, stats
+from plait_core.scipy import signal, special, stats
 
-__all__ = ["special", "stats"]
+__all__ = ["signal", "special", "stats"]
