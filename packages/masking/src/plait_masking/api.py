@@ -8,6 +8,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from plait_core import numpy as pnp
 from plait_core.abstract import ShapedArray, ShapeDtypeStruct, get_aval
 from plait_core.dims import Dim, InconclusiveDimensionOperation, SymbolicDim, definitely_equal
 from plait_core.staging import eval_shape
@@ -130,6 +131,8 @@ def mask(fun: Callable[..., Any], in_shapes: Any, out_shape: Any) -> Callable[[S
         padded = padded_sizes(specs.specs, shapes, specs.wheres)
         logical = logical_sizes(specs.names, logical_env)
         check_logical_fits(specs.specs, shapes, specs.wheres, logical_env)
+        # a NumPy argument becomes an array (with ``.at``, jnp semantics) even where no size is masked
+        padded_leaves = [pnp.asarray(x) if isinstance(x, (np.ndarray, np.generic)) else x for x in padded_leaves]
         env = MaskEnv(padded, logical)
         trace = MaskTrace(env)
         with transformation(trace):

@@ -1,0 +1,128 @@
+"""The differential fuzzer (``tests/fuzz``): a short fixed-seed run against the
+NumPy float64 oracle, and the fuzzer's own machinery (it finds a planted bug,
+shrinks it, writes a repro that runs).  The long run is ``nox -s fuzz``."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from fuzz.compare import Checks, compare
+from fuzz.data import make_data
+from fuzz.generate import generate
+from fuzz.modes import ORACLE_MODES, SELF_MODES, Backend, Outcome
+from fuzz.program import Program, Stmt, Var
+from fuzz.runner import Fuzzer, Report
+
+import plait
+import plait.numpy as pnp
+
+SHORT_RUN_SEEDS = range(12)
+
+
+def test_short_fixed_seed_run_finds_no_failure() -> None:
+    with Fuzzer(checks=Checks(dtypes=False, weak_types=False)) as fuzzer:
+        report = fuzzer.run(SHORT_RUN_SEEDS)
+    assert report.failures == [], report.summary()
+    assert report.programs == len(SHORT_RUN_SEEDS)
+    for mode in ORACLE_MODES:
+        assert report.checks[mode] >= 6, report.summary()
+    for mode in SELF_MODES:
+        assert report.checks[mode] >= 3, report.summary()
+
+
+def test_generated_programs_are_deterministic_and_sized() -> None:
+    a, b = generate(7), generate(7)
+    assert a.source() == b.source()
+    sizes = [len(generate(s).stmts) for s in range(30)]
+    assert min(sizes) >= 1 and max(sizes) <= 12
+    assert Program.from_json(a.to_json()).source() == a.source()
+
+
+class _WrongSin:
+    """plait.numpy, but ``sin`` is 1% off: a bug the fuzzer must find."""
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "sin":
+            return lambda x: pnp.sin(x) * 1.01
+        return getattr(pnp, name)
+
+
+def _chain() -> Program:
+    x = Var("x0", (5,), "f", "float32")
+
+    def stmt(k: int, shape: tuple[int, ...], expr: str, arg: str, op: str) -> Stmt:
+        return Stmt(Var(f"v{k}", shape, "f"), expr, (arg,), op)
+
+    stmts = (
+        stmt(1, (5,), "jnp.exp({0})", "x0", "unary:jnp.exp"),
+        stmt(2, (5,), "jnp.sin({0})", "v1", "unary:jnp.sin"),
+        stmt(3, (5,), "{0} * 2.0", "v2", "binary:*"),
+        stmt(4, (5,), "jnp.cumsum({0}, axis=0)", "v3", "cumulative:jnp.cumsum"),
+        stmt(5, (5,), "jnp.tanh({0})", "v4", "unary:jnp.tanh"),
+    )
+    return Program((x,), stmts, "v5", seed=3)
+
+
+def test_a_planted_bug_is_found_shrunk_and_reproduced(tmp_path: Path) -> None:
+    buggy = Backend(plait, _WrongSin(), plait.lax, plait.nn)
+    with Fuzzer(modes=["eager", "grad"], repro_dir=tmp_path, backend=buggy) as fuzzer:
+        report = Report()
+        fuzzer.check_program(_chain(), {}, report)
+    assert [f.mode for f in report.failures] == ["eager", "grad"]
+    eager = report.failures[0]
+    assert eager.category == "value"
+    assert eager.shrunk is not None and [s.render() for s in eager.shrunk.stmts] == ["jnp.sin(x0)"]
+    assert eager.repro is not None
+    # the repro runs on its own (with the real plait, whose sin is right)
+    out = subprocess.run([sys.executable, str(eager.repro)], capture_output=True, text=True, timeout=120, check=True)
+    dtype, weak, values = out.stdout.strip().split(" ", 2)
+    assert (dtype, weak) == ("float32", "strong")
+    x = np.asarray(eval(values.split("]")[0] + "]"), np.float32)
+    assert x.shape == (5,)
+    # the same seed's input, through NumPy: the repro printed sin of it
+    np.testing.assert_allclose(x, np.sin(make_data(eager.shrunk).args[0]), rtol=1e-6)
+
+
+def test_the_same_program_without_the_bug_passes() -> None:
+    with Fuzzer(modes=["eager", "grad", "mask"]) as fuzzer:
+        report = Report()
+        fuzzer.check_program(_chain(), {}, report)
+    assert report.failures == []
+    assert report.checks["eager"] == report.checks["grad"] == report.checks["mask"] == 1
+
+
+@pytest.mark.parametrize(
+    ("got", "want", "checks", "message"),
+    [
+        (Outcome("ok", [np.ones(2, np.float16)], ["float16"], [False]),
+         Outcome("ok", [np.ones(2, np.float32)], ["float32"], [False]), Checks(), "dtype float16, oracle float32"),
+        (Outcome("ok", [np.ones(2, np.float32)], ["float32"], [True]),
+         Outcome("ok", [np.ones(2, np.float32)], ["float32"], [False]), Checks(), "weak_type True, oracle False"),
+        (Outcome("ok", [np.ones(2, np.float32)], ["float32"], [True]),
+         Outcome("ok", [np.ones(2, np.float32)], ["float32"], [False]), Checks(weak_types=False), None),
+        (Outcome("ok", [np.array([1.0, 2.0])], ["float32"], [False]),
+         Outcome("ok", [np.array([1.0, 2.1])], ["float32"], [False]), Checks(), "values differ at (1,)"),
+        (Outcome("error", error="TypeError: no"), Outcome("ok", [np.ones(1)], ["float32"], [False]), Checks(),
+         "error where the oracle computes a value: TypeError: no"),
+    ],
+)
+def test_compare_names_the_first_difference(got: Outcome, want: Outcome, checks: Checks, message: str | None) -> None:
+    result = compare(got, want, checks)
+    if message is None:
+        assert result is None
+    else:
+        assert result is not None and result.startswith(message)
+
+
+def test_mask_of_a_numpy_argument_sees_an_array() -> None:
+    # found by the fuzzer: an argument of mask with no masked size stayed a NumPy array (no .at)
+    def f(x: Any, w: Any) -> Any:
+        return w[pnp.array([0, 1])].at[0].max(-0.5) + pnp.sum(x)
+
+    out = plait.mask(f, ["n", "3"], "_")([np.ones(5, np.float32), np.array([-1.0, 2.0, 3.0], np.float32)], {"n": 3})
+    np.testing.assert_allclose(np.asarray(out), [2.5, 5.0])
