@@ -547,7 +547,9 @@ def _covered() -> frozenset[str]:
 
 
 #: Lowered primitives tested elsewhere: they need plait-autodiff, or cannot run forwards at all.
-ELSEWHERE = {"custom_lin": "test_lowering_linearized.py", "invertible_lin": "test_lowering_linearized.py"}
+ELSEWHERE = {"custom_lin": "test_lowering_linearized.py", "invertible_lin": "test_lowering_linearized.py",
+             **dict.fromkeys(("cholesky", "triangular_solve", "lu", "qr", "eigh", "svd", "eig"),
+                             "test_lowering_factorizations.py")}
 
 
 def test_every_lowered_primitive_has_cases() -> None:

@@ -7,7 +7,8 @@ the leading ones, and accepts float32, float64, complex64 and complex128
 has no kernels for them).  Shapes and outputs follow JAX's primitives:
 
 * ``cholesky(a)``: the lower Cholesky factor ``L`` with ``a = L Lᴴ``, read
-  from the lower triangle of ``a``; NaNs where ``a`` is not positive definite.
+  from the lower triangle of ``a``; where ``a`` is not positive definite, NaN
+  on and below the diagonal (zeros above), as in JAX.
 * ``triangular_solve(a, b; left_side, lower, transpose_a, conjugate_a,
   unit_diagonal)``: ``x`` with ``op(a) x = b`` (``x op(a) = b`` when not
   ``left_side``), reading only the ``lower`` (or upper) triangle of ``a``
@@ -126,7 +127,7 @@ def _cholesky_one(a: np.ndarray) -> tuple[np.ndarray]:
     try:
         return (np.linalg.cholesky(a),)
     except np.linalg.LinAlgError:
-        return (np.full(a.shape, np.nan, a.dtype),)
+        return (np.tril(np.full(a.shape, np.nan, a.dtype)),)
 
 
 def _cholesky(a: np.ndarray) -> np.ndarray:
@@ -246,7 +247,7 @@ def _lu(a: np.ndarray) -> list[np.ndarray]:
     m, n = a.shape[-2:]
     k = min(m, n)
     batch = a.shape[:-2]
-    x = a.reshape((-1, m, n)).copy()
+    x = a.reshape((int(np.prod(batch, dtype=np.int64)), m, n)).copy()
     count = x.shape[0]
     pivots = np.zeros((count, k), np.int32)
     perm = np.tile(np.arange(m, dtype=np.int32), (count, 1))
