@@ -78,7 +78,6 @@ UNARY_SAME = [
     ("ceil", np.ceil),
     ("trunc", np.trunc),
     ("fix", np.fix),
-    ("rint", np.rint),
     ("square", np.square),
 ]
 
@@ -100,7 +99,16 @@ def test_unsigned_abs_sign() -> None:
     check(pnp.abs, np.array([True, False]), expected=[True, False], dtype=bool)
 
 
-@pytest.mark.parametrize("name", ["negative", "positive", "sign", "square", "subtract"])
+def test_rint_of_integers_is_the_default_float() -> None:
+    # As JAX: rint promotes integers and booleans to the default float.
+    x = np.array([[3, -2], [0, 7]], np.int8)
+    check(pnp.rint, x, expected=x.astype(np.float32), dtype=np.float32)
+    check(pnp.rint, np.array([True, False]), expected=[1.0, 0.0], dtype=np.float32)
+    y = (sample((2, 5), F32, low=-4, high=4) * 1.3).astype(F32)
+    check(pnp.rint, y, expected=np.rint(y), dtype=F32)
+
+
+@pytest.mark.parametrize("name", ["negative", "sign", "subtract"])
 def test_boolean_inputs_rejected(name: str) -> None:
     args = (np.array([True]),) * (2 if name == "subtract" else 1)
     with pytest.raises(TypeError, match=f"{name} does not accept boolean inputs"):
@@ -259,8 +267,8 @@ def test_integer_array_power_and_errors() -> None:
           expected=np.power([1.5, 2.0], [2.0, 0.5]))
     with pytest.raises(ValueError, match="power: integers to negative integer powers are not allowed"):
         pnp.power(a, -1)
-    with pytest.raises(TypeError, match="power does not accept boolean inputs"):
-        pnp.power(np.array([True]), np.array([True]))
+    # Booleans compute in int32, as in JAX.
+    check(pnp.power, np.array([True, False]), np.array([True, True]), expected=[1, 0], dtype=I32)
 
 
 def test_float_power_uses_widest_float() -> None:

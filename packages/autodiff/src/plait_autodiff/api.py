@@ -29,7 +29,7 @@ from plait_autodiff.api_util import (
 )
 from plait_autodiff.jaxpr_util import eval_jaxpr
 from plait_autodiff.jvp import jvp_flat
-from plait_autodiff.tangents import Zero, instantiate, is_float0, to_tangent_type
+from plait_autodiff.tangents import Zero, instantiate, is_float0, to_tangent_type, typed_as_primal
 from plait_autodiff.transpose import UndefinedPrimal, backward_pass
 from plait_core import (
     ClosedJaxpr,
@@ -92,7 +92,8 @@ def jvp(
     assert flat.out_tree is not None
     n = flat.out_tree.num_leaves
     primals_out = tree_unflatten(flat.out_tree, outs[:n])
-    tangents_out = tree_unflatten(flat.out_tree, [instantiate(t) for t in out_tangents[:n]])
+    typed = [typed_as_primal(t, get_aval(o)) for t, o in zip(out_tangents[:n], outs[:n])]
+    tangents_out = tree_unflatten(flat.out_tree, typed)
     if has_aux:
         assert flat.aux_tree is not None
         return primals_out, tangents_out, tree_unflatten(flat.aux_tree, outs[n:])
@@ -147,6 +148,7 @@ def linearize(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> 
     out_tree, n = flat.out_tree, flat.out_tree.num_leaves
     if has_aux:
         linear = dce_closed_jaxpr(linear, [True] * n + [False] * (len(outs) - n))[0]
+    out_avals = [get_aval(o) for o in outs[:n]]
 
     def f_jvp(*tangents: Any) -> Any:
         t_leaves, t_tree = tree_flatten(tangents)
@@ -157,7 +159,7 @@ def linearize(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> 
             )
         ts = [check_tangent("linearize", "tangent", k, t, a) for k, (t, a) in enumerate(zip(t_leaves, avals))]
         out_ts = eval_jaxpr(linear.jaxpr, linear.consts, *ts)
-        return tree_unflatten(out_tree, out_ts)
+        return tree_unflatten(out_tree, [typed_as_primal(t, a) for t, a in zip(out_ts, out_avals)])
 
     primals_out = tree_unflatten(out_tree, outs[:n])
     if has_aux:
@@ -174,8 +176,10 @@ class _Pullback:
     """The function ``vjp`` returns: cotangents of the outputs to cotangents of
     the inputs, by transposing the linear jaxpr."""
 
-    def __init__(self, linear: ClosedJaxpr, in_tree: PyTreeDef, out_tree: PyTreeDef, out_avals: Sequence[ShapedArray]):
+    def __init__(self, linear: ClosedJaxpr, in_tree: PyTreeDef, out_tree: PyTreeDef, out_avals: Sequence[ShapedArray],
+                 in_avals: Sequence[ShapedArray]):
         self.linear, self.in_tree, self.out_tree, self.out_avals = linear, in_tree, out_tree, list(out_avals)
+        self.in_avals = list(in_avals)
 
     def __call__(self, ct: Any) -> tuple[Any, ...]:
         ct_leaves, ct_tree = tree_flatten(ct)
@@ -190,7 +194,8 @@ class _Pullback:
         lin = self.linear
         cts = [Zero(to_tangent_type(a)) if is_float0(to_tangent_type(a)) else c for c, a in zip(cts, self.out_avals)]
         cts_in = backward_pass(lin.jaxpr, lin.consts, [UndefinedPrimal(a) for a in lin.in_avals], cts)
-        return tuple(tree_unflatten(self.in_tree, [instantiate(c) for c in cts_in]))
+        typed = [typed_as_primal(c, a) for c, a in zip(cts_in, self.in_avals)]
+        return tuple(tree_unflatten(self.in_tree, typed))
 
 
 def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[Any, ...]:
@@ -206,15 +211,14 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[
 
 def _vjp(fun: Callable[..., Any], primals: tuple[Any, ...], has_aux: bool, what: str) -> tuple[Any, ...]:
     leaves, in_tree = tree_flatten(primals)
-    for k, p in enumerate(leaves):
-        primal_aval(what, k, p)
+    in_avals = [primal_aval(what, k, p) for k, p in enumerate(leaves)]
     flat = FlatFun(fun, in_tree, has_aux, what)
     outs, linear = linearize_flat(flat, leaves)
     assert flat.out_tree is not None
     out_tree, n = flat.out_tree, flat.out_tree.num_leaves
     if has_aux:
         linear = dce_closed_jaxpr(linear, [True] * n + [False] * (len(outs) - n))[0]
-    pullback = _Pullback(linear, in_tree, out_tree, [get_aval(o) for o in outs[:n]])
+    pullback = _Pullback(linear, in_tree, out_tree, [get_aval(o) for o in outs[:n]], in_avals)
     primals_out = tree_unflatten(out_tree, outs[:n])
     if has_aux:
         assert flat.aux_tree is not None

@@ -18,6 +18,7 @@ from plait_core import dtypes, get_aval
 from plait_core.abstract import ShapedArray, to_tangent_type
 from plait_core.dims import is_constant_dim
 from plait_core.primitives.ad_helpers import add_any_p
+from plait_core.primitives.elementwise import convert_element_type_p
 from plait_core.primitives.structural import broadcast_in_dim_p
 
 __all__ = ["Zero", "add_tangents", "instantiate", "is_float0", "to_tangent_type", "zeros_of"]
@@ -64,6 +65,20 @@ def zeros_of(aval: ShapedArray) -> Any:
 def instantiate(t: Any) -> Any:
     """``t`` as an array: a :class:`Zero` becomes :func:`zeros_of` its type."""
     return zeros_of(t.aval) if type(t) is Zero else t
+
+
+def typed_as_primal(t: Any, primal: ShapedArray) -> Any:
+    """The tangent (or cotangent) ``t`` as the transformations return it, typed as
+    JAX types it: instantiated, and weakly typed exactly when its inexact
+    primal is.  (Inside a transformation tangent types are strong, so that a
+    loop carrying a tangent keeps its type; the weak type comes back here, at
+    the boundary, so ``jvp`` of a weak output that does not depend on the
+    inputs gives a weak zero tangent, as in JAX.)"""
+    t = instantiate(t)
+    aval = get_aval(t)
+    if dtypes.is_inexact(aval.dtype) and aval.dtype == primal.dtype and aval.weak_type != primal.weak_type:
+        return convert_element_type_p.bind(t, new_dtype=aval.dtype, weak_type=primal.weak_type)
+    return t
 
 
 def add_tangents(a: Any, b: Any) -> Any:

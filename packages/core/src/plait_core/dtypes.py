@@ -144,6 +144,26 @@ def default_complex_dtype() -> DType:
     return complex128 if config.x64_enabled else complex64
 
 
+_TO_INEXACT = {
+    bool_: float32, int8: float32, int16: float32, int32: float32,
+    uint8: float32, uint16: float32, uint32: float32, int64: float64, uint64: float64,
+}  # fmt: skip
+
+
+def to_inexact_dtype(dtype: DType) -> DType:
+    """The dtype a function computing in floating point (``sin``, ``true_divide``,
+    ``mean``) gives an operand of ``dtype``, as JAX: inexact dtypes are kept,
+    booleans and integers of up to 32 bits become ``float32`` and 64-bit
+    integers ``float64`` (``float32`` with x64 off) -- not the default float."""
+    return canonicalize_dtype(_TO_INEXACT.get(dtype, dtype))
+
+
+def to_numeric_dtype(dtype: DType) -> DType:
+    """The dtype an arithmetic function (``square``, ``power``) computes ``dtype``
+    in: ``bool`` becomes ``int32``, every other dtype is kept."""
+    return int32 if dtype == bool_ else dtype
+
+
 _PY_SCALAR_TYPES = (builtins.bool, builtins.int, builtins.float, builtins.complex)
 
 

@@ -15,6 +15,7 @@ import numpy as np
 from plait_core import lax
 from plait_core import nn_initializers as initializers
 from plait_core import numpy as pnp
+from plait_core.numpy._util import promote_args_inexact
 
 Array = Any
 Axis = int | Sequence[int] | None
@@ -45,9 +46,10 @@ def log_sigmoid(x: Array) -> Array:
 
 
 def softplus(x: Array) -> Array:
-    """``log(1 + exp(x))``, stable for large ``|x|``."""
-    x = pnp.asarray(x)
-    return pnp.maximum(x, 0) + pnp.log1p(pnp.exp(-pnp.abs(x)))
+    """``log(1 + exp(x))``, stable for large ``|x|``; computed in floating point
+    with JAX's typing of ``logaddexp(x, 0)`` (booleans give a weak float)."""
+    x, zero = promote_args_inexact("softplus", x, 0)
+    return pnp.maximum(x, zero) + pnp.log1p(pnp.exp(-pnp.abs(x)))
 
 
 def silu(x: Array) -> Array:

@@ -114,15 +114,16 @@ def concrete_int(x: Any, what: str) -> int:
 def convert(x: Any, dtype: Any, weak_type: builtins.bool = False) -> Array:
     """``x`` converted to ``dtype`` (no-op when it already has that type)."""
     handler = _ARRAY_TYPES.get(x.__class__)
-    if handler is not None:  # a concrete registered array: its dtype decides
-        if handler.aval(x).dtype == dtype:  # (dtype equality accepts what np.dtype does)
+    if handler is not None:  # a concrete registered array: its type decides
+        aval = handler.aval(x)
+        if aval.dtype == dtype and aval.weak_type == weak_type:  # (dtype equality accepts what np.dtype does)
             return x
         return lax._convert_element_type(x, np.dtype(dtype), weak_type)
     dt = np.dtype(dtype)
     if is_python_scalar(x):
-        # A weak Python scalar already of the target dtype joins the operation as it
+        # A weak Python scalar already of the target type joins the operation as it
         # is: the primitive sees equal dtypes, and staging writes it as a literal.
-        if type(x) is not builtins.bool and dtypes.python_scalar_dtype(x) == dt:
+        if weak_type and type(x) is not builtins.bool and dtypes.python_scalar_dtype(x) == dt:
             return x
         if not weak_type:
             folded = _host_converted(x, dt)
@@ -180,6 +181,26 @@ def _host_converted(x: Any, dt: DType) -> np.generic | None:
     return out
 
 
+def const_like(x: Any, value: Any) -> Array:
+    """``value`` as a constant of ``x``'s dtype for computing with ``x``, typed as
+    JAX types such constants: weakly typed when ``x`` is a weakly typed scalar
+    (a Python scalar or a weak rank-0 array), so that arithmetic on weak
+    scalars stays weak, and strongly typed otherwise."""
+    aval = get_aval(x)
+    dt = aval.dtype
+    if aval.weak_type and not aval.shape:
+        return convert(value, dt, True)
+    folded = _host_converted(value, dt) if is_python_scalar(value) else None
+    return folded if folded is not None else lax._convert_element_type(value, dt, False)
+
+
+def scalar_like(x: Any, value: Any) -> Array:
+    """``value`` with ``x``'s dtype and weak type: a constant that leaves the type
+    of arithmetic with ``x`` alone (``x - 1`` stays weak when ``x`` is)."""
+    aval = get_aval(x)
+    return convert(value, aval.dtype, aval.weak_type)
+
+
 def as_array(x: Any, name: str, position: int | str = 0) -> Array:
     """``x`` as an array value (Python and NumPy scalars become 0-d arrays keeping
     their weak type); lists and other objects raise ``TypeError``."""
@@ -204,8 +225,9 @@ def result_dtype(name: str, *args: Any) -> tuple[DType, builtins.bool]:
 
 
 def to_inexact(dtype: DType) -> DType:
-    """``dtype`` if it is floating or complex, else the default float dtype."""
-    return dtype if dtypes.is_inexact(dtype) else dtypes.default_float_dtype()
+    """``dtype`` if it is floating or complex, else the float it computes in
+    (:func:`plait_core.dtypes.to_inexact_dtype`: ``float32`` up to 32-bit integers)."""
+    return dtypes.to_inexact_dtype(dtype)
 
 
 def dims_as_values(args: Sequence[Any]) -> list[Any]:
@@ -228,6 +250,16 @@ def promote_dtypes_inexact(name: str, *args: Any) -> list[Array]:
     check_arraylike(name, *args)
     dt, weak = result_dtype(name, *args)
     dt = to_inexact(dt)
+    return [convert(x, dt, weak) for x in args]
+
+
+def promote_dtypes_numeric(name: str, *args: Any) -> list[Array]:
+    """As :func:`promote_dtypes`, then booleans become ``int32`` (arithmetic such
+    as ``square`` or ``power`` on booleans computes in integers)."""
+    args = tuple(dims_as_values(args))
+    check_arraylike(name, *args)
+    dt, weak = result_dtype(name, *args)
+    dt = dtypes.to_numeric_dtype(dt)
     return [convert(x, dt, weak) for x in args]
 
 
@@ -377,6 +409,11 @@ def promote_args(name: str, *args: Any, keep_scalars: builtins.bool = True) -> l
         if pair is not None:
             return pair
     return broadcast_args(name, *promote_dtypes(name, *args), keep_scalars=keep_scalars)
+
+
+def promote_args_numeric(name: str, *args: Any, keep_scalars: builtins.bool = True) -> list[Array]:
+    """As :func:`promote_args`, computing in a numeric dtype (booleans as ``int32``)."""
+    return broadcast_args(name, *promote_dtypes_numeric(name, *args), keep_scalars=keep_scalars)
 
 
 def promote_args_inexact(name: str, *args: Any, keep_scalars: builtins.bool = True) -> list[Array]:

@@ -19,6 +19,7 @@ from plait_core.numpy._util import (
     as_array,
     broadcast_args,
     check_arraylike,
+    const_like,
     convert,
     dtype_of,
     full_like_value,
@@ -41,20 +42,28 @@ def _named(fn: Any, name: str, doc: str) -> Any:
 # Comparisons
 
 
-def _comparison(name: str, op: Callable[[Array, Array], Array], symbol: str) -> BinaryFn:
+def _comparison(name: str, op: Callable[[Array, Array], Array], symbol: str, ordering: builtins.bool) -> BinaryFn:
     def fn(x1: ArrayLike, x2: ArrayLike, /) -> Array:
         x1, x2 = promote_args(name, x1, x2)
+        if ordering and dtypes.is_complex(dtype_of(x1)):
+            # Complex numbers order lexicographically: by real part, then imaginary part (as JAX).
+            x1, x2 = broadcast_args(name, x1, x2)
+            re1, re2 = lax.real(x1), lax.real(x2)
+            return lax.select_n(lax.eq(re1, re2), op(re1, re2), op(lax.imag(x1), lax.imag(x2)))
         return op(x1, x2)
 
-    return _named(fn, name, f"``x1 {symbol} x2`` elementwise with broadcasting, as booleans.")  # type: ignore[no-any-return]
+    doc = f"``x1 {symbol} x2`` elementwise with broadcasting, as booleans."
+    if ordering:
+        doc += " Complex numbers compare by real part, then by imaginary part."
+    return _named(fn, name, doc)  # type: ignore[no-any-return]
 
 
-equal = _comparison("equal", lax.eq, "==")
-not_equal = _comparison("not_equal", lax.ne, "!=")
-less = _comparison("less", lax.lt, "<")
-less_equal = _comparison("less_equal", lax.le, "<=")
-greater = _comparison("greater", lax.gt, ">")
-greater_equal = _comparison("greater_equal", lax.ge, ">=")
+equal = _comparison("equal", lax.eq, "==", False)
+not_equal = _comparison("not_equal", lax.ne, "!=", False)
+less = _comparison("less", lax.lt, "<", True)
+less_equal = _comparison("less_equal", lax.le, "<=", True)
+greater = _comparison("greater", lax.gt, ">", True)
+greater_equal = _comparison("greater_equal", lax.ge, ">=", True)
 
 
 # ---------------------------------------------------------------------------
@@ -62,17 +71,15 @@ greater_equal = _comparison("greater_equal", lax.ge, ">=")
 
 
 def _to_bool(x: Array) -> Array:
-    dt = dtype_of(x)
-    if dtypes.is_bool(dt):
+    if dtypes.is_bool(dtype_of(x)):
         return x
-    return lax.ne(x, convert(0, dt))
+    return lax.ne(x, const_like(x, 0))
 
 
 def _logical(name: str, op: Callable[[Array, Array], Array], what: str) -> BinaryFn:
     def fn(x1: ArrayLike, x2: ArrayLike, /) -> Array:
-        check_arraylike(name, x1, x2)
-        a, b = broadcast_args(name, _to_bool(as_array(x1, name, 0)), _to_bool(as_array(x2, name, 1)))
-        return op(a, b)
+        a, b = promote_args(name, x1, x2, keep_scalars=False)  # as JAX: promoted first
+        return op(_to_bool(a), _to_bool(b))
 
     return _named(fn, name, f"The truth value of ``x1 {what} x2`` elementwise (non-zero is true).")  # type: ignore[no-any-return]
 
@@ -84,7 +91,8 @@ logical_xor = _logical("logical_xor", lax.bitwise_xor, "XOR")
 
 def logical_not(x: ArrayLike, /) -> Array:
     """The truth value of ``NOT x`` elementwise (non-zero is true)."""
-    return lax.bitwise_not(_to_bool(as_array(x, "logical_not")))
+    (a,) = promote_dtypes("logical_not", x)
+    return lax.bitwise_not(_to_bool(as_array(a, "logical_not")))
 
 
 # ---------------------------------------------------------------------------

@@ -23,14 +23,18 @@ from plait_core.numpy._util import (
     ArrayLike,
     _array_aval,
     as_array,
+    broadcast_args,
     check_arraylike,
     convert,
     dtype_of,
     full_like_value,
     promote_args,
     promote_args_inexact,
+    promote_args_numeric,
     promote_dtypes_inexact,
+    promote_dtypes_numeric,
     result_dtype,
+    scalar_like,
     to_inexact,
 )
 from plait_core.trace import Tracer
@@ -99,9 +103,10 @@ asinh, acosh, atanh = arcsinh, arccosh, arctanh
 
 
 def reciprocal(x: ArrayLike, /) -> Array:
-    """``1 / x`` elementwise, computed in floating point (as JAX does)."""
+    """``1 / x`` elementwise, computed in floating point (as JAX does); weakly
+    typed when ``x`` is."""
     (x,) = promote_dtypes_inexact("reciprocal", x)
-    return lax.div(convert(1, dtype_of(x)), x)
+    return lax.integer_pow(x, -1)
 
 
 def deg2rad(x: ArrayLike, /) -> Array:
@@ -141,10 +146,8 @@ def negative(x: ArrayLike, /) -> Array:
 
 
 def positive(x: ArrayLike, /) -> Array:
-    """``+x``: the input itself (booleans are rejected, as in NumPy)."""
-    x = as_array(x, "positive")
-    _no_bool("positive", x)
-    return x
+    """``+x``: the input itself (booleans included, as in JAX)."""
+    return as_array(x, "positive")
 
 
 def absolute(x: ArrayLike, /) -> Array:
@@ -194,11 +197,18 @@ fix = _named(_keep_integers("fix", _trunc), "fix", "x rounded towards zero (``tr
 
 
 def _round_even(x: Array) -> Array:
+    if dtypes.is_complex(dtype_of(x)):  # the real and imaginary parts, each
+        return lax.complex(_round_even(lax.real(x)), _round_even(lax.imag(x)))
     return lax.round(x, lax.RoundingMethod.TO_NEAREST_EVEN)
 
 
-rint = _named(_keep_integers("rint", _round_even), "rint",
-              "x rounded to the nearest integer, halves to even (integers are returned unchanged).")
+def rint(x: ArrayLike, /) -> Array:
+    """``x`` rounded to the nearest integer, halves to even; integers and booleans
+    are converted to the default float dtype (as in JAX)."""
+    x = as_array(x, "rint")
+    if not dtypes.is_inexact(dtype_of(x)):
+        return convert(x, dtypes.default_float_dtype())
+    return _round_even(x)
 
 
 def round(a: ArrayLike, decimals: int = 0, out: None = None) -> Array:
@@ -213,7 +223,8 @@ def round(a: ArrayLike, decimals: int = 0, out: None = None) -> Array:
         raise TypeError(f"round: decimals must be an integer, got {decimals!r}")
     dt = dtype_of(a)
     if dtypes.is_bool(dt):
-        return a
+        raise ValueError("round: booleans cannot be rounded (the dtype bool is not numeric); "
+                         "convert with astype first")
     if not dtypes.is_inexact(dt):
         if decimals >= 0:
             return a
@@ -280,11 +291,11 @@ def _int_floor_divmod(x1: Array, x2: Array) -> tuple[Array, Array]:
     remainder_ = lax.rem(x1, x2)
     if dtypes.is_unsigned_int(dtype_of(x1)):
         return quotient, remainder_
-    zero = convert(0, dtype_of(x1))
+    zero = scalar_like(x1, 0)
     # Truncation rounds towards zero; floor rounds down, which differs exactly when
     # the remainder is non-zero and the operands have opposite signs.
     fix_up = lax.bitwise_and(lax.ne(remainder_, zero), lax.ne(_is_negative(remainder_), _is_negative(x2)))
-    one = convert(1, dtype_of(x1))
+    one = scalar_like(x1, 1)
     quotient = lax.select_n(fix_up, quotient, lax.sub(quotient, one))
     remainder_ = lax.select_n(fix_up, remainder_, lax.add(remainder_, x2))
     return quotient, remainder_
@@ -304,10 +315,8 @@ def _float_floor_divmod(x1: Array, x2: Array) -> tuple[Array, Array]:
 
 
 def _floor_divmod(name: str, x1: ArrayLike, x2: ArrayLike) -> tuple[Array, Array]:
-    x1, x2 = promote_args(name, x1, x2)
+    x1, x2 = promote_args_numeric(name, x1, x2)
     dt = dtype_of(x1)
-    if dtypes.is_bool(dt):
-        raise TypeError(f"{name} does not accept boolean inputs; convert with astype first")
     if dtypes.is_complex(dt):
         raise TypeError(f"{name} does not accept complex inputs")
     if dtypes.is_int(dt):
@@ -321,10 +330,11 @@ def floor_divide(x1: ArrayLike, x2: ArrayLike, /) -> Array:
 
 
 def remainder(x1: ArrayLike, x2: ArrayLike, /) -> Array:
-    """``x1 % x2``: the remainder with the sign of ``x2`` (Python's modulo)."""
-    x1, x2 = promote_args("remainder", x1, x2)
+    """``x1 % x2``: the remainder with the sign of ``x2`` (Python's modulo);
+    booleans compute in ``int32``."""
+    x1, x2 = promote_args_numeric("remainder", x1, x2)
     dt = dtype_of(x1)
-    if dtypes.is_bool(dt) or dtypes.is_complex(dt):
+    if dtypes.is_complex(dt):
         raise TypeError(f"remainder does not accept {dt.name} inputs")
     mod = lax.rem(x1, x2)
     if dtypes.is_unsigned_int(dt):
@@ -353,7 +363,7 @@ def _int_pow(base: Array, exponent: Array) -> Array:
     """Integer power by binary exponentiation over every bit of the exponent."""
     dt = dtype_of(base)
     one = convert(1, dt)
-    acc = full_like_value(base, 1)
+    acc = full_like_value(base, 1, dt)  # strongly typed, as JAX's result
     bits = dt.itemsize * 8
     negative_exponent = None
     if dtypes.is_signed_int(dt):
@@ -378,29 +388,32 @@ def _static_int_exponent(x: Any) -> int | None:
 
 
 def power(x1: ArrayLike, x2: ArrayLike, /) -> Array:
-    """``x1 ** x2`` elementwise with broadcasting.
+    """``x1 ** x2`` elementwise with broadcasting, typed as JAX types it.
 
-    A static integer exponent (a Python or NumPy int) uses ``lax.integer_pow`` and
-    keeps the dtype of ``x1``; integers to negative static powers are a
-    ``ValueError``.  Integer arrays to integer array powers use exact binary
-    exponentiation (negative exponents give 0)."""
-    check_arraylike("power", x1, x2)
+    * A static integer exponent (a Python or NumPy int) uses ``lax.integer_pow``
+      on ``x1`` alone: the result has ``x1``'s dtype and weak type (booleans
+      compute in ``int32``, so ``b ** 2`` is a strong ``int32``); integers to
+      negative static powers are a ``ValueError``.
+    * Integer (or boolean) operands use exact binary exponentiation in their
+      common dtype (negative exponents give 0).
+    * A floating or complex ``x1`` to an integer array power keeps ``x1``'s
+      dtype and is strongly typed.
+    * Otherwise both operands are promoted and ``lax.pow`` computes."""
+    a1, a2 = check_arraylike("power", x1, x2)
     static = _static_int_exponent(x2)
     if static is not None and not isinstance(x2, Tracer):
-        dt, weak = result_dtype("power", x1, x2 if type(x2) is builtins.int else static)
-        x = convert(x1, dt, weak)
-        if dtypes.is_bool(dt):
-            raise TypeError("power does not accept boolean inputs; convert with astype first")
-        if dtypes.is_int(dt) and static < 0:
+        (x,) = promote_dtypes_numeric("power", x1)
+        if dtypes.is_int(dtype_of(x)) and static < 0:
             raise ValueError(f"power: integers to negative integer powers are not allowed (exponent {static})")
         return lax.integer_pow(x, static)
-    x1, x2 = promote_args("power", x1, x2, keep_scalars=False)
-    dt = dtype_of(x1)
-    if dtypes.is_bool(dt):
-        raise TypeError("power does not accept boolean inputs; convert with astype first")
+    p1, p2 = promote_args_numeric("power", x1, x2, keep_scalars=False)
+    dt = dtype_of(p1)
     if dtypes.is_int(dt):
-        return _int_pow(x1, x2)
-    return lax.pow(x1, x2)
+        return _int_pow(p1, p2)
+    if dtypes.is_inexact(a1.dtype) and dtypes.is_int(a2.dtype):
+        b1, b2 = broadcast_args("power", x1, x2)
+        return lax.pow(b1, convert(b2, a1.dtype))  # a strongly typed exponent: a strong result
+    return lax.pow(p1, p2)
 
 
 pow = power
@@ -418,9 +431,8 @@ def float_power(x1: ArrayLike, x2: ArrayLike, /) -> Array:
 
 
 def square(x: ArrayLike, /) -> Array:
-    """``x * x`` elementwise (booleans are rejected)."""
-    x = as_array(x, "square")
-    _no_bool("square", x)
+    """``x * x`` elementwise (booleans compute in ``int32``, as in JAX)."""
+    (x,) = promote_dtypes_numeric("square", x)
     return lax.integer_pow(x, 2)
 
 
@@ -507,9 +519,9 @@ def signbit(x: ArrayLike, /) -> Array:
     if dtypes.is_bool(dt) or dtypes.is_unsigned_int(dt):
         return full_like_value(x, False, dtypes.bool_)
     if dtypes.is_signed_int(dt):
-        return lax.lt(x, convert(0, dt))
+        return lax.lt(x, np.zeros((), dt))  # a strong zero: the result is strongly typed, as in JAX
     if dtypes.is_complex(dt):
-        raise TypeError("signbit does not accept complex inputs")
+        raise ValueError("signbit does not accept complex inputs (they have no sign bit)")
     int_type = {2: dtypes.int16, 4: dtypes.int32, 8: dtypes.int64}[dt.itemsize]
     bits = lax.bitcast_convert_type(x, int_type)
     return lax.lt(bits, convert(0, int_type))
@@ -554,14 +566,14 @@ def isfinite(x: ArrayLike, /) -> Array:
     x = as_array(x, "isfinite")
     if not dtypes.is_inexact(dtype_of(x)):
         return full_like_value(x, True, dtypes.bool_)
+    if dtypes.is_complex(dtype_of(x)):
+        return lax.bitwise_and(lax.is_finite(lax.real(x)), lax.is_finite(lax.imag(x)))
     return lax.is_finite(x)
 
 
 def isnan(x: ArrayLike, /) -> Array:
     """True where ``x`` is NaN (always false for integers)."""
     x = as_array(x, "isnan")
-    if not dtypes.is_inexact(dtype_of(x)):
-        return full_like_value(x, False, dtypes.bool_)
     return lax.ne(x, x)
 
 

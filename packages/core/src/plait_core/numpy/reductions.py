@@ -4,9 +4,11 @@ Common conventions, as in JAX's ``jax.numpy``:
 
 * ``axis`` is ``None`` (every axis), an int or a tuple of ints, negative ones
   counting from the end; ``keepdims=True`` keeps reduced axes with size 1;
-* ``sum``/``prod``/``cumsum``/``cumprod`` of booleans and of integers narrower
-  than the default integer accumulate in the default integer width (unsigned
-  stays unsigned) unless ``promote_integers=False`` or a ``dtype`` is given;
+* ``sum``/``prod`` of booleans and of integers narrower than the default
+  integer accumulate in the default integer width (unsigned stays unsigned)
+  unless ``promote_integers=False`` or a ``dtype`` is given; ``cumsum`` /
+  ``cumprod`` keep integer dtypes and count booleans in the default integer;
+* results are strongly typed, also of weakly typed inputs (as in JAX);
 * ``mean``/``var``/``std`` of integers return the default float dtype, and
   16-bit floats accumulate in float32;
 * ``where=`` masks elements out (``max``/``min`` then need ``initial``).
@@ -174,6 +176,7 @@ def _extremum(name: str, reduce: Callable[[Array, tuple[int, ...]], Array],
     axes = canonicalize_axes(axis, x.ndim, name)
     if dtypes.is_complex(dtype_of(x)):
         raise TypeError(f"{name} does not accept complex inputs")
+    x = convert(x, dtype_of(x))  # a reduction is strongly typed
     if initial is None:
         if where is not None:
             raise ValueError(f"{name}: a where mask needs an initial value (the reduction has no identity)")
@@ -411,8 +414,6 @@ def _cumulative(name: str, scan: Callable[..., Array], a: ArrayLike, axis: Any, 
         ax = canonicalize_axis(axis, x.ndim, name)
     if dtype is not None:
         dt = dtypes.canonicalize_dtype(np.dtype(dtype))
-    elif promote:
-        dt = _accumulation_dtype(dtype_of(x), True)
     else:
         dt = dtype_of(x)
     if dtypes.is_bool(dt) and promote:
@@ -422,7 +423,7 @@ def _cumulative(name: str, scan: Callable[..., Array], a: ArrayLike, axis: Any, 
 
 def cumsum(a: ArrayLike, axis: Any = None, dtype: Any = None, out: None = None) -> Array:
     """Running sums along ``axis`` (of the flattened array when ``axis`` is None);
-    booleans and narrow integers accumulate in the default integer width."""
+    booleans count in the default integer, other dtypes are kept (as in JAX)."""
     return _cumulative("cumsum", lax.cumsum, a, axis, dtype, out, True)
 
 
@@ -512,6 +513,8 @@ def median(a: ArrayLike, axis: Any = None, out: None = None, overwrite_input: bu
     del overwrite_input
     _no_out("median", out)
     x = as_array(a, "median")
+    if dtypes.is_complex(dtype_of(x)):
+        raise ValueError("median does not accept complex inputs (complex numbers have no natural order)")
     if axis is None:
         flat = lax.reshape(x, (_reduced_size(tuple(x.shape), tuple(range(x.ndim))),))
         r = _median_last(flat)

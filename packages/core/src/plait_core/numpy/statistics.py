@@ -55,7 +55,7 @@ def _quantile(name: str, a: ArrayLike, q: ArrayLike, axis: Any, out: None, metho
         raise ValueError(f"{name}: method must be one of {', '.join(map(repr, _METHODS))}, got {method!r}")
     x, qv = promote_dtypes_inexact(name, as_array(a, name, "a"), as_array(q, name, "q"))
     if dtypes.is_complex(dtype_of(x)):
-        raise TypeError(f"{name} does not accept complex inputs")
+        raise ValueError(f"{name} does not accept complex inputs (complex numbers have no natural order)")
     _check_q(name, qv, scale)
     if scale != 1:
         qv = lax.div(qv, convert(scale, dtype_of(qv)))

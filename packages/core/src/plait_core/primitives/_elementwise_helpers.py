@@ -188,8 +188,9 @@ def unary_primitive(
     """A one-operand elementwise primitive computing ``kernel`` (a NumPy function).
 
     ``result_dtype`` maps the operand dtype to the result's (identity by
-    default; a result of another dtype is strongly typed unless the input was
-    weak and only its width changed, as ``abs`` of a complex value).
+    default); the result is weakly typed when the operand is, whatever its
+    dtype (``abs`` of a weak complex value is a weak float, ``is_finite`` of a
+    weak float a weak bool), as in JAX.
     ``widen`` runs the kernel in float32 for bfloat16/float16 operands.
     ``check_params(name, dtype, params)`` validates static parameters.
     """
@@ -206,8 +207,7 @@ def unary_primitive(
         dt = out_dtype(x.dtype, params)
         if dt == x.dtype:
             return x
-        weak = x.weak_type and dtypes.is_inexact(dt)
-        return ShapedArray(x.shape, dt, weak)
+        return ShapedArray(x.shape, dt, x.weak_type)
 
     def impl(x: np.ndarray, **params: Any) -> np.ndarray:
         dt = out_dtype(x.dtype, params)
@@ -231,8 +231,8 @@ def binary_primitive(
 
     Operands must have the same dtype (``TypeError``) and equal shapes, rank-0
     operands broadcasting (``ValueError``).  The result is weakly typed when
-    both operands are; ``result_dtype`` fixes the result dtype (``bool`` for
-    comparisons), which is then strongly typed.
+    both operands are, also when ``result_dtype`` fixes its dtype (``bool``
+    for comparisons: comparing two weak values gives a weak ``bool``, as in JAX).
     """
     prim = Primitive(name, family="elementwise")
     run = _widened(kernel) if widen else kernel
@@ -248,9 +248,9 @@ def binary_primitive(
     def rule(x: ShapedArray, y: ShapedArray) -> ShapedArray:
         dt = check(x, y)
         shape = binary_shape(name, x.shape, y.shape)
-        if result_dtype is not None:
-            return ShapedArray(shape, result_dtype, False)
         weak = x.weak_type and y.weak_type
+        if result_dtype is not None:
+            return ShapedArray(shape, result_dtype, weak)
         if shape is x.shape and weak == x.weak_type:
             return x
         return ShapedArray(shape, dt, weak)

@@ -3,7 +3,8 @@
 
 Every reduction takes its axes as a tuple of non-negative ints (the ``lax``
 wrappers normalise negative axes) and returns the operand's dtype and weak
-type with those axes removed.  NumPy implementations follow XLA: integer sums
+type with those axes removed (``reduce_and`` / ``reduce_or`` results are
+strongly typed, as in JAX).  NumPy implementations follow XLA: integer sums
 wrap around, ``reduce_max`` / ``reduce_min`` propagate NaN, an empty reduction
 gives the monoid's identity, and 16-bit floats are accumulated in float32.
 
@@ -160,20 +161,22 @@ def _or(x: np.ndarray, *, axes: tuple[int, ...]) -> Any:
     return np.bitwise_or.reduce(x, axis=axes, initial=np.zeros((), x.dtype))
 
 
-def _reducer_rule(name: str, kind: tuple[Callable[[DType], bool], str]) -> Callable[..., ShapedArray]:
+def _reducer_rule(name: str, kind: tuple[Callable[[DType], bool], str], keep_weak: bool) -> Callable[..., ShapedArray]:
     def rule(x: ShapedArray, *, axes: tuple[int, ...]) -> ShapedArray:
         check_axes(name, x, axes)
         check_dtype(name, x, *kind)
         shape = tuple(d for i, d in enumerate(x.shape) if i not in axes)
-        return ShapedArray(shape, x.dtype, x.weak_type)
+        return ShapedArray(shape, x.dtype, keep_weak and x.weak_type)
 
     return rule
 
 
-def def_reducer(name: str, compute: Compute, kind: tuple[Callable[[DType], bool], str]) -> Primitive:
-    """A reduction primitive ``name[axes]`` over the operand's ``axes``."""
+def def_reducer(name: str, compute: Compute, kind: tuple[Callable[[DType], bool], str], *,
+                keep_weak: bool = True) -> Primitive:
+    """A reduction primitive ``name[axes]`` over the operand's ``axes``; its result
+    is weakly typed when the operand is, unless ``keep_weak=False``."""
     prim = Primitive(name, family="reduction")
-    prim.def_abstract_eval(_reducer_rule(name, kind))
+    prim.def_abstract_eval(_reducer_rule(name, kind, keep_weak))
     prim.def_impl(compute)
     return prim
 
@@ -182,8 +185,8 @@ reduce_sum_p = def_reducer("reduce_sum", _sum, NUMERIC)
 reduce_prod_p = def_reducer("reduce_prod", _prod, NUMERIC)
 reduce_max_p = def_reducer("reduce_max", _max, ORDERED)
 reduce_min_p = def_reducer("reduce_min", _min, ORDERED)
-reduce_and_p = def_reducer("reduce_and", _and, LOGICAL)
-reduce_or_p = def_reducer("reduce_or", _or, LOGICAL)
+reduce_and_p = def_reducer("reduce_and", _and, LOGICAL, keep_weak=False)
+reduce_or_p = def_reducer("reduce_or", _or, LOGICAL, keep_weak=False)
 
 
 # ---------------------------------------------------------------------------
