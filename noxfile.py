@@ -1,7 +1,7 @@
 """Sessions: one test session per package (each installs only that package and
 its declared dependencies), the meta-package's integration tests, typecheck,
-lint, and the opt-in bench and demo sessions.  Plain ``nox`` runs all but
-bench and demo."""
+lint, and the opt-in bench, demo and fuzz sessions.  Plain ``nox`` runs all
+but bench, demo and fuzz."""
 
 from __future__ import annotations
 
@@ -70,3 +70,13 @@ def bench(session: nox.Session) -> None:
     session.install(".")
     session.install("jax==0.10.2", success_codes=[0, 1])
     session.run("python", "-m", "benchmarks.run", *session.posargs)
+
+
+@nox.session(python=PYTHON)
+def fuzz(session: nox.Session) -> None:
+    """The long differential fuzz run (``tests/fuzz``; ``nox -s fuzz -- --seconds 1800``).
+
+    The oracle is JAX 0.10.2 when ``PLAIT_FUZZ_JAX_PYTHON`` names an interpreter
+    that imports it (JAX runs in that separate process), NumPy float64 otherwise."""
+    session.install(".")
+    session.run("python", "-m", "fuzz", *session.posargs, env={"PYTHONPATH": "tests"})
