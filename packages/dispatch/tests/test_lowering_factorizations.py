@@ -104,10 +104,10 @@ def test_eager_equals_jit() -> None:
     a = hpd((3, 5, 5), np.float32)
 
     def f(x: Any) -> Any:
-        v, w = lax.linalg.eigh(x)
-        u, s, vh = lax.linalg.svd(x, full_matrices=False)
+        _, w = lax.linalg.eigh(x)
+        _, s, _ = lax.linalg.svd(x, full_matrices=False)
         lu, piv, perm = lax.linalg.lu(x)
-        q, r = lax.linalg.qr(x)
+        _, r = lax.linalg.qr(x)
         return [w, s, lu, piv, perm, r, lax.linalg.cholesky(x)]
 
     for e, j in zip(f(a), jit(f)(a)):
@@ -118,7 +118,7 @@ def test_zero_sized_matrices_are_constants() -> None:
     q, r = jit(lambda a: fz.qr_p.bind(a, full_matrices=True))(np.zeros((2, 0), np.float32))
     np.testing.assert_array_equal(np.asarray(q), np.eye(2))
     assert np.asarray(r).shape == (2, 0)
-    lu, piv, perm = jit(fz.lu_p.bind)(np.zeros((3, 0), np.float32))
+    _, piv, perm = jit(fz.lu_p.bind)(np.zeros((3, 0), np.float32))
     np.testing.assert_array_equal(np.asarray(perm), [0, 1, 2])
     assert np.asarray(piv).shape == (0,)
 
