@@ -279,16 +279,6 @@ def test_defaultdict_keeps_factory() -> None:
     assert tree_structure(dd) != tree_structure(collections.defaultdict(set, {"a": 1}))
 
 
-def test_uncomparable_dict_keys_flatten_deterministically() -> None:
-    d1 = {1: "one", "a": "A", 2: "two"}
-    d2 = {"a": "A", 2: "two", 1: "one"}
-    leaves1, td1 = tree_flatten(d1)
-    leaves2, td2 = tree_flatten(d2)
-    assert leaves1 == leaves2 == ["one", "two", "A"]
-    assert td1 == td2
-    assert tree_unflatten(td1, leaves1) == d1
-
-
 def test_other_values_are_leaves() -> None:
     class MyDict(dict[str, int]):
         pass
@@ -1084,3 +1074,11 @@ def test_generated_children_and_tuple(ts: list[Any]) -> None:
     treedef = tree_structure(tuple(ts))
     assert treedef.children() == [tree_structure(x) for x in ts]
     assert treedef_tuple(tree_structure(x) for x in ts) == treedef
+
+
+def test_a_dict_with_unsortable_keys_is_a_value_error_as_in_jax() -> None:
+    with pytest.raises(ValueError, match=r"a dict whose keys cannot be sorted is not a pytree .* sorting the keys "
+                                         r"\[1, 'a'\] raised '<' not supported"):
+        tree_util.tree_map(lambda v: v, {1: 1, "a": 2})
+    with pytest.raises(ValueError, match=r"a dict whose keys cannot be sorted is not a pytree"):
+        tree_flatten({"a": 'A', 2: 'two', 1: 'one'})

@@ -674,10 +674,12 @@ def _short(s: str, limit: int = 60) -> str:
 def _sorted_keys(d: Any) -> tuple[Any, ...]:
     try:
         return tuple(sorted(d))
-    except TypeError:
-        # Keys that cannot be compared with each other (e.g. ints and strs):
-        # fall back to a deterministic order by type name, then repr.
-        return tuple(sorted(d, key=lambda k: (type(k).__qualname__, repr(k))))
+    except TypeError as err:
+        # As JAX: a dict's children are in sorted key order, so keys that cannot
+        # be compared with each other (an int and a str) make no pytree.
+        raise ValueError(
+            f"a dict whose keys cannot be sorted is not a pytree (its children are visited in sorted key "
+            f"order): sorting the keys {list(d)!r}"[:300] + f" raised {err}") from err
 
 
 _cache_get: Final = _cache.get  # _cache is only ever mutated in place
