@@ -27,7 +27,10 @@ result from the oracle of its argument:
   ``f`` on the logical slices, padded with zeros.
 * ``invertible``: ``invertible`` of ``f`` as a function of its *state*
   arguments (the others are closed over, as a reversible network's
-  parameters are).
+  parameters can be).
+* ``invertible_args``: ``invertible(f)`` called with every argument, the
+  parameters included (as JAX users pass them): the backward pass keeps the
+  parameters and rebuilds the state.
 * ``custom_jvp`` / ``custom_vjp`` / ``custom_vmap``: the custom function
   whose rule is the true one (``jvp`` of ``f``, ``vjp`` of ``f``,
   ``vmap(f)``); the check also asserts that the rule ran whenever a
@@ -70,7 +73,7 @@ import numpy as np
 
 import plait
 import plait_core
-from plait import InvertibilityError, lax
+from plait import lax
 from plait import numpy as pnp
 from plait_core.dims import definitely_equal
 
@@ -661,6 +664,15 @@ def wrap_invertible(p: Program) -> Program:
     return replace(p, name=f"invertible({p.name})", fn=fn)
 
 
+def wrap_invertible_args(p: Program) -> Program:
+    """``invertible(f)`` called with every argument, the parameters included."""
+
+    def fn(*args: Any) -> Tree:
+        return plait.invertible(p.fn)(*args)
+
+    return replace(p, name=f"invertible_args({p.name})", fn=fn)
+
+
 def wrap_custom_jvp(p: Program) -> Program:
     """``custom_jvp`` whose rule is the true JVP."""
     which = p.float_args
@@ -737,6 +749,7 @@ TRANSFORMS: dict[str, Callable[[Program], Program]] = {
     "linearize": wrap_linearize,
     "mask": wrap_mask,
     "invertible": wrap_invertible,
+    "invertible_args": wrap_invertible_args,
     "custom_jvp": wrap_custom_jvp,
     "custom_vjp": wrap_custom_vjp,
     "custom_vmap": wrap_custom_vmap,
@@ -791,6 +804,13 @@ TRIPLES: list[tuple[str, ...]] = [
         "grad ∘ grad ∘ invertible",
         "grad ∘ invertible ∘ grad",
         "grad ∘ invertible ∘ mask",
+        "jit ∘ grad ∘ invertible_args",
+        "vmap ∘ grad ∘ invertible_args",
+        "grad ∘ jit ∘ invertible_args",
+        "grad ∘ mask ∘ invertible_args",
+        "grad ∘ piles ∘ invertible_args",
+        "grad ∘ invertible_args ∘ custom_jvp",
+        "grad ∘ invertible_args ∘ custom_vjp",
         # custom rules
         "jit ∘ grad ∘ custom_vjp",
         "vmap ∘ grad ∘ custom_vjp",
@@ -944,14 +964,6 @@ UNSUPPORTED: list[Expectation] = [
         "custom_vmap_call is not supported on ragged values",
         "a custom_vmap function inside vmap over piles: its batching rule expects a rectangular batch, so "
         "vmap over piles refuses it rather than bypassing the rule",
-    ),
-    Expectation(
-        "grad ∘ invertible ∘ grad|mask|piles",
-        InvertibilityError,
-        "cannot invert equation",
-        "invertible of a function that is not invertible: a gradient does not determine its inputs, "
-        "and mask and piles zero the padding of their results, so the outputs do not determine the "
-        "padded inputs; the error names the equation",
     ),
 ]
 

@@ -30,9 +30,19 @@ from plait_autodiff.registries import inverse_rules
 from plait_autodiff.tangents import Zero, add_tangents, to_tangent_type
 from plait_core import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
 from plait_core.dce import dce_jaxpr
-from plait_core.primitives.calls import CALL_PRIMITIVES, custom_ivjp_call_p
+from plait_core.primitives.calls import (
+    CALL_PRIMITIVES,
+    called_jaxpr,
+    custom_ivjp_call_p,
+    custom_jvp_call_p,
+    custom_vjp_call_p,
+)
 
 __all__ = ["CannotInvert", "InvertibilityError", "invertible_fallback", "reconstruct"]
+
+
+#: Calls whose derivative is a rule of their own, not their body's.
+_CUSTOM_DERIVATIVE_CALLS = (custom_jvp_call_p, custom_vjp_call_p)
 
 
 class InvertibilityError(ValueError):
@@ -158,11 +168,14 @@ def _invert_eqn(
         xs, dxs = eqn.params["ivjp"](ins, outs, None if cts is None else [None if type(c) is Zero else c for c in cts])
         return list(xs), (None if cts is None else list(dxs))
     if prim in CALL_PRIMITIVES and any(x is None for x in ins):
-        from plait_core.primitives.calls import called_jaxpr
-
         body = called_jaxpr(prim, eqn.params)
-        return reconstruct(body, ins, outs, cts, eqn.params.get("name", prim.name))
-    if any(x is None for x in ins):
+        name = eqn.params.get("name", prim.name)
+        if prim not in _CUSTOM_DERIVATIVE_CALLS:
+            return reconstruct(body, ins, outs, cts, name)
+        # Rebuild the inputs through the body, but differentiate by the
+        # function's own rule (which the body does not know).
+        full, _ = reconstruct(body, ins, outs, None, name)
+    elif any(x is None for x in ins):
         rule = inverse_rules.get(prim)
         if rule is None:
             raise InvertibilityError(f"cannot invert {where}: {prim.name} has no inverse rule")
