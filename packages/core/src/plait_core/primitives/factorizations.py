@@ -42,7 +42,7 @@ import numpy as np
 
 from plait_core import dtypes
 from plait_core.abstract import ShapedArray
-from plait_core.dims import Dim
+from plait_core.dims import Dim, InconclusiveDimensionOperation
 from plait_core.primitive import Primitive
 from plait_core.primitives.reductions import dims_match, shape_text
 
@@ -84,9 +84,17 @@ def complex_dtype(dtype: DType) -> DType:
     return dtypes.complex128 if dtype in (dtypes.float64, dtypes.complex128) else dtypes.complex64
 
 
-def min_dim(a: Dim, b: Dim) -> Dim:
-    """The smaller of two sizes (inconclusive for undecidable symbolic ones)."""
-    return a if a <= b else b
+def min_dim(a: Dim, b: Dim, name: str = "a factorisation") -> Dim:
+    """The smaller of two sizes; for symbolic sizes whose order is not known,
+    an ``InconclusiveDimensionOperation`` that says why it matters."""
+    try:
+        return a if a <= b else b
+    except InconclusiveDimensionOperation:
+        raise InconclusiveDimensionOperation(
+            f"{name}: the size min({a}, {b}) of a factor is not known for a matrix of symbolic size "
+            f"({a}, {b}); factorisations need matrix sizes whose order is known (under mask or vmap over "
+            "piles, only the leading, stacked axes may be symbolic)"
+        ) from None
 
 
 def _operand(name: str, a: ShapedArray, *, square: bool) -> tuple[Dim, Dim]:
@@ -233,7 +241,7 @@ def _lu_rule(a: ShapedArray) -> list[ShapedArray]:
     batch = a.shape[:-2]
     return [
         ShapedArray(a.shape, a.dtype),
-        ShapedArray((*batch, min_dim(m, n)), dtypes.int32),
+        ShapedArray((*batch, min_dim(m, n, "lu")), dtypes.int32),
         ShapedArray((*batch, m), dtypes.int32),
     ]
 
@@ -277,7 +285,7 @@ lu_p.def_impl(_lu)
 
 def _qr_rule(a: ShapedArray, *, full_matrices: bool) -> list[ShapedArray]:
     m, n = _operand("qr", a, square=False)
-    k = m if full_matrices else min_dim(m, n)
+    k = m if full_matrices else min_dim(m, n, "qr")
     batch = a.shape[:-2]
     return [ShapedArray((*batch, m, k), a.dtype), ShapedArray((*batch, k, n), a.dtype)]
 
@@ -325,7 +333,7 @@ eigh_p.def_impl(_eigh)
 
 def _svd_rule(a: ShapedArray, *, full_matrices: bool, compute_uv: bool) -> list[ShapedArray]:
     m, n = _operand("svd", a, square=False)
-    k = min_dim(m, n)
+    k = min_dim(m, n, "svd")
     batch = a.shape[:-2]
     s = ShapedArray((*batch, k), real_dtype(a.dtype))
     if not compute_uv:
