@@ -160,6 +160,8 @@ def test_residuals_say_what_is_stored() -> None:
     assert stored.stored_bytes == weights + 2 * x1.nbytes  # the weights and the two outputs
     assert stored.intermediate_bytes > 10 * x1.nbytes
     assert "rebuilt args[1]: f32[3,4]" in str(stored)
+    shapes = pc.tree_util.tree_map(lambda a: pc.ShapeDtypeStruct(a.shape, a.dtype), (params, x1, x2))
+    assert invertible(stack).residuals(*shapes) == stored  # shapes are enough
     # An argument the outputs do not determine is kept, whatever its name.
     square = invertible(lambda v, s: (pnp.exp(v) * 4.0 * v, s + 1.0)).residuals(x1, x2)
     assert list(square.kept) == ["args[0]"] and list(square.rebuilt) == ["args[1]"]

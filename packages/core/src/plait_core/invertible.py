@@ -29,7 +29,7 @@ from typing import Any, Generic, NamedTuple, TypeVar
 
 import numpy as np
 
-from plait_core.abstract import ShapedArray
+from plait_core.abstract import ShapedArray, ShapeDtypeStruct
 from plait_core.custom_derivatives import check_tangent, check_value, match_zero_tree, tangent_aval, zeros_of
 from plait_core.jaxpr import ClosedJaxpr, Jaxpr
 from plait_core.primitives.calls import (
@@ -43,7 +43,14 @@ from plait_core.primitives.calls import (
     resolve_kwargs,
     stage_cached,
 )
-from plait_core.tree_util import PyTreeDef, keystr, tree_flatten, tree_flatten_with_path, tree_unflatten
+from plait_core.tree_util import (
+    PyTreeDef,
+    keystr,
+    tree_flatten,
+    tree_flatten_with_path,
+    tree_map,
+    tree_unflatten,
+)
 
 __all__ = [
     "DriftCheck",
@@ -142,6 +149,13 @@ def _intermediate_bytes(jaxpr: Jaxpr) -> int:
     return total
 
 
+def _placeholder(x: Any) -> Any:
+    """An array standing for a ``ShapeDtypeStruct`` (never read: zeros cost no memory until touched)."""
+    if isinstance(x, ShapeDtypeStruct):
+        return np.zeros(x.shape, x.dtype)
+    return x
+
+
 class Invertible:
     """A function marked ``invertible`` (see :func:`invertible`)."""
 
@@ -166,8 +180,9 @@ class Invertible:
 
     def residuals(self, *args: Any, **kwargs: Any) -> InvertibleResiduals:
         """What differentiating this function at these arguments stores
-        (shapes only: the arguments may be arrays or ``ShapeDtypeStruct``-like
-        values; every argument is taken as differentiated)."""
+        (only shapes matter: the arguments may be ``ShapeDtypeStruct`` values;
+        every float argument is taken as differentiated)."""
+        args, kwargs = tree_map(_placeholder, (args, kwargs))
         staged, _ = self._stage(args, kwargs)
         nc = len(staged.consts)
         flags = _analysis_of("kept")(staged.body, nc, self.name)
