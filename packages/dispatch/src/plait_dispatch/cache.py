@@ -164,6 +164,11 @@ def _describe(names: Sequence[str | None] | None, k: int) -> str:
     return f"argument {name!r}" if name else f"operand {k}"
 
 
+spmd_primitives: set[Any] = set()
+"""Primitives that always run as SPMD computations eagerly (they name a mesh:
+``shard_map``, ``sharding_constraint``); filled by their lowering rules."""
+
+
 def computation_device(
     operands: Sequence[Any],
     fixed: _jaxlib.Device | None,
@@ -481,7 +486,7 @@ def _compile(
 ) -> CompiledCall:
     stats.bump("compiles")
     lowered, kept = lower_for_call(closed, in_avals, info, name) if lowered_kept is None else lowered_kept
-    executable = _jaxlib.compile_stablehlo(lowered.text, device)
+    executable = _jaxlib.compile_stablehlo(lowered.text, device, lowered.host_callbacks)
     donated = tuple(info.is_donated(k) for k in range(len(in_avals)))
     _warn_unusable_donations(lowered, info, donated, kept, name)
     const_bufs = [

@@ -48,6 +48,7 @@ from plait_core import (
     set_eager_backend,
     to_numpy,
 )
+from plait_core.primitives.callbacks import callback_p
 from plait_core.primitives.calls import closed_call_p
 from plait_core.primitives.elementwise import convert_element_type_p
 from plait_core.trace import check_eager_operands, numpy_backend
@@ -61,6 +62,7 @@ from plait_dispatch.cache import (
     computation_device,
     host_value,
     shared_scalar_buffer,
+    spmd_primitives,
 )
 from plait_dispatch.lowering import LoweringError
 from plait_dispatch.spmd import run_spmd, wants_spmd
@@ -238,6 +240,10 @@ def _general(prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> An
         return _eager_call(args, params)
     where = f"an argument of {prim.name}"
     in_avals = tuple([a.aval if type(a) is Array else get_aval(a, where) for a in args])
+    if prim is callback_p:
+        # A host callback run eagerly is a call of the Python function on the
+        # host: nothing to compile (and a fresh function each time).
+        return _reference(prim, args, params, in_avals)
     if prim is convert_element_type_p and type(args[0]) is not Array and not in_avals[0].shape:
         folded = _convert_host_scalar(args[0], in_avals[0], params)
         if folded is not None:
@@ -268,10 +274,6 @@ def _general(prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> An
         _learn_host_scalars(args, in_avals)
     return outs if prim.multiple_results else outs[0]
 
-
-spmd_primitives: set[Primitive] = set()
-"""Primitives that always run as SPMD computations eagerly (they name a mesh:
-``shard_map``, ``sharding_constraint``); filled by their lowering rules."""
 
 _spmd_jaxprs: dict[Hashable, ClosedJaxpr] = {}
 

@@ -17,7 +17,8 @@ from plait_autodiff.rules import (
     reduce_window,
     reductions,
     shapes,
+    sharding,
     structural,
 )
 
-__all__ = ["ad_helpers", "calls", "collectives", "complex_numbers", "control_flow", "custom_vmap", "elementwise", "factorizations", "fft", "inverse", "invertible", "linalg", "reduce_window", "reductions", "shapes", "structural"]
+__all__ = ["ad_helpers", "calls", "collectives", "complex_numbers", "control_flow", "custom_vmap", "elementwise", "factorizations", "fft", "inverse", "invertible", "linalg", "reduce_window", "reductions", "shapes", "sharding", "structural"]

@@ -30,6 +30,7 @@ from plait_batching.rules import (
     reduce_window,
     reductions,
     shapes,
+    sharding,
     structural,
 )
 
@@ -57,5 +58,6 @@ __all__ = [
     "reduce_window",
     "reductions",
     "shapes",
+    "sharding",
     "structural",
 ]

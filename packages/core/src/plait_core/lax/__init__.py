@@ -11,5 +11,6 @@ from plait_core.lax.fft import *
 from plait_core.lax.linalg import *
 from plait_core.lax.reductions import *
 from plait_core.lax.shapes import *
+from plait_core.lax.sharding import *
 from plait_core.lax.structural import *
 from plait_core.lax.windowed import *

@@ -17,5 +17,6 @@ from plait_core.primitives import (
     reduce_window,
     reductions,
     shapes,
+    sharding,
     structural,
 )

@@ -311,5 +311,6 @@ from plait_dispatch.lowering.rules import (  # noqa: E402
     linalg,
     reduce_window,
     reductions,
+    sharding,
     structural,
 )

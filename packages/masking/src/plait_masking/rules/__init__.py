@@ -18,5 +18,6 @@ from plait_masking.rules import (
     reduce_window,
     reductions,
     shapes,
+    sharding,
     structural,
 )

@@ -1,0 +1,170 @@
+"""``shard_map`` and ``with_sharding_constraint``: the front-ends of the
+sharding primitives (:mod:`plait_core.primitives.sharding`)."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+from plait_core.abstract import get_aval
+from plait_core.primitives.calls import fun_name, hoist_consts
+from plait_core.primitives.sharding import mesh_axis_env, shard_aval, shard_map_p, sharding_constraint_p
+from plait_core.sharding import Mesh, NamedSharding, PartitionSpec, Sharding, get_mesh
+from plait_core.staging import check_output_leaves, trace_to_jaxpr
+from plait_core.tree_util import tree_flatten, tree_map, tree_unflatten
+
+__all__ = ["shard_map", "with_sharding_constraint"]
+
+
+def _is_spec(x: Any) -> bool:
+    return x is None or isinstance(x, PartitionSpec)
+
+
+def _broadcast_specs(specs: Any, tree: Any, what: str, where: str) -> list[PartitionSpec]:
+    """One spec per leaf of ``tree``, from ``specs``, a pytree prefix of it."""
+    if _is_spec(specs):
+        n = len(tree_flatten(tree)[0])
+        return [_spec(specs, what, where)] * n
+    spec_leaves, spec_tree = tree_flatten(specs, is_leaf=_is_spec)
+    try:
+        subtrees = spec_tree.flatten_up_to(tree)
+    except ValueError as e:
+        raise ValueError(
+            f"{where}: {what} must be a pytree prefix of the {'arguments' if what == 'in_specs' else 'outputs'}, "
+            f"got {specs!r}: {str(e).splitlines()[0]}"
+        ) from None
+    out: list[PartitionSpec] = []
+    for s, sub in zip(spec_leaves, subtrees):
+        out.extend([_spec(s, what, where)] * len(tree_flatten(sub)[0]))
+    return out
+
+
+def _spec(s: Any, what: str, where: str) -> PartitionSpec:
+    if s is None:
+        raise TypeError(
+            f"{where}: {what} has None where a PartitionSpec belongs; use P() for a replicated value"
+        )
+    return s  # type: ignore[no-any-return]
+
+
+def shard_map(
+    f: Callable[..., Any] | None = None,
+    /,
+    *,
+    mesh: Mesh | None = None,
+    in_specs: Any,
+    out_specs: Any,
+    check_rep: bool = True,
+    check_vma: bool | None = None,
+    axis_names: Any = None,
+) -> Any:
+    """Map ``f`` over the devices of ``mesh``: each device runs ``f`` on its
+    pieces of the arguments.
+
+    ``in_specs`` is a pytree prefix of the argument tuple whose leaves are
+    :class:`~plait_core.sharding.PartitionSpec`\\ s: argument dimensions
+    named in a spec are split over those mesh axes (they must be divisible);
+    ``f`` sees the per-device shapes.  ``out_specs`` (a prefix of ``f``'s
+    output) says how the outputs' pieces are put back together; over mesh
+    axes an out spec does not name, the pieces must be equal (reduce them
+    with ``lax.psum`` first: plait does not check it, as with
+    ``check_rep=False`` in JAX).  Inside ``f`` the mesh axis names are bound
+    for ``lax.psum``, ``pmean``, ``pmax``, ``pmin``, ``all_gather``,
+    ``psum_scatter``, ``ppermute``, ``all_to_all`` and ``axis_index``.
+
+    ``mesh`` defaults to the context mesh (``with mesh:``); ``check_rep``,
+    ``check_vma`` and ``axis_names`` are accepted for JAX compatibility
+    (``axis_names``, a subset of the mesh's axes to map manually, must be
+    all of them or ``None``).  Works under ``jit``, ``grad`` and ``vmap``.
+    """
+    if f is None:
+        return functools.partial(
+            shard_map, mesh=mesh, in_specs=in_specs, out_specs=out_specs, check_rep=check_rep,
+            check_vma=check_vma, axis_names=axis_names,
+        )
+    if not callable(f):
+        raise TypeError(f"shard_map: expected a function, got {type(f).__name__}: {f!r}")
+    the_mesh = mesh if mesh is not None else get_mesh()
+    if not isinstance(the_mesh, Mesh):
+        raise TypeError(
+            f"shard_map: mesh must be a Mesh (or use a context mesh: with mesh: ...), got {the_mesh!r}"
+        )
+    if axis_names is not None and set(axis_names) != set(the_mesh.axis_names):
+        raise NotImplementedError(
+            f"shard_map(axis_names={set(axis_names)}): mapping only some mesh axes manually is not supported "
+            f"(the mesh's axes: {the_mesh.axis_names}); plait maps all of them"
+        )
+    name = fun_name(f)
+    where = f"shard_map of {name}"
+
+    @functools.wraps(f)
+    def mapped(*args: Any) -> Any:
+        leaves, in_tree = tree_flatten(args)
+        specs = _broadcast_specs(tuple(in_specs) if isinstance(in_specs, list) else in_specs, args, "in_specs", where)
+        avals = [get_aval(x, f"an argument of {where}") for x in leaves]
+        shard_avals = [shard_aval(a, s, the_mesh, f"{where}, argument leaf {k}") for k, (a, s) in enumerate(zip(avals, specs))]
+        out_trees: list[Any] = []
+
+        def flat(*xs: Any) -> list[Any]:
+            out = f(*tree_unflatten(in_tree, xs))
+            out_leaves, out_tree = tree_flatten(out)
+            check_output_leaves(out_leaves, out_tree, where)
+            out_trees.append(out_tree)
+            return out_leaves
+
+        with mesh_axis_env(the_mesh):
+            closed = trace_to_jaxpr(flat, shard_avals)
+        body, consts = hoist_consts(closed)
+        out_tree = out_trees[0]
+        placeholder = tree_unflatten(out_tree, [0] * out_tree.num_leaves)
+        ospecs = _broadcast_specs(
+            tuple(out_specs) if isinstance(out_specs, list) else out_specs, placeholder, "out_specs", where
+        )
+        outs = shard_map_p.bind(
+            *consts,
+            *leaves,
+            jaxpr=body,
+            mesh=the_mesh,
+            in_specs=(PartitionSpec(),) * len(consts) + tuple(specs),
+            out_specs=tuple(ospecs),
+        )
+        return tree_unflatten(out_tree, outs)
+
+    return mapped
+
+
+def with_sharding_constraint(x: Any, shardings: Any) -> Any:
+    """``x`` (a pytree), laid out as ``shardings`` says from here on.
+
+    ``shardings`` is one sharding for every leaf or a pytree prefix of
+    ``x``; a bare :class:`PartitionSpec` refers to the context mesh (``with
+    mesh:``).  Under ``jit`` it is a layout request to XLA's partitioner;
+    eagerly it places the value (as ``device_put`` would).  The values are
+    unchanged."""
+
+    def resolve(s: Any) -> Sharding:
+        if isinstance(s, PartitionSpec):
+            mesh = get_mesh()
+            if mesh is None:
+                raise ValueError(
+                    f"with_sharding_constraint: a bare PartitionSpec {s!r} needs a context mesh (with mesh: ...); "
+                    "or pass NamedSharding(mesh, spec)"
+                )
+            return NamedSharding(mesh, s)
+        if not isinstance(s, Sharding):
+            raise TypeError(f"with_sharding_constraint: expected a sharding or PartitionSpec, got {s!r}")
+        return s
+
+    def constrain(sub: Any, s: Any) -> Any:
+        sharding = resolve(s)
+        return tree_map(lambda leaf: sharding_constraint_p.bind(leaf, sharding=sharding), sub)
+
+    def is_leaf(s: Any) -> bool:
+        return isinstance(s, (Sharding, PartitionSpec))
+
+    if is_leaf(shardings):
+        return constrain(x, shardings)
+    spec_leaves, spec_tree = tree_flatten(shardings, is_leaf=is_leaf)
+    subtrees = spec_tree.flatten_up_to(x)
+    return tree_unflatten(spec_tree, [constrain(sub, s) for s, sub in zip(spec_leaves, subtrees)])
