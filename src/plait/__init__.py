@@ -16,6 +16,8 @@ import plait_batching
 import plait_core
 import plait_dispatch
 import plait_masking
+from plait import debug as debug
+from plait import experimental as experimental
 from plait_autodiff import (
     InvertibilityError,
     grad,
@@ -64,6 +66,7 @@ from plait_core import scipy as scipy
 from plait_core import tree as tree
 from plait_core import tree_util as tree_util
 from plait_core.dtypes import float0
+from plait_core.host_callbacks import pure_callback
 from plait_core.lax.calls import named_call
 from plait_core.scipy import special as _special
 from plait_core.scipy import stats as _stats
@@ -120,6 +123,9 @@ jacobian = jacrev
 
 __all__ = [
     "clear_caches",
+    "debug",
+    "experimental",
+    "pure_callback",
     "device_count",
     "dtypes",
     "errors",

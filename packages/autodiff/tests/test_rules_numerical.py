@@ -400,6 +400,7 @@ ELSEWHERE = {
     "psum": "test_collectives.py", "pmax": "test_collectives.py", "pmin": "test_collectives.py",
     "pmean": "test_collectives.py", "all_gather": "test_collectives.py", "axis_index": "test_collectives.py",
     "reduce_window": "test_reduce_window.py",
+    "callback": "test_callbacks.py",
     **{name: "test_factorizations.py" for name in ("cholesky", "triangular_solve", "lu", "qr", "eigh", "svd", "eig")},
 }  # fmt: skip
 

@@ -14,7 +14,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from batching_checks import Gen, arr, perm
 
-from plait_core import lax, primitive_by_name
+from plait_core import ShapeDtypeStruct, host_callbacks, lax, primitive_by_name
 from plait_core.primitives.indexing_prims import (
     GatherDimensionNumbers,
     GatherScatterMode,
@@ -220,6 +220,17 @@ case("conv-fgc", _conv(_NCH, (1,), ((1, 1),), (1,), (1,), fgc=2), [arr((2, 4, 6)
      "conv_general_dilated")  # fmt: skip
 case("conv-bgc", _conv(_NCH, (1,), ((0, 0),), (1,), (1,), bgc=2), [arr((4, 2, 6)), arr((4, 2, 3))],
      "conv_general_dilated")  # fmt: skip
+
+# ---------------------------------------------------------------------------
+# host callbacks
+
+_SD = ShapeDtypeStruct((3,), np.dtype(f32))
+for _m in ("sequential", "sequential_unrolled", "expand_dims", "broadcast_all"):
+    case(f"callback-pure-{_m}", lambda x, y, _m=_m: host_callbacks.pure_callback(
+        lambda a, b: (a * 2 + b).astype(a.dtype), ShapeDtypeStruct(np.shape(x), np.dtype(f32)), x, y, vmap_method=_m),
+         [arr((3,)), arr((3,))], "callback")  # fmt: skip
+case("callback-io", lambda x: host_callbacks.io_callback(lambda a: np.cumsum(a).astype(a.dtype), _SD, x), [arr((3,))],
+     "callback")  # fmt: skip
 
 # ---------------------------------------------------------------------------
 # windows

@@ -18,7 +18,7 @@ import pytest
 from test_lowering_harness import BF16, BOOL, C64, F16, F32, I8, I32, U8, U32, bind, check, sample
 
 import plait_core as pc
-from plait_core import lax
+from plait_core import host_callbacks, lax
 from plait_core.jaxpr import Jaxpr, sub_jaxprs
 from plait_core.primitives.indexing_prims import GatherDimensionNumbers as GDN
 from plait_core.primitives.indexing_prims import GatherScatterMode
@@ -374,6 +374,19 @@ case("conv_general_dilated", _conv(window_strides=(2, 1), padding=((1, 1), (0, 2
 for _dt, _pref in [(BF16, None), (F16, F32), (I32, None), (I8, I32), (BOOL, None)]:
     case("conv_general_dilated", _conv(preferred_element_type=_pref), sample(_dt, (2, 3, 9), -3, 3, 1),
          sample(_dt, (4, 3, 3), -3, 3, 2), rtol=2e-2 if _dt == BF16 else None, id=f"{dname(_dt)}-{_pref}")
+
+# ---------------------------------------------------------------------------
+# Host callbacks
+
+
+def _pure_sin(x: Any) -> Any:
+    return host_callbacks.pure_callback(lambda v: np.sin(v).astype(v.dtype), pc.ShapeDtypeStruct(x.shape, x.dtype), x)
+
+
+case("callback", _pure_sin, sample(F32, (2, 3)), id="pure")
+case("callback", lambda x, y: host_callbacks.io_callback(lambda a, b: (a + b, a * b), (pc.ShapeDtypeStruct((3,), I32),) * 2,
+                                                        x, y, ordered=True), sample(I32, (3,), 0, 5, 1),
+     sample(I32, (3,), 0, 5, 2), id="io-ordered-two-results")  # fmt: skip
 
 # ---------------------------------------------------------------------------
 # Windows

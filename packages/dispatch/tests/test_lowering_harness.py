@@ -48,7 +48,7 @@ def xla_execute(low: LoweredModule, *args: Any) -> list[np.ndarray]:
     """Compile ``low`` and run it on ``args`` (pytrees whose leaves are the jaxpr's inputs)."""
     args = tuple(tree_leaves(args))
     dev = _jaxlib.default_device()
-    exe = _jaxlib.compile_stablehlo(low.text, dev)
+    exe = _jaxlib.compile_stablehlo(low.text, dev, low.host_callbacks)
     values = [np.asarray(c) for c in low.const_args]
     values += [np.asarray(a, dtype=av.dtype) for i, (a, av) in enumerate(zip(args, low.in_avals))
                if i not in low.float0_inputs]

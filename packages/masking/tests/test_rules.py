@@ -15,7 +15,7 @@ import pytest
 from masking_testing import Case, check_case, integers, primitives_of, spread, uniform
 
 import plait_core.numpy as pnp
-from plait_core import all_primitives, lax
+from plait_core import ShapeDtypeStruct, all_primitives, host_callbacks, lax
 from plait_core import dtypes as pdt
 from plait_core.lax import dimension_as_value
 from plait_core.primitives import ad_helpers as adh
@@ -414,7 +414,14 @@ WINDOWS = [
          ["(n, 3)", "(n, 5)"], "(n, 5)", [((6, 3), F32), ((6, 5), F32)], _ENVS_N),
 ]  # fmt: skip
 
-ALL_CASES = ELEMENTWISE + REDUCTIONS + LINALG + STRUCTURAL + INDEXING + CONTROL_FLOW + CALLS + COMPLEX_FFT + WINDOWS
+HOST_CALLBACKS = [
+    Case("pure_callback on a static operand", lambda x: lax.add(x, lax.broadcast_in_dim(host_callbacks.pure_callback(
+        lambda c: (c * 2).astype(np.float32), ShapeDtypeStruct((5,), np.dtype(F32)), np.arange(5, dtype=F32)),
+        x.shape, (1,))),
+         ["(n, 5)"], "(n, 5)", [((6, 5), F32)], _ENVS_N),
+]  # fmt: skip
+
+ALL_CASES = ELEMENTWISE + REDUCTIONS + LINALG + STRUCTURAL + INDEXING + CONTROL_FLOW + CALLS + COMPLEX_FFT + WINDOWS + HOST_CALLBACKS
 
 
 @pytest.mark.parametrize("case", ALL_CASES, ids=repr)

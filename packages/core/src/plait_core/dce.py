@@ -1,20 +1,34 @@
 """Dead-code elimination on jaxprs.
 
-Primitives are pure, so an equation none of whose outputs is used can go.
-Higher-order primitives may register a rule in :data:`dce_rules` that also
-prunes unused outputs inside their bodies.
+Primitives are pure, so an equation none of whose outputs is used can go,
+unless it has effects (:data:`effect_rules`: a host callback that prints or
+writes, or a call whose body holds one).  Higher-order primitives may
+register a rule in :data:`dce_rules` that also prunes unused outputs inside
+their bodies.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from plait_core.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Var
-from plait_core.primitive import RuleRegistry
+from plait_core.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Var, sub_jaxprs
+from plait_core.primitive import Primitive, RuleRegistry
 
 #: ``rule(eqn, used_outputs) -> (used_inputs, new_eqn or None)``.
 DceRule = Callable[[JaxprEqn, list[bool]], tuple[list[bool], "JaxprEqn | None"]]
 dce_rules: RuleRegistry[DceRule] = RuleRegistry("dead-code elimination")
+
+#: ``rule(eqn) -> bool``: whether an equation of this primitive has effects
+#: (then it stays even when none of its outputs is used).
+effect_rules: dict[Primitive, Callable[[JaxprEqn], bool]] = {}
+
+
+def has_effects(eqn: JaxprEqn) -> bool:
+    """Whether ``eqn``, or an equation of a jaxpr in its params, has effects."""
+    rule = effect_rules.get(eqn.primitive)
+    if rule is not None and rule(eqn):
+        return True
+    return any(has_effects(e) for j in sub_jaxprs(eqn) for e in j.eqns)
 
 
 def dce_jaxpr(
@@ -33,7 +47,9 @@ def dce_jaxpr(
     for eqn in reversed(jaxpr.eqns):
         used_outs = [v in live for v in eqn.outvars]
         if not any(used_outs):
-            continue
+            if not has_effects(eqn):
+                continue
+            used_outs = [True] * len(eqn.outvars)  # kept whole, for its effects
         rule = dce_rules.get(eqn.primitive)
         if rule is not None:
             used_ins, new_eqn = rule(eqn, used_outs)

@@ -515,16 +515,56 @@ def nbytes_on_device(buf: Buffer) -> int:
 # Compilation and execution.
 
 
-def compile_stablehlo(text: str, device: Device) -> Executable:
+def compile_stablehlo(text: str, device: Device, host_callbacks: Sequence[Any] = ()) -> Executable:
     """Compile a StableHLO module given as MLIR text for one device.
 
     The module's entry is ``func.func public @main``; a donated argument
     carries ``{tf.aliasing_output = k : i32}`` naming the output it may reuse.
+    ``host_callbacks`` are the Python functions the module's
+    :data:`HOST_CALLBACK_TARGET` custom calls name by index (their
+    ``backend_config = {index = k : ui64}``); the executable keeps them.
     Raises :data:`XlaRuntimeError` with XLA's message on invalid input.
     """
     options = _xc.CompileOptions()
     options.device_assignment = _xc.DeviceAssignment.create(np.array([[device.id]], dtype=np.int32))
+    if not host_callbacks and HOST_CALLBACK_TARGET in text:
+        # XLA would call into a missing function (a crash, not an error).
+        raise ValueError("compile_stablehlo: the module calls host callbacks, but none were given (host_callbacks)")
+    if host_callbacks:
+        # Only the MLIR-module overload takes host callbacks: parse the text.
+        return client().compile_and_load(
+            _parse_module(text), _xc.DeviceList((device,)), options, host_callbacks=list(host_callbacks)
+        )
     return client().compile_and_load(text, _xc.DeviceList((device,)), options)
+
+
+HOST_CALLBACK_TARGET: Final[str] = "xla_ffi_python_cpu_callback"
+"""The typed-FFI custom-call target of jaxlib's CPU client that calls a Python
+function given at compile time: it receives the operands as NumPy arrays
+(and any ``!stablehlo.token`` operand as an opaque value to hand back) and
+returns a tuple of arrays, one per result."""
+
+_mlir_context: list[Any] = []
+_mlir_lock = threading.Lock()
+
+
+def _parse_module(text: str) -> Any:
+    """``text`` as an MLIR module of jaxlib's bundled MLIR (one context, made
+    on first use, with the dialects StableHLO modules use)."""
+    ir: Any = importlib.import_module("jaxlib.mlir.ir")
+    with _mlir_lock:
+        if not _mlir_context:
+            ext: Any = importlib.import_module("jaxlib.mlir._mlir_libs._jax_mlir_ext")
+            stablehlo: Any = importlib.import_module("jaxlib.mlir.dialects.stablehlo")
+            registry = ir.DialectRegistry()
+            ext.register_dialects(registry)
+            context = ir.Context()
+            context.append_dialect_registry(registry)
+            context.load_all_available_dialects()
+            stablehlo.register_dialect(context)
+            _mlir_context.append(context)
+        with _mlir_context[0]:
+            return ir.Module.parse(text)
 
 
 def result_handler(aval: Any, device: Device) -> ResultHandler:

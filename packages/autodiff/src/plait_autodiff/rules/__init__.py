@@ -3,6 +3,7 @@
 
 from plait_autodiff.rules import (
     ad_helpers,
+    callbacks,
     calls,
     collectives,
     complex_numbers,
@@ -21,4 +22,4 @@ from plait_autodiff.rules import (
     structural,
 )
 
-__all__ = ["ad_helpers", "calls", "collectives", "complex_numbers", "control_flow", "custom_vmap", "elementwise", "factorizations", "fft", "inverse", "invertible", "linalg", "reduce_window", "reductions", "shapes", "sharding", "structural"]
+__all__ = ["ad_helpers", "callbacks", "calls", "collectives", "complex_numbers", "control_flow", "custom_vmap", "elementwise", "factorizations", "fft", "inverse", "invertible", "linalg", "reduce_window", "reductions", "shapes", "sharding", "structural"]

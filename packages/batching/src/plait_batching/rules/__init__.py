@@ -8,6 +8,7 @@ values (piles) in :data:`~plait_batching.registries.ragged_rules` (the
 
 from plait_batching.rules import (
     ad_helpers,
+    callbacks,
     calls,
     collectives,
     complex_numbers,
@@ -36,6 +37,7 @@ from plait_batching.rules import (
 
 __all__ = [
     "ad_helpers",
+    "callbacks",
     "calls",
     "collectives",
     "complex_numbers",

@@ -92,7 +92,9 @@ class LoweredModule:
     * ``const_avals``: their types;
     * ``float0_inputs`` / ``float0_outputs``: indices of the ``float0`` inputs
       (not passed) and outputs (not returned: zeros of their aval, made on the host);
-    * ``platform``: the platform it was lowered for.
+    * ``platform``: the platform it was lowered for;
+    * ``host_callbacks``: the Python functions its host-callback custom calls
+      name by index (passed to the compiler).
     """
 
     text: str
@@ -106,6 +108,7 @@ class LoweredModule:
     float0_inputs: tuple[int, ...]
     float0_outputs: tuple[int, ...]
     platform: str
+    host_callbacks: tuple[Any, ...] = ()
 
     @property
     def num_const_args(self) -> int:
@@ -295,12 +298,14 @@ def lower_jaxpr(
         float0_inputs=float0_inputs,
         float0_outputs=float0_outputs,
         platform=platform,
+        host_callbacks=tuple(module.host_callbacks),
     )
 
 
 # Register every rule (importing a family module fills lowering_rules).
 from plait_dispatch.lowering.rules import (  # noqa: E402
     ad_helpers,
+    callbacks,
     calls,
     collectives,
     complex_numbers,

@@ -398,7 +398,7 @@ class ModuleBuilder:
     made for called jaxprs (one per jaxpr object, so a jaxpr called twice is
     lowered once)."""
 
-    __slots__ = ("_symbols", "attrs", "calls", "functions", "name", "platform", "spmd")
+    __slots__ = ("_symbols", "attrs", "calls", "effect_tokens", "functions", "host_callbacks", "name", "platform", "spmd")
 
     def __init__(self, name: str, platform: str) -> None:
         self.name = symbol_name(name)
@@ -408,6 +408,10 @@ class ModuleBuilder:
         self.functions: list[str] = []
         self.calls: dict[Any, str] = {}
         self._symbols: set[str] = {"main"}
+        #: Python functions the module's host-callback custom calls name by index.
+        self.host_callbacks: list[Any] = []
+        #: Per block (by id), the token the block's last ordered effect returned.
+        self.effect_tokens: dict[int, Any] = {}
 
     def fresh_symbol(self, base: str) -> str:
         """A function name not used yet in this module, derived from ``base``."""

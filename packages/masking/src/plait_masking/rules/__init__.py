@@ -6,6 +6,7 @@ Importing this package registers every rule in
 
 from plait_masking.rules import (
     ad_helpers,
+    callbacks,
     calls,
     collectives,
     control_flow,

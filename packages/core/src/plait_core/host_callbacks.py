@@ -1,0 +1,164 @@
+"""Host callbacks: Python functions called from inside a program, with JAX's
+names and signatures (``pure_callback``, ``io_callback``, ``debug.callback``,
+``debug.print``).  They bind the one ``callback`` primitive (see
+:mod:`plait_core.primitives.callbacks`); compiled code calls back into
+Python through XLA's host-callback mechanism, without leaving ``jit``.
+
+Array arguments (pytrees of them) reach the Python function as NumPy
+arrays; leaves that are not arrays (strings, dtypes, ``None``) are passed
+as they are.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from plait_core import dtypes
+from plait_core.abstract import ShapedArray, get_aval
+from plait_core.primitives.callbacks import VMAP_METHODS, HostCallback, callback_p
+from plait_core.tree_util import tree_flatten, tree_unflatten
+
+__all__ = ["debug_callback", "debug_print", "io_callback", "pure_callback"]
+
+
+def _is_array(x: Any) -> bool:
+    if isinstance(x, (str, bytes, np.dtype, type)) or x is None:
+        return False
+    try:
+        get_aval(x)
+    except TypeError:
+        return False
+    return True
+
+
+def _split(args: Any) -> tuple[list[Any], Callable[[list[Any]], Any]]:
+    """The array leaves of ``args``, and how to rebuild ``args`` from them
+    (the other leaves are kept as they are)."""
+    leaves, tree = tree_flatten(args)
+    dynamic = [_is_array(x) for x in leaves]
+    arrays = [x for x, d in zip(leaves, dynamic) if d]
+
+    def rebuild(values: list[Any]) -> Any:
+        it = iter(values)
+        return tree_unflatten(tree, [next(it) if d else x for x, d in zip(leaves, dynamic)])
+
+    return arrays, rebuild
+
+
+def _result_avals(fn: str, result_shape_dtypes: Any) -> tuple[list[ShapedArray], Any]:
+    leaves, tree = tree_flatten(result_shape_dtypes)
+    avals = []
+    for leaf in leaves:
+        shape, dtype = getattr(leaf, "shape", None), getattr(leaf, "dtype", None)
+        if shape is None or dtype is None:
+            raise TypeError(
+                f"{fn}: result_shape_dtypes must be a pytree of values with .shape and .dtype "
+                f"(e.g. plait.ShapeDtypeStruct), got {leaf!r}"
+            )
+        avals.append(ShapedArray(tuple(int(d) for d in shape), dtypes.canonicalize_dtype(np.dtype(dtype))))
+    return avals, tree
+
+
+def _bind(
+    fn: str, callback: Callable[..., Any], result_shape_dtypes: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
+    *, kind: str, ordered: bool, vmap_method: str | None,
+) -> Any:  # fmt: skip
+    if not callable(callback):
+        raise TypeError(f"{fn}: callback must be callable, got {type(callback).__name__}")
+    if vmap_method not in VMAP_METHODS:
+        raise ValueError(f"{fn}: vmap_method must be one of {VMAP_METHODS}, got {vmap_method!r}")
+    arrays, rebuild = _split((args, kwargs))
+    avals, out_tree = _result_avals(fn, result_shape_dtypes) if result_shape_dtypes is not None else ([], None)
+
+    def flat(*values: np.ndarray) -> list[Any]:
+        call_args, call_kwargs = rebuild(list(values))
+        out = callback(*call_args, **call_kwargs)
+        if out_tree is None:
+            return []
+        leaves, tree = tree_flatten(out)
+        if tree != out_tree:
+            raise RuntimeError(f"{fn}: the callback returned the structure {tree}, expected {out_tree}")
+        return [np.asarray(v) for v in leaves]
+
+    name = getattr(callback, "__name__", type(callback).__name__)
+    outs = callback_p.bind(
+        *arrays, callback=HostCallback(flat, f"{fn}({name})"), result_avals=tuple(avals), kind=kind, ordered=ordered,
+        vmap_method=vmap_method,
+    )  # fmt: skip
+    return None if out_tree is None else tree_unflatten(out_tree, list(outs))
+
+
+def pure_callback(
+    callback: Callable[..., Any], result_shape_dtypes: Any, *args: Any, sharding: Any = None,
+    vmap_method: str | None = None, **kwargs: Any,
+) -> Any:  # fmt: skip
+    """Call the pure Python function ``callback(*args, **kwargs)`` on the host
+    and return its results, whose structure, shapes and dtypes
+    ``result_shape_dtypes`` gives (a pytree of ``ShapeDtypeStruct``-likes; a
+    mismatch is a RuntimeError when it runs).
+
+    ``callback`` must have no side effects: an unused call may be removed,
+    and transformations may call it any number of times.  It is not
+    differentiable (wrap it in ``custom_jvp``/``custom_vjp``).  Under ``vmap``,
+    ``vmap_method`` says how it is called: ``'sequential'`` (once per
+    element, in a loop), ``'sequential_unrolled'`` (the same, unrolled),
+    ``'expand_dims'`` (once, unbatched arguments given a leading axis of
+    size 1) or ``'broadcast_all'`` (once, every argument with the full
+    batch axis); ``None`` makes ``vmap`` an error.  ``sharding`` must be
+    ``None`` (one device)."""
+    if sharding is not None:
+        raise NotImplementedError("not supported: pure_callback(sharding=...): plait runs callbacks on one device")
+    return _bind("pure_callback", callback, result_shape_dtypes, args, kwargs, kind="pure", ordered=False,
+                 vmap_method=vmap_method)  # fmt: skip
+
+
+def io_callback(
+    callback: Callable[..., Any], result_shape_dtypes: Any, *args: Any, sharding: Any = None, ordered: bool = False,
+    **kwargs: Any,
+) -> Any:  # fmt: skip
+    """Call ``callback(*args, **kwargs)``, which may have side effects, on the
+    host and return its results (shaped like ``result_shape_dtypes``, which
+    may be ``None`` for no results).  The call always happens, even when its
+    results are unused; ``ordered=True`` keeps ordered calls in program
+    order.  Under ``vmap`` an unordered call runs once per element; an
+    ordered one cannot be batched.  It is not differentiable."""
+    if sharding is not None:
+        raise NotImplementedError("not supported: io_callback(sharding=...): plait runs callbacks on one device")
+    return _bind("io_callback", callback, result_shape_dtypes, args, kwargs, kind="io", ordered=ordered,
+                 vmap_method="sequential")  # fmt: skip
+
+
+def debug_callback(callback: Callable[..., Any], *args: Any, ordered: bool = False, partitioned: bool = False,
+                   **kwargs: Any) -> None:  # fmt: skip
+    """Call ``callback(*args, **kwargs)`` on the host for its effects (its
+    return value is ignored), also inside ``jit``, ``vmap`` (once per element),
+    ``grad`` (on the primal values) and loops.  ``ordered=True`` keeps
+    ordered calls in program order."""
+    del partitioned
+    if not callable(callback):
+        raise TypeError(f"debug.callback: callback must be callable, got {type(callback).__name__}")
+
+    def effect(*a: Any, **k: Any) -> None:
+        callback(*a, **k)
+
+    effect.__name__ = getattr(callback, "__name__", "callback")
+    _bind("debug.callback", effect, None, args, kwargs, kind="debug", ordered=ordered, vmap_method="sequential")
+
+
+def debug_print(fmt: str, *args: Any, ordered: bool = False, **kwargs: Any) -> None:
+    """Print ``fmt.format(*args, **kwargs)`` on the host when the program
+    runs (also inside ``jit``, ``vmap``, ``grad`` and loops), with the
+    arguments' values as NumPy arrays: ``debug.print("x = {}", x)``,
+    ``debug.print("{a:.2f}", a=y)``.  ``ordered=True`` keeps ordered prints
+    in program order."""
+    if not isinstance(fmt, str):
+        raise TypeError(f"debug.print: the format must be a string, got {type(fmt).__name__}")
+
+    def show(*a: Any, **k: Any) -> None:
+        print(fmt.format(*a, **k), flush=True)
+
+    show.__name__ = "print"
+    _bind("debug.print", show, None, args, kwargs, kind="debug", ordered=ordered, vmap_method="sequential")
