@@ -73,6 +73,10 @@ def shard_map(
     for ``lax.psum``, ``pmean``, ``pmax``, ``pmin``, ``all_gather``,
     ``psum_scatter``, ``ppermute``, ``all_to_all`` and ``axis_index``.
 
+    ``out_specs`` may also be a function of the output's tree structure
+    returning the specs, for callers that learn them while ``f`` is traced
+    (``pmap`` does).
+
     ``mesh`` defaults to the context mesh (``with mesh:``); ``check_rep``,
     ``check_vma`` and ``axis_names`` are accepted for JAX compatibility
     (``axis_names``, a subset of the mesh's axes to map manually, must be
@@ -118,9 +122,11 @@ def shard_map(
         body, consts = hoist_consts(closed)
         out_tree = out_trees[0]
         placeholder = tree_unflatten(out_tree, [0] * out_tree.num_leaves)
-        ospecs = _broadcast_specs(
-            tuple(out_specs) if isinstance(out_specs, list) else out_specs, placeholder, "out_specs", where
-        )
+        if callable(out_specs):
+            given = out_specs(out_tree)
+        else:
+            given = tuple(out_specs) if isinstance(out_specs, list) else out_specs
+        ospecs = _broadcast_specs(given, placeholder, "out_specs", where)
         outs = shard_map_p.bind(
             *consts,
             *leaves,

@@ -21,6 +21,7 @@ from plait_dispatch.placement import (
     process_index,
     set_num_cpu_devices,
 )
+from plait_dispatch.pmap import pmap
 from plait_dispatch.sharded import (
     make_array_from_callback,
     make_array_from_process_local_data,
@@ -51,6 +52,7 @@ __all__ = [
     "make_array_from_process_local_data",
     "make_array_from_single_device_arrays",
     "make_mesh",
+    "pmap",
     "process_count",
     "process_index",
     "set_num_cpu_devices",

@@ -172,17 +172,23 @@ class SpmdCall:
             for s, a in zip(out_shardings, closed.out_avals)
         )
         layout = SpmdLayout(devices, in_texts, out_texts)
+        donated = tuple(info.is_donated(k) for k in range(len(in_avals)))
         module = lower_jaxpr(
-            closed,
-            name=name,
-            donated_invars=tuple(info.is_donated(k) for k in range(len(in_avals))),
-            arg_avals=list(in_avals),
-            platform=_jaxlib.PLATFORM,
-            spmd=layout,
+            closed, name=name, donated_invars=donated, arg_avals=list(in_avals), platform=_jaxlib.PLATFORM, spmd=layout
         )
-        self.module = module
         propagate = [t is None for j, t in enumerate(out_texts) if j not in module.float0_outputs]
-        self.executable = _jaxlib.compile_spmd(module.text, devices, propagate)
+        try:
+            executable = _jaxlib.compile_spmd(module.text, devices, propagate)
+        except _jaxlib.XlaRuntimeError as e:
+            # A donated input aliased to an output of its global shape whose
+            # per-device pieces differ (another layout) cannot share memory:
+            # compile without aliases; the donated inputs are deleted all the same.
+            if not any(donated) or "alias" not in str(e):
+                raise
+            module = lower_jaxpr(closed, name=name, arg_avals=list(in_avals), platform=_jaxlib.PLATFORM, spmd=layout)
+            executable = _jaxlib.compile_spmd(module.text, devices, propagate)
+        self.module = module
+        self.executable = executable
         stats.bump("compiles")
         self.in_shardings = in_shardings
         self.float0_outs = set(module.float0_outputs)

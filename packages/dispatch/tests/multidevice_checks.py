@@ -1,0 +1,248 @@
+"""Checks on 8 CPU devices in one process, run by ``test_multidevice.py`` in a
+subprocess with ``PLAIT_NUM_CPU_DEVICES=8`` (the device count is fixed when
+the client starts, so other test modules keep theirs).  Oracles: NumPy."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import plait_core.numpy as pnp
+from plait_core import DeletedArrayError, lax
+from plait_core.shard_map import shard_map
+from plait_core.sharding import Mesh, NamedSharding, P, SingleDeviceSharding
+from plait_dispatch import (
+    device_count,
+    device_put,
+    devices,
+    jit,
+    local_device_count,
+    local_devices,
+    make_array_from_callback,
+    make_array_from_process_local_data,
+    make_array_from_single_device_arrays,
+    make_mesh,
+    process_count,
+    process_index,
+)
+from plait_dispatch.pmap import pmap
+
+X = np.arange(32, dtype=np.float32).reshape(8, 4)
+
+
+@pytest.fixture(scope="module")
+def mesh() -> Mesh:
+    return make_mesh((4, 2), ("x", "y"))
+
+
+def test_device_queries() -> None:
+    assert device_count() == local_device_count() == 8
+    assert [d.id for d in devices()] == list(range(8)) == [d.id for d in local_devices()]
+    assert process_index() == 0 and process_count() == 1
+    with pytest.raises(ValueError, match="needs 16 devices, but there are 8"):
+        make_mesh((4, 4), ("a", "b"))
+
+
+def test_single_device_arrays_have_a_sharding() -> None:
+    a = device_put(X)
+    assert a.sharding == SingleDeviceSharding(devices()[0]) and a.is_fully_replicated
+    (shard,) = a.addressable_shards
+    assert shard.device is devices()[0] and shard.index == (slice(None), slice(None))
+    np.testing.assert_array_equal(np.asarray(shard.data), X)
+
+
+@pytest.mark.parametrize(
+    "spec, tiles, replicas",
+    [(P("x", "y"), (4, 2), 1), (P("x"), (4, 1), 2), (P(None, "y"), (1, 2), 4), (P(("x", "y")), (8, 1), 1), (P(), (1, 1), 8)],
+)
+def test_device_put_lays_out_pieces(mesh: Mesh, spec: P, tiles: tuple[int, int], replicas: int) -> None:
+    s = NamedSharding(mesh, spec)
+    a = device_put(X, s)
+    assert a.sharding == s and a.shape == (8, 4) and a.is_fully_replicated == (tiles == (1, 1))
+    np.testing.assert_array_equal(np.asarray(a), X)
+    shards = a.addressable_shards
+    assert len(shards) == 8 and {sh.device for sh in shards} == set(devices())
+    for sh in shards:
+        assert sh.data.shape == (8 // tiles[0], 4 // tiles[1]) and sh.data.device is sh.device
+        np.testing.assert_array_equal(np.asarray(sh.data), X[sh.index])
+    assert sorted(sh.replica_id for sh in shards) == sorted(list(range(replicas)) * (8 // replicas))
+
+
+def test_indices_follow_the_mesh(mesh: Mesh) -> None:
+    idx = NamedSharding(mesh, P("x", "y")).devices_indices_map((8, 4))
+    d = devices()
+    assert idx[d[0]] == (slice(0, 2), slice(0, 2)) and idx[d[1]] == (slice(0, 2), slice(2, 4))
+    assert idx[d[7]] == (slice(6, 8), slice(2, 4))
+
+
+def test_uneven_split_is_a_value_error(mesh: Mesh) -> None:
+    with pytest.raises(ValueError, match="dimension 0 of an array of shape \\(6, 4\\) into 4 pieces"):
+        device_put(np.zeros((6, 4), np.float32), NamedSharding(mesh, P("x")))
+
+
+def test_make_array_from_callback_and_single_device_arrays(mesh: Mesh) -> None:
+    s = NamedSharding(mesh, P("y", "x"))
+    seen = []
+    a = make_array_from_callback((8, 4), s, lambda idx: (seen.append(idx), X[idx])[1])
+    assert len(seen) == 8 and a.sharding == s
+    np.testing.assert_array_equal(np.asarray(a), X)
+    b = make_array_from_single_device_arrays((8, 4), s, [sh.data for sh in reversed(a.addressable_shards)])
+    np.testing.assert_array_equal(np.asarray(b), X)
+    c = make_array_from_process_local_data(s, X)
+    np.testing.assert_array_equal(np.asarray(c), X)
+    with pytest.raises(ValueError, match="expected one array per device of the sharding \\(8\\)"):
+        make_array_from_single_device_arrays((8, 4), s, [sh.data for sh in a.addressable_shards[:3]])
+    with pytest.raises(ValueError, match="returned shape \\(8, 4\\), but the piece of cpu:0 has shape \\(4, 1\\)"):
+        make_array_from_callback((8, 4), s, lambda idx: X)
+
+
+def test_moving_between_layouts_and_back_to_one_device(mesh: Mesh) -> None:
+    a = device_put(X, NamedSharding(mesh, P("x")))
+    b = device_put(a, NamedSharding(mesh, P(None, "y")))
+    assert b.sharding.spec == P(None, "y")
+    np.testing.assert_array_equal(np.asarray(b), X)
+    c = device_put(b, devices()[3])
+    assert c.device is devices()[3] and c.committed
+    np.testing.assert_array_equal(np.asarray(c), X)
+    d = b.copy()
+    b.delete()
+    np.testing.assert_array_equal(np.asarray(d), X)
+    with pytest.raises(DeletedArrayError):
+        np.asarray(b)
+
+
+def test_eager_ops_on_sharded_arrays_stay_sharded(mesh: Mesh) -> None:
+    s = NamedSharding(mesh, P("x", "y"))
+    a = device_put(X, s)
+    b = pnp.sin(a) * 2 + 1
+    assert b.sharding == s
+    np.testing.assert_allclose(np.asarray(b), np.sin(X) * 2 + 1, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(np.asarray(a.sum(0)), X.sum(0))
+
+
+def test_jit_in_and_out_shardings(mesh: Mesh) -> None:
+    f = jit(lambda a, b: a @ b, in_shardings=(NamedSharding(mesh, P("x")), None), out_shardings=NamedSharding(mesh, P("x", "y")))
+    w = np.ones((4, 6), np.float32)
+    r = f(X, w)
+    assert r.sharding == NamedSharding(mesh, P("x", "y"))
+    np.testing.assert_allclose(np.asarray(r), X @ w)
+    g = jit(lambda a: a.sum(0), out_shardings=NamedSharding(mesh, P()))
+    r = g(device_put(X, NamedSharding(mesh, P("x", "y"))))
+    assert r.sharding.spec == P() and r.is_fully_replicated
+    np.testing.assert_allclose(np.asarray(r), X.sum(0))
+    # Without a request the layout is what XLA propagated, as a NamedSharding of the mesh.
+    h = jit(lambda a: pnp.exp(a) - a)
+    assert h(device_put(X, NamedSharding(mesh, P("x")))).sharding.spec == P("x")
+
+
+def test_jit_shardings_errors(mesh: Mesh) -> None:
+    with pytest.raises(ValueError, match="in_shardings has 1 entries but the function was called with 2"):
+        jit(lambda a, b: a, in_shardings=(NamedSharding(mesh, P()),))(X, X)
+    with pytest.raises(TypeError, match="expected shardings, PartitionSpecs or None as leaves, got str"):
+        jit(lambda a: a, in_shardings="x")
+    other = Mesh(np.array(devices()[4:] + devices()[:4], dtype=object).reshape(8), ("z",))
+    with pytest.raises(ValueError, match="must use the same devices in the same order"):
+        jit(lambda a, b: a + b)(device_put(X, NamedSharding(mesh, P("x"))), device_put(X, NamedSharding(other, P("z"))))
+
+
+def test_with_sharding_constraint(mesh: Mesh) -> None:
+    s = NamedSharding(mesh, P(None, "y"))
+    r = jit(lambda a: lax.with_sharding_constraint(a * 2, s) + 1)(X)
+    assert r.sharding == s
+    np.testing.assert_allclose(np.asarray(r), X * 2 + 1)
+    assert lax.with_sharding_constraint(device_put(X), s).sharding == s
+    with mesh:
+        assert jit(lambda a: lax.with_sharding_constraint(a, P("x")))(X).sharding.spec == P("x")
+    with pytest.raises(ValueError, match="needs a context mesh"):
+        lax.with_sharding_constraint(X, P("x"))
+
+
+def test_donating_a_sharded_array_deletes_every_shard(mesh: Mesh) -> None:
+    s = NamedSharding(mesh, P("x", "y"))
+    a = device_put(X, s)
+    shards = [sh.data for sh in a.addressable_shards]
+    r = jit(lambda v: v + 1, donate_argnums=0)(a)
+    np.testing.assert_array_equal(np.asarray(r), X + 1)
+    assert a.is_deleted() and all(sh.is_deleted() for sh in shards)
+    with pytest.raises(DeletedArrayError, match="donated"):
+        np.asarray(a)
+
+
+@pytest.mark.parametrize(
+    "name, body, in_spec, out_spec, expected",
+    [
+        ("psum", lambda a: lax.psum(a, "x"), P("x"), P(), X.reshape(4, 2, 4).sum(0)),
+        ("psum2", lambda a: lax.psum(a, ("x", "y")), P("x", "y"), P(), X.reshape(4, 2, 2, 2).sum((0, 2))),
+        ("pmax", lambda a: lax.pmax(a, "y"), P(None, "y"), P(), np.maximum(X[:, :2], X[:, 2:])),
+        ("pmin", lambda a: lax.pmin(a, "x"), P("x"), P(), X.reshape(4, 2, 4).min(0)),
+        ("pmean", lambda a: lax.pmean(a, "x"), P("x"), P(), X.reshape(4, 2, 4).mean(0)),
+        ("all_gather", lambda a: lax.all_gather(a, "x"), P("x"), P(), X.reshape(4, 2, 4)),
+        ("all_gather_tiled", lambda a: lax.all_gather(a, "x", axis=1, tiled=True), P(None, "y"), P(None, "y"),
+         np.concatenate([np.tile(X[:, :2], (1, 4)), np.tile(X[:, 2:], (1, 4))], 1)),
+        ("axis_index", lambda a: a * lax.axis_index("x").astype(np.float32), P("x"), P("x"), X * np.repeat(np.arange(4), 2)[:, None]),
+        ("axis_index2", lambda a: a * lax.axis_index(("x", "y")).astype(np.float32), P(("x", "y")), P(("x", "y")), X * np.arange(8)[:, None]),
+    ],
+)
+def test_collectives_in_shard_map(mesh: Mesh, name: str, body: object, in_spec: P, out_spec: P, expected: np.ndarray) -> None:
+    f = shard_map(body, mesh=mesh, in_specs=in_spec, out_specs=out_spec)
+    np.testing.assert_allclose(np.asarray(f(X)), expected, rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(jit(f)(X)), expected, rtol=1e-6)
+
+
+def test_shard_map_shapes_and_errors(mesh: Mesh) -> None:
+    f = shard_map(lambda a, b: (a.sum(0, keepdims=True), b), mesh=mesh, in_specs=(P("x", "y"), P()), out_specs=(P("x", "y"), P()))
+    s, b = f(X, np.float32(3.0))
+    assert s.shape == (4, 4) and s.sharding == NamedSharding(mesh, P("x", "y"))
+    np.testing.assert_allclose(np.asarray(s), X.reshape(4, 2, 4).sum(1))
+    assert float(b) == 3.0
+    with pytest.raises(ValueError, match="split over the mesh axes \\('x',\\) \\(4 pieces\\), but 6 is not divisible by 4"):
+        shard_map(lambda a: a, mesh=mesh, in_specs=P("x"), out_specs=P("x"))(np.zeros((6,), np.float32))
+    with pytest.raises(TypeError, match="in_specs has None where a PartitionSpec belongs"):
+        shard_map(lambda a: a, mesh=mesh, in_specs=None, out_specs=P())(X)
+
+
+def test_a_collective_outside_shard_map_names_an_unbound_axis() -> None:
+    from plait_core import UnboundAxisNameError
+
+    with pytest.raises(UnboundAxisNameError, match="'x'"):
+        jit(lambda a: lax.psum(a, "x"))(X)
+
+
+def test_pmap_basics() -> None:
+    y = np.arange(24, dtype=np.float32).reshape(8, 3)
+    r = pmap(lambda a: lax.psum(a, "i") - a, "i")(y)
+    np.testing.assert_allclose(np.asarray(r), y.sum(0) - y)
+    assert r.sharding.spec == P("i") and len(r.addressable_shards) == 8
+    r = pmap(lambda a, b: a * b, in_axes=(0, None))(y, np.arange(3, dtype=np.float32))
+    np.testing.assert_allclose(np.asarray(r), y * np.arange(3))
+    r = pmap(lambda a: a * 2, in_axes=1, out_axes=1)(y.T)
+    np.testing.assert_allclose(np.asarray(r), 2 * y.T)
+    r = pmap(lambda a: lax.pmax(a, "i"), "i", out_axes=None)(y)
+    np.testing.assert_allclose(np.asarray(r), y.max(0))
+    r = pmap(lambda a, k: a ** k, static_broadcasted_argnums=1)(y[:4], 2)
+    np.testing.assert_allclose(np.asarray(r), y[:4] ** 2)
+    r = pmap(lambda a: lax.axis_index("i"), "i")(y)
+    np.testing.assert_array_equal(np.asarray(r), np.arange(8))
+    r = pmap(lambda d: {"s": d["a"] + d["b"]})({"a": y, "b": y})
+    np.testing.assert_allclose(np.asarray(r["s"]), 2 * y)
+
+
+def test_pmap_donation_and_devices() -> None:
+    y = np.arange(24, dtype=np.float32).reshape(8, 3)
+    step = pmap(lambda a: a + 1, donate_argnums=0)
+    a = pmap(lambda v: v)(y)
+    b = step(a)
+    assert a.is_deleted()
+    np.testing.assert_allclose(np.asarray(step(b)), y + 2)
+    r = pmap(lambda v: v * 3, devices=devices()[4:])(y[:4])
+    assert r.sharding.device_set == set(devices()[4:])
+    np.testing.assert_allclose(np.asarray(r), 3 * y[:4])
+
+
+def test_pmap_size_errors() -> None:
+    with pytest.raises(ValueError, match="the mapped axis has size 9, but there are only 8 device"):
+        pmap(lambda a: a)(np.zeros((9, 2), np.float32))
+    with pytest.raises(ValueError, match="has size 3, but devices= lists 2 device"):
+        pmap(lambda a: a, devices=devices()[:2])(np.zeros((3, 2), np.float32))
+    with pytest.raises(ValueError, match="sizes 8 and 4"):
+        pmap(lambda a, b: a + b)(np.zeros((8,), np.float32), np.zeros((4,), np.float32))
