@@ -87,6 +87,16 @@ from plait_dispatch import (
     local_devices,
 )
 from plait_masking import ShapeError, mask, shapecheck
+from plait_core.shard_map import shard_map
+from plait_dispatch import (
+    make_array_from_callback,
+    make_array_from_process_local_data,
+    make_array_from_single_device_arrays,
+    pmap,
+    process_count,
+    process_index,
+)
+from plait import sharding as sharding
 
 for _name, _module in {
     "numpy": numpy,
@@ -141,6 +151,14 @@ __all__ = [
     "devices",
     "jit",
     "local_devices",
+    "make_array_from_callback",
+    "make_array_from_process_local_data",
+    "make_array_from_single_device_arrays",
+    "pmap",
+    "process_count",
+    "process_index",
+    "shard_map",
+    "sharding",
     "mask",
     "shapecheck",
     "ShapeError",
