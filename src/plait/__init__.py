@@ -18,6 +18,7 @@ import plait_dispatch
 import plait_masking
 from plait import debug as debug
 from plait import experimental as experimental
+from plait import sharding as sharding
 from plait_autodiff import (
     InvertibilityError,
     grad,
@@ -73,6 +74,7 @@ from plait_core.scipy import stats as _stats
 from plait_core.scipy.stats import bernoulli as _bernoulli
 from plait_core.scipy.stats import norm as _norm
 from plait_core.scipy.stats import uniform as _uniform
+from plait_core.shard_map import shard_map
 from plait_dispatch import (
     Array,
     block_until_ready,
@@ -85,10 +87,6 @@ from plait_dispatch import (
     jit,
     local_device_count,
     local_devices,
-)
-from plait_masking import ShapeError, mask, shapecheck
-from plait_core.shard_map import shard_map
-from plait_dispatch import (
     make_array_from_callback,
     make_array_from_process_local_data,
     make_array_from_single_device_arrays,
@@ -96,7 +94,7 @@ from plait_dispatch import (
     process_count,
     process_index,
 )
-from plait import sharding as sharding
+from plait_masking import ShapeError, mask, shapecheck
 
 for _name, _module in {
     "numpy": numpy,
