@@ -73,6 +73,8 @@ def scatter_update(x: ArrayLike, idx: Any, values: ArrayLike, kind: str, *, mode
     _check_mode(mode, ("clip", "drop", "fill", "promise_in_bounds"), name)
     x = as_array(x, name)
     xaval = get_aval(x)
+    if kind in ("min", "max") and dtypes.is_complex(xaval.dtype):
+        raise TypeError(f"{name} does not accept complex arrays (complex numbers have no natural order)")
     shape = tuple(xaval.shape)
     entries, new_axes, index_dims_first = _parse(shape, idx)
     xe = lax.expand_dims(x, tuple(new_axes)) if new_axes else x

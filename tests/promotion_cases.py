@@ -1,0 +1,200 @@
+"""The cases of the dtype-promotion table, for JAX and plait alike.
+
+One module, imported by the test (``test_promotion_table.py``, with plait)
+and by the recorder (``tools/record_promotion_table.py``, with JAX): it
+never imports either.  ``api`` is the top-level module (``jax`` or
+``plait``); the two share the names used here (``numpy``, ``nn``,
+``eval_shape``, ``ShapeDtypeStruct``, ``config``).
+
+Each case is a name and a function of one or two operands, described by
+*kinds*: a dtype name (a strong array of that dtype), ``py_int``,
+``py_float``, ``py_complex`` (weakly typed Python scalars) or ``weak_int``,
+``weak_float``, ``weak_complex`` (weakly typed arrays, as ``full`` with a
+Python scalar makes them).  A case's result is written ``float32`` (strong),
+``float32*`` (weak) or ``!TypeError`` (the builtin exception class raised).
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+
+DTYPES = (
+    "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+    "float16", "bfloat16", "float32", "float64", "complex64", "complex128",
+)  # fmt: skip
+PY_SCALARS = {"py_int": 2, "py_float": 1.5, "py_complex": 1.5 + 1j}
+WEAK_ARRAYS = {"weak_int": 2, "weak_float": 1.5, "weak_complex": 1.5 + 1j}
+PAIR_KINDS = DTYPES + tuple(PY_SCALARS)
+ARRAY_KINDS = DTYPES + tuple(WEAK_ARRAYS)
+ALL_KINDS = ARRAY_KINDS + tuple(PY_SCALARS)
+
+BINARY = (
+    "add", "subtract", "multiply", "true_divide", "floor_divide", "remainder", "power", "maximum",
+    "minimum", "arctan2", "bitwise_and", "bitwise_xor", "logical_and", "equal", "less", "greater_equal",
+    "where",
+)  # fmt: skip
+UNARY = (
+    "negative", "positive", "abs", "square", "sqrt", "exp", "sin", "tanh", "log1p", "floor", "ceil",
+    "round", "rint", "trunc", "sign", "isfinite", "isnan", "signbit", "real", "imag", "conj",
+    "reciprocal", "logical_not", "invert", "nn.relu", "nn.softplus", "nn.sigmoid",
+)  # fmt: skip
+REDUCTIONS = (
+    "sum", "prod", "max", "min", "mean", "var", "std", "all", "any", "argmax", "argmin", "cumsum",
+    "cumprod", "count_nonzero", "ptp", "nansum", "nanmax", "median",
+)  # fmt: skip
+UPDATES = ("set", "add", "multiply", "min", "max")
+UPDATE_VALUES = ("py_int", "py_float", "float16", "int8")
+UPDATE_INDICES = {"0": 0, ":": slice(None)}
+
+Case = tuple[str, Callable[..., Any], tuple[str, ...]]
+
+
+def _binary(api: Any, op: str) -> Callable[[Any, Any], Any]:
+    jnp = api.numpy
+    if op == "where":
+        return lambda a, b: jnp.where(jnp.asarray(np.array([True, False])), a, b)
+    return getattr(jnp, op)  # type: ignore[no-any-return]
+
+
+def _unary(api: Any, op: str) -> Callable[[Any], Any]:
+    if op.startswith("nn."):
+        return getattr(api.nn, op[3:])  # type: ignore[no-any-return]
+    return getattr(api.numpy, op)  # type: ignore[no-any-return]
+
+
+def _reduction(api: Any, op: str, axis: int | None) -> Callable[[Any], Any]:
+    f = getattr(api.numpy, op)
+    return lambda a: f(a, axis=axis)
+
+
+def _update(method: str, index: Any) -> Callable[[Any, Any], Any]:
+    return lambda x, v: getattr(x.at[index], method)(v)
+
+
+def cases(api: Any) -> Iterator[Case]:
+    """Every case: binary functions over every pair of kinds, unary functions
+    and reductions over every kind, ``.at[]`` updates over array kinds."""
+    for op in BINARY:
+        f2 = _binary(api, op)
+        for a in PAIR_KINDS:
+            for b in PAIR_KINDS:
+                yield f"{op}({a},{b})", f2, (a, b)
+    for op in UNARY:
+        f1 = _unary(api, op)
+        for a in ALL_KINDS:
+            yield f"{op}({a})", f1, (a,)
+    for op in REDUCTIONS:
+        for a in ALL_KINDS:
+            yield f"{op}({a})", _reduction(api, op, None), (a,)
+            if a not in PY_SCALARS:
+                yield f"{op}({a},axis=0)", _reduction(api, op, 0), (a,)
+    for method in UPDATES:
+        for label, index in UPDATE_INDICES.items():
+            for x in ARRAY_KINDS:
+                for v in UPDATE_VALUES:
+                    yield f"at[{label}].{method}({x},{v})", _update(method, index), (x, v)
+
+
+def _dtype(api: Any, name: str) -> Any:
+    return api.numpy.dtype(name) if name != "bfloat16" else api.numpy.bfloat16
+
+
+def concrete(api: Any, kind: str) -> Any:
+    """A concrete operand of ``kind``: a Python scalar, or an array of two elements."""
+    if kind in PY_SCALARS:
+        return PY_SCALARS[kind]
+    jnp = api.numpy
+    if kind in WEAK_ARRAYS:
+        return jnp.full((2,), WEAK_ARRAYS[kind])
+    values = np.array([True, False]) if kind == "bool" else np.array([1, 2])
+    return jnp.asarray(values.astype(np.dtype(kind) if kind != "bfloat16" else np.float32), dtype=_dtype(api, kind))
+
+
+def abstract(api: Any, kind: str) -> Any:
+    """An abstract operand of ``kind`` for ``eval_shape`` (``None`` for Python scalars)."""
+    if kind in PY_SCALARS:
+        return None
+    if kind in WEAK_ARRAYS:
+        wide = {"weak_int": "int64", "weak_float": "float64", "weak_complex": "complex128"}[kind]
+        narrow = {"weak_int": "int32", "weak_float": "float32", "weak_complex": "complex64"}[kind]
+        name = wide if api.config.read("jax_enable_x64") else narrow
+        return api.ShapeDtypeStruct((2,), _dtype(api, name), weak_type=True)
+    return api.ShapeDtypeStruct((2,), _dtype(api, kind))
+
+
+def _builtin_error(e: BaseException) -> str:
+    for cls in type(e).__mro__:
+        if cls.__module__ == "builtins":
+            return f"!{cls.__name__}"
+    return f"!{type(e).__name__}"  # pragma: no cover - every exception derives from a builtin one
+
+
+def describe(out: Any) -> str:
+    """``dtype`` or ``dtype*`` (weakly typed) of a result."""
+    return f"{np.dtype(out.dtype).name}{'*' if getattr(out, 'weak_type', False) else ''}"
+
+
+def run_case(api: Any, f: Callable[..., Any], kinds: tuple[str, ...], staged: bool) -> str:
+    """One case's result, staged (``eval_shape``, Python scalars closed over) or eager."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            if staged:
+                avals = [abstract(api, k) for k in kinds]
+                scalars = [PY_SCALARS.get(k) for k in kinds]
+
+                def g(*arrays: Any) -> Any:
+                    it = iter(arrays)
+                    return f(*[next(it) if a is not None else s for a, s in zip(avals, scalars)])
+
+                out = api.eval_shape(g, *[a for a in avals if a is not None])
+            else:
+                out = f(*[concrete(api, k) for k in kinds])
+        except Exception as e:
+            return _builtin_error(e)
+    return describe(out)
+
+
+def op_of(name: str) -> str:
+    """The operation of a case (its name up to the operands)."""
+    return name.split("(", 1)[0]
+
+
+def by_op(results: dict[str, str]) -> dict[str, list[str]]:
+    """A table as ``{op: [result, ...]}``, results in case order (the recorded form)."""
+    grouped: dict[str, list[str]] = {}
+    for name, result in results.items():
+        grouped.setdefault(op_of(name), []).append(result)
+    return grouped
+
+
+def from_ops(api: Any, grouped: dict[str, list[str]]) -> dict[str, str]:
+    """The inverse of :func:`by_op`: case names come from :func:`cases`."""
+    names: dict[str, list[str]] = {}
+    for name, _, _ in cases(api):
+        names.setdefault(op_of(name), []).append(name)
+    out: dict[str, str] = {}
+    for op, results in grouped.items():
+        if len(names.get(op, ())) != len(results):
+            raise ValueError(f"the recorded table has {len(results)} results of {op}, the cases "
+                             f"{len(names.get(op, ()))}: record it again")
+        out.update(zip(names[op], results))
+    return out
+
+
+def set_x64(api: Any, on: bool) -> None:
+    """Switch x64 on or off (same call in JAX and plait)."""
+    api.config.update("jax_enable_x64", on)
+
+
+def table(api: Any, x64: bool, staged: bool, select: Callable[[str], bool] = lambda name: True) -> dict[str, str]:
+    """The results of every selected case with x64 on or off."""
+    set_x64(api, x64)
+    try:
+        return {name: run_case(api, f, kinds, staged) for name, f, kinds in cases(api) if select(name)}
+    finally:
+        set_x64(api, False)

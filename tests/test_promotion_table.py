@@ -1,0 +1,132 @@
+"""Dtype promotion and weak types against JAX 0.10.2, case by case.
+
+The cases (``tests/promotion_cases.py``): every binary operator over every
+pair of dtypes and weakly typed Python scalars, unary functions, reductions
+and ``.at[]`` updates over every dtype and weak kind, with x64 off and on.
+JAX's results come from a fresh run of ``tools/record_promotion_table.py``
+when ``PLAIT_JAX_PYTHON`` names an interpreter that imports JAX 0.10.2, and
+otherwise from the table it recorded (``tests/data/promotion_table.json``).
+
+Every case is checked staged (``eval_shape``); a fixed sample of them also
+eagerly, where the XLA backend compiles each operation (set
+``PLAIT_PROMOTION_EAGER=all`` to run every case eagerly, which takes minutes).
+
+:data:`DEVIATIONS` lists, in this one place, the cases where plait knowingly
+differs from JAX and what it gives instead; those results are asserted too.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from functools import cache
+from pathlib import Path
+
+import promotion_cases as pc
+import pytest
+
+import plait
+
+HERE = Path(__file__).resolve().parent
+RECORDED = HERE / "data" / "promotion_table.json"
+RECORDER = HERE.parent / "tools" / "record_promotion_table.py"
+
+#: Where plait knowingly differs from JAX: a pattern over case names, what
+#: plait gives there (``"weak"``: JAX's dtype, weakly typed), and why.
+DEVIATIONS: list[tuple[re.Pattern[str], str, str]] = [
+    (re.compile(r"arctan2\(.*complex"), "!TypeError",
+     "lax.atan2 is real-only in plait; JAX also accepts complex operands"),
+    (re.compile(r"(max|min|nanmax|ptp|argmax|argmin)\(\w*complex"), "!TypeError",
+     "plait's ordering reductions reject complex numbers (they have no natural order); JAX orders them "
+     "lexicographically"),
+    (re.compile(r"nn\.softplus\(weak_complex\)"), "weak",
+     "JAX's logaddexp of a weak complex value comes back strong from its complex branch; plait keeps the "
+     "weak type, as for every other inexact input"),
+]
+
+
+@cache
+def jax_table() -> dict[str, dict[str, str]]:
+    """JAX's results by section (``x64_off``, ``x64_on``) and case name."""
+    python = os.environ.get("PLAIT_JAX_PYTHON")
+    if python:
+        out = Path(os.environ.get("TMPDIR", "/tmp")) / f"promotion_table_{os.getpid()}.json"
+        subprocess.run([python, str(RECORDER), str(out)], check=True, timeout=600)
+        recorded = json.loads(out.read_text())
+        out.unlink()
+    else:
+        recorded = json.loads(RECORDED.read_text())
+    assert recorded["jax_version"] == "0.10.2", recorded["jax_version"]
+    return {key: pc.from_ops(plait, recorded[key]) for key in ("x64_off", "x64_on")}
+
+
+def expected(name: str, jax_result: str) -> str:
+    """JAX's result, or plait's documented deviation from it."""
+    for pattern, result, _ in DEVIATIONS:
+        if pattern.search(name):
+            return jax_result.rstrip("*") + "*" if result == "weak" else result
+    return jax_result
+
+
+def mismatches(section: str, staged: bool, select: object = None) -> list[str]:
+    table = jax_table()[section]
+    mine = pc.table(plait, x64=section == "x64_on", staged=staged,
+                    select=(lambda name: True) if select is None else select)  # type: ignore[arg-type]
+    assert set(mine) <= set(table), "cases missing from the recorded table: record it again"
+    return [f"{name}: JAX {expected(name, table[name])}, plait {got}"
+            for name, got in mine.items() if got != expected(name, table[name])]
+
+
+def test_the_recorded_table_has_every_case() -> None:
+    names = [name for name, _, _ in pc.cases(plait)]
+    assert len(names) == len(set(names))
+    for section in ("x64_off", "x64_on"):
+        assert set(jax_table()[section]) == set(names)
+
+
+def test_every_deviation_is_used_and_differs_from_jax() -> None:
+    table = jax_table()["x64_off"]
+    for pattern, _, _ in DEVIATIONS:
+        hits = [name for name in table if pattern.search(name)]
+        assert hits, pattern.pattern
+        assert any(table[name] != expected(name, table[name]) for name in hits), pattern.pattern
+
+
+@pytest.mark.parametrize("section", ["x64_off", "x64_on"])
+def test_staged_results_match_jax(section: str) -> None:
+    bad = mismatches(section, staged=True)
+    assert not bad, f"{len(bad)} differences, e.g.\n" + "\n".join(bad[:40])
+
+
+def _eager_sample(name: str) -> bool:
+    """Every ``.at[:].set`` (eager code takes its own path there) and one case
+    in 40 of the rest (a fixed, spread-out sample)."""
+    if os.environ.get("PLAIT_PROMOTION_EAGER") == "all":
+        return True
+    return name.startswith("at[:].set") or hash_of(name) % 40 == 0
+
+
+def hash_of(name: str) -> int:
+    """A hash of a case name that is the same in every process."""
+    return sum((k + 1) * ord(c) for k, c in enumerate(name))
+
+
+def test_eager_results_match_jax() -> None:
+    bad = mismatches("x64_off", staged=False, select=_eager_sample)
+    assert not bad, f"{len(bad)} differences, e.g.\n" + "\n".join(bad[:40])
+
+
+def test_the_eager_sample_is_broad() -> None:
+    picked = [name for name, _, _ in pc.cases(plait) if _eager_sample(name)]
+    ops = {pc.op_of(name) for name in picked}
+    assert 200 <= len(picked) <= 400, len(picked)
+    assert len(ops) >= 40, sorted(ops)
+
+
+if __name__ == "__main__":  # pragma: no cover - a report of every difference, for debugging
+    for section in ("x64_off", "x64_on"):
+        print(section, *mismatches(section, staged=True), sep="\n")
+    sys.exit(0)
