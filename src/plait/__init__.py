@@ -17,6 +17,7 @@ import plait_core
 import plait_dispatch
 import plait_masking
 from plait import debug as debug
+from plait import distributed as distributed
 from plait import experimental as experimental
 from plait import sharding as sharding
 from plait_autodiff import (
@@ -149,6 +150,7 @@ __all__ = [
     "devices",
     "jit",
     "local_devices",
+    "distributed",
     "make_array_from_callback",
     "make_array_from_process_local_data",
     "make_array_from_single_device_arrays",

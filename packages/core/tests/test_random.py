@@ -86,14 +86,14 @@ def test_categorical_frequencies_follow_softmax() -> None:
 def test_bits_dtypes() -> None:
     b8 = np.asarray(random.bits(random.PRNGKey(7), (1000,), np.uint8))
     assert b8.dtype == np.uint8 and b8.max() > 200
-    with pytest.raises(TypeError, match=r"random.bits: dtype must be uint8, uint16 or uint32, got int32"):
+    with pytest.raises(ValueError, match=r"random.bits: dtype argument must be an unsigned int dtype, got int32"):
         random.bits(random.PRNGKey(7), (3,), np.int32)
 
 
 def test_bad_key_is_reported() -> None:
-    with pytest.raises(TypeError, match=r"random.uniform|random.bits: expected a key .* got f32\[3\]"):
+    with pytest.raises(TypeError, match=r"random.uniform: invalid PRNG key data: .* got f32\[3\]"):
         random.uniform(np.zeros(3, np.float32), (2,))
-    with pytest.raises(TypeError, match=r"random.normal: dtype must be a floating type, got int32"):
+    with pytest.raises(ValueError, match=r"random.normal: dtype argument must be a float or complex dtype, got int32"):
         random.normal(random.PRNGKey(0), (2,), np.int32)
 
 

@@ -1,36 +1,63 @@
-"""``plait.random``: counter-based pseudo-random numbers (Threefry-2x32).
+"""``plait.random``: JAX's counter-based pseudo-random numbers, bit for bit.
 
-Keys are ``uint32[2]`` arrays.  Every function is a pure function of its key:
-the same key gives the same numbers, eagerly, staged or transformed, and
-``split``/``fold_in`` derive new independent keys.  The bits come from the
-Threefry-2x32 block cipher (20 rounds) of Salmon et al., "Parallel random
-numbers: as easy as 1, 2, 3" (SC 2011), written here with plait's integer
-primitives so every interpreter can transform it.
+Every function is a pure function of its key: the same key gives the same
+numbers as JAX 0.10.2 (Threefry-2x32 with JAX's default partitionable layout,
+and JAX's transformations of the bits into each distribution), eagerly,
+staged or transformed.  Keys are either typed (``random.key(seed)``, a
+scalar key array; see :mod:`plait_core.prng`) or raw ``uint32[2]`` arrays
+(``random.PRNGKey(seed)``); functions return keys in the form they were given.
+Like JAX, samplers take a single key (``vmap`` maps over arrays of keys).
+
+Not supported (each raises ``NotImplementedError`` saying so):
+``gumbel(..., mode="highest")`` for float32 (needs a count-leading-zeros
+primitive plait does not have), and derivatives of ``gamma``-family samples
+with respect to their shape parameters (JAX's implicit gradient needs the
+derivative of the incomplete gamma function).  ``random.clone`` returns its
+key (plait has no key-reuse checker).  Only the ``threefry2x32``
+implementation exists (``impl=`` / ``dtype=`` naming another is a ValueError).
 """
 
 from __future__ import annotations
 
 import functools
 import inspect
+import math
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any, TypeVar, cast
 
 import numpy as np
 
 from plait_core import dtypes, lax
+from plait_core import numpy as pnp
 from plait_core.abstract import get_aval, registered_array_types
-from plait_core.custom_derivatives import custom_jvp
+from plait_core.config import config
 from plait_core.lax.calls import named_call
-from plait_core.lax.control_flow import while_loop
+from plait_core.prng import (
+    IMPL_NAME,
+    KEY_DTYPE,
+    KeyDType,
+    PRNGKeyArray,
+    check_key,
+    fold_in_data,
+    out_keys,
+    random_bits,
+    seed_data,
+    split_data,
+    threefry_2x32,
+)
+from plait_core.random_floats import (
+    const,
+    exponential_floats,
+    normal_floats,
+    split_keys,
+    to_dtype,
+    uniform_floats,
+)
+from plait_core.random_gamma import binomial_draw, gamma_draw, poisson_draw
 from plait_core.trace import Tracer, is_eager
 
 Array = Any
 KeyArray = Any
-
-_ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
-_PARITY = 0x1BD11BDA
-_U32 = dtypes.uint32
-
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -72,13 +99,15 @@ def _one_program(*static: str) -> Callable[[F], F]:
             bound.apply_defaults()
             given = bound.arguments
             try:
-                key = tuple(_static_value(given[name]) for name in static)
+                key = (config.x64_enabled, *(_static_value(given[name]) for name in static))
                 program = programs.get(key)
             except TypeError:
                 return fun(*args, **kwargs)
             operands = tuple(name for name in given if name not in static)
+            if any(given[name] is None for name in operands):
+                return fun(*args, **kwargs)
             if program is None:
-                fixed = dict(zip(static, key))
+                fixed = dict(zip(static, key[1:]))
 
                 def body(*values: Any) -> Any:
                     return fun(**fixed, **dict(zip(operands, values)))
@@ -93,359 +122,131 @@ def _one_program(*static: str) -> Callable[[F], F]:
     return wrap
 
 
-def _u32(x: Any) -> Array:
-    return lax.convert_element_type(x, _U32)
+# ---------------------------------------------------------------------------
+# Keys
 
 
-def _rotate_left(x: Array, r: int) -> Array:
-    return lax.bitwise_or(lax.shift_left(x, np.uint32(r)), lax.shift_right_logical(x, np.uint32(32 - r)))
+def PRNGKey(seed: Any, *, impl: Any = None) -> KeyArray:
+    """A raw key (``uint32[2]``) from an integer seed: the words
+    ``(seed >> 32, seed & 0xFFFFFFFF)``, the high word 0 unless x64 is on."""
+    _check_impl(impl, "PRNGKey")
+    return seed_data(seed, "PRNGKey")
 
 
-def threefry_2x32(key: KeyArray, count: Array) -> Array:
-    """Encrypt the ``uint32`` words of ``count`` (even length after flattening, or
-    padded) under ``key``; returns ``uint32`` words of ``count``'s shape.
-
-    The cipher's ~130 integer operations are staged once per shape and bound
-    as one call (``closed_call`` named ``threefry2x32``): eager execution then
-    compiles one program instead of one per operation, and jaxprs stay short."""
-    _check_key(key, "threefry_2x32")
-    return _threefry_call(key, count)
+def key(seed: Any, *, impl: Any = None, dtype: Any = None) -> KeyArray:
+    """A typed key from an integer seed: a scalar key array (``shape == ()``)
+    holding the same data as ``PRNGKey(seed)``."""
+    if impl is not None and dtype is not None:
+        raise ValueError("random.key: cannot specify both `impl` and `dtype`")
+    _check_impl(impl if dtype is None else dtype, "key")
+    return PRNGKeyArray(seed_data(seed, "key"))
 
 
-def _threefry_2x32(key: KeyArray, count: Array) -> Array:
-    count = _u32(count)
-    shape = count.shape
-    flat = lax.reshape(count, (int(np.prod(shape, dtype=np.int64)),))
-    n = flat.shape[0]
-    odd = n % 2
-    if odd:
-        flat = lax.concatenate([flat, np.zeros(1, np.uint32)], 0)
-    half = (n + odd) // 2
-    x0 = lax.slice(flat, (0,), (half,))
-    x1 = lax.slice(flat, (half,), (2 * half,))
-    k0 = lax.reshape(lax.slice(key, (0,), (1,)), ())
-    k1 = lax.reshape(lax.slice(key, (1,), (2,)), ())
-    k2 = lax.bitwise_xor(lax.bitwise_xor(k0, k1), np.uint32(_PARITY))
-    ks = (k0, k1, k2)
-    x0 = lax.add(x0, k0)
-    x1 = lax.add(x1, k1)
-    for block in range(5):
-        for r in _ROTATIONS[block % 2]:
-            x0 = lax.add(x0, x1)
-            x1 = lax.bitwise_xor(_rotate_left(x1, r), x0)
-        x0 = lax.add(x0, ks[(block + 1) % 3])
-        x1 = lax.add(lax.add(x1, ks[(block + 2) % 3]), np.uint32(block + 1))
-    out = lax.concatenate([x0, x1], 0)
-    if odd:
-        out = lax.slice(out, (0,), (n,))
-    return lax.reshape(out, shape)
-
-
-_threefry_call = named_call(_threefry_2x32, name="threefry2x32")
-
-
-def _check_key(key: Any, where: str) -> None:
-    aval = get_aval(key, f"the key of random.{where}")
-    if aval.shape != (2,) or aval.dtype != _U32:
-        raise TypeError(
-            f"random.{where}: expected a key (a uint32[2] array from random.key or PRNGKey), "
-            f"got {aval.str_short()}"
-        )
-
-
-def PRNGKey(seed: Any) -> KeyArray:
-    """A key from an integer seed (Python int or integer scalar array)."""
-    if isinstance(seed, int) and not isinstance(seed, bool):
-        s = int(seed) & 0xFFFFFFFFFFFFFFFF
-        return np.array([s >> 32, s & 0xFFFFFFFF], np.uint32)
-    aval = get_aval(seed, "the seed of random.PRNGKey")
-    if aval.shape != () or not dtypes.is_int(aval.dtype):
-        raise TypeError(f"random.PRNGKey: the seed must be an integer scalar, got {aval.str_short()}")
-    low = _u32(seed)
-    high = np.uint32(0)
-    if aval.dtype.itemsize == 8:
-        high = _u32(lax.shift_right_logical(seed, np.asarray(32, aval.dtype)))
-    return lax.concatenate([lax.broadcast_in_dim(high, (1,), ()), lax.broadcast_in_dim(low, (1,), ())], 0)
-
-
-def key(seed: Any) -> KeyArray:
-    """A key from an integer seed (the same representation as :func:`PRNGKey`)."""
-    return PRNGKey(seed)
+def _check_impl(impl: Any, where: str) -> None:
+    if impl is None or impl == IMPL_NAME or isinstance(impl, KeyDType):
+        return
+    raise ValueError(f"random.{where}: unknown PRNG implementation {impl!r}; plait has only {IMPL_NAME!r}")
 
 
 def key_data(keys: KeyArray) -> Array:
-    """The raw ``uint32`` data of a key (keys are already raw in plait)."""
-    return keys
+    """The ``uint32[*keys.shape, 2]`` data under typed keys (raw keys unchanged)."""
+    data, _ = check_key(keys, "key_data", allow_batched=True)
+    return data
+
+
+def wrap_key_data(key_bits_array: Any, *, impl: Any = None, dtype: Any = None) -> KeyArray:
+    """Typed keys over ``uint32`` key data whose shape ends with 2; the key
+    array's shape is the data's shape without that last axis."""
+    if impl is not None and dtype is not None:
+        raise ValueError("random.wrap_key_data: cannot specify both `impl` and `dtype`")
+    _check_impl(impl if dtype is None else dtype, "wrap_key_data")
+    if isinstance(key_bits_array, PRNGKeyArray):
+        raise TypeError("random.wrap_key_data: expected uint32 key data, got a typed key array")
+    data, _ = check_key(key_bits_array, "wrap_key_data", allow_batched=True)
+    return PRNGKeyArray(data)
+
+
+def key_impl(keys: KeyArray) -> str:
+    """The name of the keys' PRNG implementation (always ``"threefry2x32"``)."""
+    check_key(keys, "key_impl", allow_batched=True)
+    return IMPL_NAME
+
+
+def key_dtype(impl: Any = None) -> KeyDType:
+    """The dtype of typed keys of ``impl`` (``key<fry>``)."""
+    _check_impl(impl, "key_dtype")
+    return KEY_DTYPE
+
+
+def clone(key: KeyArray) -> KeyArray:
+    """``key`` itself (JAX's clone marks a key for its key-reuse checker, which plait has not)."""
+    return key
+
+
+def _num_shape(num: Any) -> tuple[int, ...]:
+    if isinstance(num, Sequence):
+        return tuple(int(d) for d in num)
+    return (int(num),)
 
 
 @_one_program("num")
-def split(key: KeyArray, num: int = 2) -> KeyArray:
-    """``num`` new independent keys, as a ``uint32[num, 2]`` array."""
-    _check_key(key, "split")
-    counts = lax.iota(_U32, 2 * num)
-    return lax.reshape(threefry_2x32(key, counts), (num, 2))
-
-
-def _row(keys: KeyArray, i: int) -> KeyArray:
-    return lax.reshape(lax.slice(keys, (i, 0), (i + 1, 2)), (2,))
+def split(key: KeyArray, num: int | tuple[int, ...] = 2) -> KeyArray:
+    """``num`` new independent keys (a key array of shape ``(num,)``, or
+    ``num`` itself when it is a tuple), raw or typed like ``key``."""
+    data, raw = check_key(key, "split")
+    return out_keys(split_data(data, _num_shape(num)), raw)
 
 
 def fold_in(key: KeyArray, data: Any) -> KeyArray:
-    """A new key determined by ``key`` and the integer ``data``."""
-    _check_key(key, "fold_in")
-    return threefry_2x32(key, PRNGKey(data))
-
-
-def _shape(shape: Sequence[int] | int | None) -> tuple[int, ...]:
-    if shape is None:
-        return ()
-    if isinstance(shape, int):
-        return (shape,)
-    return tuple(int(d) for d in shape)
-
-
-@_one_program("shape", "dtype")
-def bits(key: KeyArray, shape: Sequence[int] = (), dtype: Any = None) -> Array:
-    """Uniformly random unsigned integers of ``shape`` (``uint32`` by default)."""
-    _check_key(key, "bits")
-    dt = np.dtype(dtype or _U32)
-    if dt not in (dtypes.uint8, dtypes.uint16, dtypes.uint32):
-        raise TypeError(f"random.bits: dtype must be uint8, uint16 or uint32, got {dt}")
-    shape = _shape(shape)
-    n = int(np.prod(shape, dtype=np.int64))
-    words = threefry_2x32(key, lax.iota(_U32, max(n, 1)))
-    words = lax.slice(words, (0,), (n,))
-    if dt != _U32:
-        words = lax.convert_element_type(lax.shift_right_logical(words, np.uint32(32 - 8 * dt.itemsize)), dt)
-    return lax.reshape(words, shape)
-
-
-def _float_dtype(dtype: Any, where: str) -> np.dtype[Any]:
-    dt = dtypes.canonicalize_dtype(dtype if dtype is not None else dtypes.default_float_dtype())
-    if not dtypes.is_float(dt):
-        raise TypeError(f"random.{where}: dtype must be a floating type, got {dt}")
-    return dt
-
-
-@_one_program("shape", "dtype")
-def uniform(key: KeyArray, shape: Sequence[int] = (), dtype: Any = None, minval: Any = 0.0, maxval: Any = 1.0) -> Array:
-    """Uniform floats in ``[minval, maxval)``."""
-    dt = _float_dtype(dtype, "uniform")
-    words = bits(key, shape)
-    # 23 random mantissa bits under the exponent of 1.0 give a float in [1, 2).
-    mantissa = lax.bitwise_or(lax.shift_right_logical(words, np.uint32(9)), np.uint32(0x3F800000))
-    unit = lax.sub(lax.bitcast_convert_type(mantissa, dtypes.float32), np.float32(1.0))
-    lo = lax.convert_element_type(minval, dtypes.float32)
-    hi = lax.convert_element_type(maxval, dtypes.float32)
-    value = lax.add(lax.mul(unit, lax.sub(hi, lo)), lo)
-    value = lax.max(lo, value)
-    return lax.convert_element_type(value, dt)
-
-
-@_one_program("shape", "dtype")
-def normal(key: KeyArray, shape: Sequence[int] = (), dtype: Any = None) -> Array:
-    """Standard normal floats (inverse-CDF method)."""
-    dt = _float_dtype(dtype, "normal")
-    tiny = np.nextafter(np.float32(-1.0), np.float32(0.0))
-    u = uniform(key, shape, dtypes.float32, tiny, 1.0)
-    return lax.convert_element_type(lax.mul(np.float32(np.sqrt(2.0)), lax.erf_inv(u)), dt)
-
-
-@_one_program("shape", "dtype")
-def truncated_normal(key: KeyArray, lower: Any, upper: Any, shape: Sequence[int] = (), dtype: Any = None) -> Array:
-    """Normal floats conditioned on ``lower < x < upper`` (inverse-CDF method)."""
-    dt = _float_dtype(dtype, "truncated_normal")
-    sqrt2 = np.float32(np.sqrt(2.0))
-    a = lax.erf(lax.div(lax.convert_element_type(lower, dtypes.float32), sqrt2))
-    b = lax.erf(lax.div(lax.convert_element_type(upper, dtypes.float32), sqrt2))
-    u = uniform(key, shape, dtypes.float32, a, b)
-    x = lax.mul(sqrt2, lax.erf_inv(u))
-    return lax.convert_element_type(x, dt)
-
-
-@_one_program("shape")
-def bernoulli(key: KeyArray, p: Any = 0.5, shape: Sequence[int] | None = None) -> Array:
-    """Booleans that are True with probability ``p`` (broadcast to ``shape``)."""
-    p_aval = get_aval(p, "p of random.bernoulli")
-    out_shape = _shape(shape) if shape is not None else tuple(int(d) for d in p_aval.shape)
-    u = uniform(key, out_shape)
-    p32 = lax.convert_element_type(p, dtypes.float32)
-    if p_aval.shape != out_shape:
-        p32 = lax.broadcast_in_dim(p32, out_shape, tuple(range(len(out_shape) - p_aval.ndim, len(out_shape))))
-    return lax.lt(u, p32)
-
-
-@_one_program("shape", "dtype")
-def randint(key: KeyArray, shape: Sequence[int], minval: Any, maxval: Any, dtype: Any = None) -> Array:
-    """Uniform integers in ``[minval, maxval)``.
-
-    Two 32-bit words per value are combined as ``(hi * 2**32 + lo) mod span``
-    (in wrapping ``uint32`` arithmetic), which keeps the modulo bias small
-    for every span."""
-    dt = dtypes.canonicalize_dtype(dtype if dtype is not None else dtypes.default_int_dtype())
-    if not dtypes.is_int(dt):
-        raise TypeError(f"random.randint: dtype must be an integer type, got {dt}")
-    shape = _shape(shape)
-    keys = split(key)
-    hi = bits(_row(keys, 0), shape)
-    lo = bits(_row(keys, 1), shape)
-    lo_v = lax.convert_element_type(minval, dtypes.int32)
-    hi_v = lax.convert_element_type(maxval, dtypes.int32)
-    span = _u32(lax.max(lax.sub(hi_v, lo_v), np.int32(1)))
-    two32_mod_span = lax.rem(lax.sub(np.uint32(0), span), span)
-    r = lax.add(lax.mul(lax.rem(hi, span), two32_mod_span), lax.rem(lo, span))
-    r = lax.rem(r, span)
-    out = lax.add(lax.convert_element_type(r, dtypes.int32), lo_v)
-    return lax.convert_element_type(out, dt)
-
-
-@_one_program("shape", "dtype")
-def gumbel(key: KeyArray, shape: Sequence[int] = (), dtype: Any = None) -> Array:
-    """Standard Gumbel samples."""
-    dt = _float_dtype(dtype, "gumbel")
-    tiny = np.float32(np.finfo(np.float32).tiny)
-    u = uniform(key, shape, dtypes.float32, tiny, 1.0)
-    return lax.convert_element_type(lax.neg(lax.log(lax.neg(lax.log(u)))), dt)
-
-
-@_one_program("shape", "dtype")
-def exponential(key: KeyArray, shape: Sequence[int] = (), dtype: Any = None) -> Array:
-    """Standard exponential samples."""
-    dt = _float_dtype(dtype, "exponential")
-    u = uniform(key, shape, dtypes.float32)
-    return lax.convert_element_type(lax.neg(lax.log1p(lax.neg(u))), dt)
-
-
-@_one_program("axis", "shape")
-def categorical(key: KeyArray, logits: Any, axis: int = -1, shape: Sequence[int] | None = None) -> Array:
-    """Indices drawn with probabilities ``softmax(logits)`` along ``axis`` (Gumbel-max)."""
-    aval = get_aval(logits, "logits of random.categorical")
-    ax = axis + aval.ndim if axis < 0 else axis
-    if not 0 <= ax < aval.ndim:
-        raise ValueError(f"random.categorical: axis {axis} is out of range for logits of shape {aval.shape}")
-    batch = tuple(int(d) for i, d in enumerate(aval.shape) if i != ax)
-    out_shape = _shape(shape) if shape is not None else batch
-    lead = len(out_shape) - len(batch)
-    full = out_shape[:lead] + tuple(int(d) for d in aval.shape[: ax]) + (int(aval.shape[ax]),) + tuple(
-        int(d) for d in aval.shape[ax + 1 :]
-    )
-    g = gumbel(key, full, aval.dtype if dtypes.is_float(aval.dtype) else None)
-    bl = lax.broadcast_in_dim(lax.convert_element_type(logits, g.dtype), full, tuple(range(lead, len(full))))
-    return lax.argmax(lax.add(g, bl), lead + ax, dtypes.default_int_dtype())
-
-
-def permutation(key: KeyArray, x: Any, axis: int = 0, independent: bool = False) -> Array:
-    """A random permutation of ``range(x)`` (int ``x``) or of ``x``'s entries along
-    ``axis`` (rows move together unless ``independent``)."""
-    if isinstance(x, int) and not isinstance(x, bool):
-        n = x
-        idx = lax.iota(dtypes.int32, n)
-        keys = bits(key, (n,))
-        return lax.sort([keys, idx], dimension=0, num_keys=1)[1]
-    aval = get_aval(x, "x of random.permutation")
-    if aval.ndim == 0:
-        raise TypeError("random.permutation: x must be an int or an array with at least one dimension")
-    ax = axis + aval.ndim if axis < 0 else axis
-    if independent:
-        keys = bits(key, tuple(int(d) for d in aval.shape))
-        return lax.sort([keys, x], dimension=ax, num_keys=1)[1]
-    perm = permutation(key, int(aval.shape[ax]))
-    from plait_core import numpy as pnp
-
-    return pnp.take(x, perm, axis=ax)
-
-
-def shuffle(key: KeyArray, x: Any, axis: int = 0) -> Array:
-    """``x`` permuted along ``axis`` (as :func:`permutation`)."""
-    return permutation(key, x, axis)
-
-
-def choice(key: KeyArray, a: Any, shape: Sequence[int] = (), replace: bool = True, p: Any = None) -> Array:
-    """Samples from ``a`` (an int ``n`` means ``arange(n)``), with or without replacement."""
-    from plait_core import numpy as pnp
-
-    n = a if isinstance(a, int) else int(get_aval(a).shape[0])
-    shape = _shape(shape)
-    size = int(np.prod(shape, dtype=np.int64))
-    if p is not None:
-        if not replace:
-            g = lax.add(gumbel(key, (n,)), pnp.log(p))
-            idx = lax.slice(lax.sort([lax.neg(g), lax.iota(dtypes.int32, n)], dimension=0, num_keys=1)[1], (0,), (size,))
-        else:
-            idx = categorical(key, pnp.log(p), shape=(size,))
-    elif replace:
-        idx = randint(key, (size,), 0, n)
+    """A new key determined by ``key`` and the 32-bit integer ``data``."""
+    key_words, raw = check_key(key, "fold_in")
+    if isinstance(data, int) and not isinstance(data, bool):
+        if not 0 <= data < 2**32:
+            raise OverflowError(f"random.fold_in: data {data} is out of bounds for uint32")
+        value: Any = np.uint32(data)
     else:
-        if size > n:
-            raise ValueError(f"random.choice: cannot take {size} samples without replacement from {n}")
-        idx = lax.slice(permutation(key, n), (0,), (size,))
-    idx = lax.reshape(idx, shape)
-    return idx if isinstance(a, int) else pnp.take(a, idx, axis=0)
-
+        aval = get_aval(data, "the data of random.fold_in")
+        if aval.shape != ():
+            raise TypeError(
+                f"random.fold_in accepts a scalar, but was given an array of shape {tuple(aval.shape)} != (). "
+                "Use vmap for batching."
+            )
+        if not (dtypes.is_int(aval.dtype) or dtypes.is_bool(aval.dtype)):
+            raise TypeError(f"random.fold_in: data must be an integer, got {aval.str_short()}")
+        value = data
+    return out_keys(fold_in_data(key_words, value), raw)
 
 
 # ---------------------------------------------------------------------------
-# More distributions: closed forms of uniforms, and rejection samplers that
-# run one while_loop over the whole array until every entry is accepted.
+# Argument checks
 
 
-def _open_uniform(key: KeyArray, shape: Sequence[int]) -> Array:
-    """float32 uniforms in ``[tiny, 1)`` (never 0, so their logarithm is finite)."""
-    return uniform(key, shape, dtypes.float32, np.float32(np.finfo(np.float32).tiny), 1.0)
+def _shape(shape: Any) -> tuple[int, ...]:
+    if isinstance(shape, Sequence):
+        return tuple(int(d) for d in shape)
+    try:
+        return (int(shape),)
+    except TypeError:
+        raise TypeError(f"random: shape must be an int or a sequence of ints, got {shape!r}") from None
 
 
-@_one_program("shape", "dtype")
-def laplace(key: KeyArray, shape: Sequence[int] = (), dtype: Any = None) -> Array:
-    """Standard Laplace samples (density ``exp(-|x|) / 2``)."""
-    dt = _float_dtype(dtype, "laplace")
-    low = np.nextafter(np.float32(-1.0), np.float32(0.0))
-    u = uniform(key, shape, dtypes.float32, low, 1.0)
-    # |u| is uniform on [0, 1) and sign(u) a fair sign: -log(1 - |u|) is exponential.
-    x = lax.mul(lax.neg(lax.sign(u)), lax.log1p(lax.neg(lax.abs(u))))
-    return lax.convert_element_type(x, dt)
+def _float_dtype(dtype: Any, where: str, kinds: str = "float") -> np.dtype[Any]:
+    dt = dtypes.canonicalize_dtype(dtype if dtype is not None else dtypes.default_float_dtype())
+    ok = dtypes.is_inexact(dt) if kinds == "float or complex" else dtypes.is_float(dt)
+    if not ok:
+        raise ValueError(f"random.{where}: dtype argument must be a {kinds} dtype, got {dt}")
+    return dt
 
 
-@_one_program("shape", "dtype")
-def logistic(key: KeyArray, shape: Sequence[int] = (), dtype: Any = None) -> Array:
-    """Standard logistic samples (CDF ``1 / (1 + exp(-x))``)."""
-    dt = _float_dtype(dtype, "logistic")
-    u = _open_uniform(key, shape)
-    return lax.convert_element_type(lax.sub(lax.log(u), lax.log1p(lax.neg(u))), dt)
-
-
-@_one_program("shape", "dtype")
-def cauchy(key: KeyArray, shape: Sequence[int] = (), dtype: Any = None) -> Array:
-    """Standard Cauchy samples (CDF ``1/2 + atan(x) / pi``)."""
-    dt = _float_dtype(dtype, "cauchy")
-    u = _open_uniform(key, shape)
-    return lax.convert_element_type(lax.tan(lax.mul(np.float32(np.pi), lax.sub(u, np.float32(0.5)))), dt)
-
-
-@_one_program("shape", "dtype")
-def rademacher(key: KeyArray, shape: Sequence[int] = (), dtype: Any = None) -> Array:
-    """-1 or +1 with equal probability (integers, the default int type unless ``dtype``)."""
+def _int_dtype(dtype: Any, where: str) -> np.dtype[Any]:
     dt = dtypes.canonicalize_dtype(dtype if dtype is not None else dtypes.default_int_dtype())
-    if not dtypes.is_int(dt) or dtypes.is_unsigned_int(dt):
-        raise TypeError(f"random.rademacher: dtype must be a signed integer type, got {dt}")
-    b = lax.convert_element_type(bernoulli(key, 0.5, _shape(shape)), dt)
-    return lax.sub(lax.mul(b, np.asarray(2, dt)), np.asarray(1, dt))
+    if not dtypes.is_int(dt):
+        raise TypeError(f"random.{where}: dtype must be an integer dtype, got {dt}")
+    return dt
 
 
-@_one_program("shape", "dtype")
-def maxwell(key: KeyArray, shape: Sequence[int] = (), dtype: Any = None) -> Array:
-    """Maxwell samples: the length of a standard normal 3-vector."""
-    dt = _float_dtype(dtype, "maxwell")
-    shape = _shape(shape)
-    z = normal(key, shape + (3,), dtypes.float32)
-    return lax.convert_element_type(lax.sqrt(lax.reduce_sum(lax.mul(z, z), (len(shape),))), dt)
-
-
-def _real_param(x: Any, where: str, name: str) -> tuple[Array, tuple[int, ...]]:
-    """``x`` as float32 with its shape; a TypeError for a non-real argument."""
-    aval = get_aval(x, f"{name} of random.{where}")
-    if not (dtypes.is_float(aval.dtype) or dtypes.is_int(aval.dtype)):
-        raise TypeError(f"random.{where}: {name} must be a real (integer or float) array, got {aval.str_short()}")
-    return lax.convert_element_type(x, dtypes.float32), tuple(int(d) for d in aval.shape)
+def _shape_of(x: Any) -> tuple[int, ...]:
+    return tuple(int(d) for d in np.shape(x)) if not hasattr(x, "shape") else tuple(int(d) for d in x.shape)
 
 
 def _broadcast_shapes(where: str, *shapes: tuple[int, ...]) -> tuple[int, ...]:
@@ -459,264 +260,722 @@ def _broadcast_shapes(where: str, *shapes: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(out)
 
 
-def _to_shape(x: Array, x_shape: tuple[int, ...], shape: tuple[int, ...], where: str, name: str) -> Array:
-    """``x`` broadcast (NumPy rules) to exactly ``shape``; a ValueError naming ``name`` otherwise."""
-    lead = len(shape) - len(x_shape)
-    if lead < 0 or any(d != 1 and d != shape[lead + i] for i, d in enumerate(x_shape)):
-        raise ValueError(f"random.{where}: {name} of shape {x_shape} does not broadcast to the shape {shape}")
-    if x_shape == shape:
-        return x
-    x = lax.reshape(x, tuple(d for d in x_shape if d != 1))
-    dims = tuple(lead + i for i, d in enumerate(x_shape) if d != 1)
-    return lax.broadcast_in_dim(x, shape, dims)
+def _check_shape(where: str, shape: tuple[int, ...], *param_shapes: tuple[int, ...]) -> None:
+    if param_shapes and _broadcast_shapes(where, shape, *param_shapes) != shape:
+        raise ValueError(
+            f"random.{where}: parameter shapes {', '.join(map(str, param_shapes))} must broadcast to "
+            f"the shape argument {shape}, and broadcasting them with it must give it back"
+        )
 
 
-def _params(where: str, shape: Sequence[int] | None, **named: Any) -> tuple[tuple[int, ...], list[Array]]:
-    """The output shape (``shape``, or the parameters' broadcast shape) and the
-    parameters as float32 arrays of that shape."""
-    pairs = [(name, *_real_param(x, where, name)) for name, x in named.items()]
-    out = _shape(shape) if shape is not None else _broadcast_shapes(where, *(s for _, _, s in pairs))
-    return out, [_to_shape(x, s, out, where, name) for name, x, s in pairs]
+def _out_shape(where: str, shape: Any, *params: Any) -> tuple[int, ...]:
+    """``shape`` checked against the parameters, or their broadcast shape."""
+    shapes = [_shape_of(p) for p in params]
+    if shape is None:
+        return _broadcast_shapes(where, *shapes)
+    out = _shape(shape)
+    _check_shape(where, out, *shapes)
+    return out
 
 
-def _full(like: Array, value: Any, dtype: Any = dtypes.float32) -> Array:
-    """``value`` broadcast to ``like``'s shape (a broadcast, not a stored constant)."""
-    return lax.broadcast_in_dim(np.asarray(value, dtype), tuple(int(d) for d in like.shape), ())
+def _finfo(dtype: Any) -> Any:
+    return dtypes.finfo(dtype)
 
 
-def _all_axes(x: Array) -> tuple[int, ...]:
-    return tuple(range(len(x.shape)))
+# ---------------------------------------------------------------------------
+# Bits and uniforms
 
 
-def _log_gamma_draw_impl(key: KeyArray, a: Array) -> Array:
-    """``log`` of Gamma(a, 1) samples for float32 ``a`` (any shape).
-
-    Marsaglia and Tsang, "A simple method for generating gamma variables"
-    (ACM TOMS 2000): with ``d = a - 1/3`` and ``c = 1/sqrt(9 d)``, draw a normal
-    ``z`` and uniform ``u``, set ``v = (1 + c z)**3`` and accept ``d v`` when
-    ``v > 0`` and ``log u < z**2/2 + d - d v + d log v``.  Every round redraws
-    the whole array from a fresh key (``fold_in`` of the round number) and
-    keeps the first accepted value of each entry, so entries are independent.
-    For ``a < 1`` it draws Gamma(a + 1) and multiplies by ``u**(1/a)``, in
-    log space so small ``a`` does not underflow before a ratio is taken.
-    ``a == 0`` gives ``-inf`` (a sample of 0), ``a == inf`` gives ``inf`` and
-    negative or NaN ``a`` gives NaN (as JAX)."""
-    shape = tuple(int(d) for d in a.shape)
-    loop_key, boost_key = _row(split(key), 0), _row(split(key), 1)
-    valid = lax.bitwise_and(lax.gt(a, np.float32(0)), lax.is_finite(a))
-    safe_a = lax.select(valid, a, _full(a, 1.0))
-    boost = lax.lt(safe_a, np.float32(1))
-    a1 = lax.select(boost, lax.add(safe_a, np.float32(1)), safe_a)
-    d = lax.sub(a1, np.float32(1.0 / 3.0))
-    c = lax.rsqrt(lax.mul(np.float32(9), d))
-
-    def cond(state: tuple[Array, Array, Array]) -> Array:
-        return lax.bitwise_not(lax.reduce_and(state[2], _all_axes(state[2])))
-
-    def body(state: tuple[Array, Array, Array]) -> tuple[Array, Array, Array]:
-        i, x, done = state
-        keys = split(fold_in(loop_key, i))
-        z = normal(_row(keys, 0), shape, dtypes.float32)
-        u = _open_uniform(_row(keys, 1), shape)
-        v = lax.add(np.float32(1), lax.mul(c, z))
-        v = lax.mul(lax.mul(v, v), v)
-        positive = lax.gt(v, np.float32(0))
-        log_v = lax.log(lax.select(positive, v, _full(v, 1.0)))
-        bound = lax.add(lax.mul(np.float32(0.5), lax.mul(z, z)), lax.mul(d, lax.add(lax.sub(np.float32(1), v), log_v)))
-        ok = lax.bitwise_and(positive, lax.lt(lax.log(u), bound))
-        take = lax.bitwise_and(ok, lax.bitwise_not(done))
-        x = lax.select(take, lax.add(lax.log(d), log_v), x)
-        return lax.add(i, np.int32(1)), x, lax.bitwise_or(done, ok)
-
-    init = (np.int32(0), _full(a, 0.0), lax.bitwise_not(valid))
-    log_x = while_loop(cond, body, init)[1]
-    log_u = lax.log(_open_uniform(boost_key, shape))
-    log_x = lax.select(boost, lax.add(log_x, lax.div(log_u, safe_a)), log_x)
-    special = lax.select(
-        lax.eq(a, np.float32(0)),
-        _full(a, -np.inf),
-        lax.select(lax.eq(a, np.float32(np.inf)), _full(a, np.inf), _full(a, np.nan)),
-    )
-    return lax.select(valid, log_x, special)
+@_one_program("shape", "dtype")
+def bits(key: KeyArray, shape: Sequence[int] = (), dtype: Any = None) -> Array:
+    """Uniformly random unsigned integers of ``shape`` (``uint32`` by default)."""
+    data, _ = check_key(key, "bits")
+    dt = dtypes.canonicalize_dtype(dtype if dtype is not None else dtypes.uint32)
+    if not dtypes.is_unsigned_int(dt):
+        raise ValueError(f"random.bits: dtype argument must be an unsigned int dtype, got {dt}")
+    return random_bits(data, dt.itemsize * 8, _shape(shape))
 
 
-def _log_gamma_draw_jvp(key: KeyArray, primals: tuple[Array], tangents: tuple[Array]) -> Any:
-    raise NotImplementedError(
-        "random.gamma: derivatives with respect to the shape parameter (a, alpha, df) are not "
-        "implemented (JAX's implicit reparameterisation gradient needs the derivative of the "
-        "incomplete gamma function); wrap the parameter in lax.stop_gradient to treat samples as constants"
-    )
+@_one_program("shape", "dtype")
+def uniform(key: KeyArray, shape: Sequence[int] = (), dtype: Any = None, minval: Any = 0.0, maxval: Any = 1.0) -> Array:
+    """Uniform floats in ``[minval, maxval)`` (bounds broadcast to ``shape``)."""
+    data, _ = check_key(key, "uniform")
+    dt = _float_dtype(dtype, "uniform")
+    out = _shape(shape)
+    _check_shape("uniform", out, _shape_of(minval), _shape_of(maxval))
+    return uniform_floats(data, out, dt, minval, maxval)
 
 
-_log_gamma_draw = custom_jvp(_log_gamma_draw_impl, nondiff_argnums=(0,))
-_log_gamma_draw.defjvp(_log_gamma_draw_jvp)
+def _normal(data: Array, shape: tuple[int, ...], dt: Any) -> Array:
+    if not dtypes.is_complex(dt):
+        return normal_floats(data, shape, dt)
+    real = np.array(0, dt).real.dtype
+    k_re, k_im = split_keys(data)
+    re = lax.convert_element_type(normal_floats(k_re, shape, real), dt)
+    im = lax.convert_element_type(normal_floats(k_im, shape, real), dt)
+    z = lax.add(re, lax.mul(const(1j, dt), im))
+    return lax.div(z, const(np.sqrt(2), dt))
+
+
+@_one_program("shape", "dtype")
+def normal(key: KeyArray, shape: Sequence[int] = (), dtype: Any = None) -> Array:
+    """Standard normal samples (inverse CDF of a uniform); complex dtypes give
+    independent real and imaginary parts of variance 1/2 each."""
+    data, _ = check_key(key, "normal")
+    dt = _float_dtype(dtype, "normal", "float or complex")
+    return _normal(data, _shape(shape), dt)
+
+
+@_one_program("shape", "dtype")
+def truncated_normal(key: KeyArray, lower: Any, upper: Any, shape: Sequence[int] | None = None,
+                     dtype: Any = None) -> Array:
+    """Normal samples conditioned on ``lower < x < upper`` (inverse CDF), kept
+    strictly inside the bounds."""
+    data, _ = check_key(key, "truncated_normal")
+    dt = _float_dtype(dtype, "truncated_normal")
+    out = _out_shape("truncated_normal", shape, lower, upper)
+    sqrt2 = const(np.sqrt(2), dt)
+    lo = lax.convert_element_type(lower, dt)
+    hi = lax.convert_element_type(upper, dt)
+    a = lax.erf(lax.div(lo, sqrt2))
+    b = lax.erf(lax.div(hi, sqrt2))
+    u = uniform_floats(data, out, dt, a, b)
+    x = lax.mul(sqrt2, lax.erf_inv(u))
+    floor = pnp.broadcast_to(lax.nextafter(lax.stop_gradient(lo), const(np.inf, dt)), out)
+    ceil = pnp.broadcast_to(lax.nextafter(lax.stop_gradient(hi), const(-np.inf, dt)), out)
+    return lax.min(lax.max(x, floor), ceil)
+
+
+@_one_program("shape", "mode")
+def bernoulli(key: KeyArray, p: Any = 0.5, shape: Sequence[int] | None = None, mode: str = "low") -> Array:
+    """Booleans that are True with probability ``p`` (floating; broadcast to
+    ``shape``).  ``mode="high"`` draws two uniforms per value for resolution
+    below the float's spacing."""
+    if mode not in ("high", "low"):
+        raise ValueError(f"random.bernoulli: got mode={mode!r}, expected 'high' or 'low'")
+    data, _ = check_key(key, "bernoulli")
+    p_dtype = get_aval(p, "p of random.bernoulli").dtype
+    if not dtypes.is_float(p_dtype):
+        raise TypeError(f"random.bernoulli: probability `p` must have a floating dtype, got {p_dtype}")
+    out = _out_shape("bernoulli", shape, p)
+    p_full = to_dtype(p, p_dtype, out)
+    if mode == "low":
+        return lax.lt(uniform_floats(data, out, p_dtype, 0.0, 1.0), p_full)
+    both = uniform_floats(data, (2, *out), p_dtype, 0.0, 1.0)
+    u1 = lax.index_in_dim(both, 0, 0, keepdims=False)
+    u2 = lax.mul(lax.index_in_dim(both, 1, 0, keepdims=False), const(2.0 ** -int(_finfo(p_dtype).nmant), p_dtype))
+    return lax.lt(u2, lax.sub(p_full, u1))
+
+
+def _clip_to(val: Array, dtype: Any) -> Array:
+    """Integer ``val`` clipped to the range both its dtype and ``dtype`` hold, then converted."""
+    own = dtypes.iinfo(val.dtype)
+    target = dtypes.iinfo(dtype)
+    lo = const(max(int(own.min), int(target.min)), val.dtype)
+    hi = const(min(int(own.max), int(target.max)), val.dtype)
+    return lax.convert_element_type(lax.min(lax.max(val, lo), hi), dtype)
+
+
+def _int_bound(x: Any) -> Array:
+    x = pnp.asarray(x)
+    if not dtypes.is_int(x.dtype):
+        x = x.astype(dtypes.default_int_dtype())
+    return x
+
+
+def _randint(data: Array, shape: tuple[int, ...], minval: Any, maxval: Any, dt: Any) -> Array:
+    nbits = dt.itemsize * 8
+    unsigned = {8: dtypes.uint8, 16: dtypes.uint16, 32: dtypes.uint32, 64: dtypes.uint64}[nbits]
+    lo_in, hi_in = _int_bound(minval), _int_bound(maxval)
+    top = _clip_to(pnp.asarray(const(dtypes.iinfo(dt).max, dt)), hi_in.dtype)
+    out_of_range = pnp.broadcast_to(lax.gt(hi_in, top), shape)
+    lo = pnp.broadcast_to(_clip_to(lo_in, dt), shape)
+    hi = pnp.broadcast_to(_clip_to(hi_in, dt), shape)
+    k1, k2 = split_keys(data)
+    higher = random_bits(k1, nbits, shape)
+    lower = random_bits(k2, nbits, shape)
+    span = lax.convert_element_type(lax.sub(hi, lo), unsigned)
+    ones = lax.broadcast_in_dim(const(1, unsigned), shape, ())
+    span = lax.select(lax.le(hi, lo), ones, span)
+    span = lax.select(lax.bitwise_and(out_of_range, lax.gt(hi, lo)), lax.add(span, ones), span)
+    multiplier = lax.rem(lax.broadcast_in_dim(const(2 ** (nbits // 2), unsigned), shape, ()), span)
+    multiplier = lax.rem(lax.mul(multiplier, multiplier), span)
+    offset = lax.add(lax.mul(lax.rem(higher, span), multiplier), lax.rem(lower, span))
+    offset = lax.rem(offset, span)
+    return lax.add(lo, lax.convert_element_type(offset, dt))
+
+
+@_one_program("shape", "dtype")
+def randint(key: KeyArray, shape: Sequence[int], minval: Any, maxval: Any, dtype: Any = None) -> Array:
+    """Uniform integers in ``[minval, maxval)``, bounds clipped to ``dtype``'s
+    range (``maxval`` one past its largest value is allowed)."""
+    data, _ = check_key(key, "randint")
+    dt = _int_dtype(dtype, "randint")
+    out = _shape(shape)
+    _check_shape("randint", out, _shape_of(minval), _shape_of(maxval))
+    info = dtypes.iinfo(dt)
+    if info.bits < 32:
+        lo = pnp.clip(pnp.asarray(minval).astype(dtypes.int32), int(info.min), int(info.max))
+        hi = pnp.clip(pnp.asarray(maxval).astype(dtypes.int32), int(info.min), int(info.max) + 1)
+        return lax.convert_element_type(_randint(data, out, lo, hi, dtypes.int32), dt)
+    return _randint(data, out, minval, maxval, dt)
+
+
+# ---------------------------------------------------------------------------
+# Closed forms of uniforms and normals
+
+
+def _gumbel(data: Array, shape: tuple[int, ...], dt: Any, mode: str) -> Array:
+    info = _finfo(dt)
+    if mode == "low":
+        u = uniform_floats(data, shape, dt, float(info.tiny), 1.0)
+        return lax.neg(lax.log(lax.neg(lax.log(u))))
+    if mode == "highest" and dt == dtypes.float32:
+        raise NotImplementedError(
+            "random.gumbel: mode='highest' for float32 is not supported (it needs a count-leading-zeros "
+            "primitive plait does not have); use mode='high'"
+        )
+    both = uniform_floats(data, (2, *shape), dt, 0.0, 1.0)
+    high = lax.index_in_dim(both, 0, 0, keepdims=False)
+    low = lax.index_in_dim(both, 1, 0, keepdims=False)
+    boosted = lax.add(lax.add(high, lax.mul(const(2.0 ** -int(info.nmant), dt), low)), const(info.tiny, dt))
+    x = lax.select(lax.ge(high, const(0.5, dt)), high, boosted)
+    return lax.neg(lax.log(lax.neg(lax.log1p(lax.neg(x)))))
+
+
+def _gumbel_mode(mode: str | None, where: str) -> str:
+    mode = "low" if mode is None else mode
+    if mode not in ("highest", "high", "low"):
+        raise ValueError(f"random.{where}: mode must be 'low', 'high' or 'highest', got {mode!r}")
+    return mode
+
+
+@_one_program("shape", "dtype", "mode")
+def gumbel(key: KeyArray, shape: Sequence[int] = (), dtype: Any = None, mode: str | None = None) -> Array:
+    """Standard Gumbel samples ``-log(-log(u))``; ``mode="high"`` resolves the
+    far right tail better (two uniforms per value)."""
+    data, _ = check_key(key, "gumbel")
+    dt = _float_dtype(dtype, "gumbel")
+    return _gumbel(data, _shape(shape), dt, _gumbel_mode(mode, "gumbel"))
+
+
+@_one_program("shape", "dtype")
+def exponential(key: KeyArray, shape: Sequence[int] = (), dtype: Any = None) -> Array:
+    """Standard exponential samples ``-log(1 - u)``."""
+    data, _ = check_key(key, "exponential")
+    return exponential_floats(data, _shape(shape), _float_dtype(dtype, "exponential"))
+
+
+@_one_program("shape", "dtype")
+def laplace(key: KeyArray, shape: Sequence[int] = (), dtype: Any = None) -> Array:
+    """Standard Laplace samples (density ``exp(-|x|) / 2``)."""
+    data, _ = check_key(key, "laplace")
+    dt = _float_dtype(dtype, "laplace")
+    u = uniform_floats(data, _shape(shape), dt, -1.0 + float(_finfo(dt).epsneg), 1.0)
+    return lax.mul(lax.sign(u), lax.log1p(lax.neg(lax.abs(u))))
+
+
+@_one_program("shape", "dtype")
+def logistic(key: KeyArray, shape: Sequence[int] = (), dtype: Any = None) -> Array:
+    """Standard logistic samples ``log(u) - log(1 - u)``."""
+    data, _ = check_key(key, "logistic")
+    dt = _float_dtype(dtype, "logistic")
+    u = uniform_floats(data, _shape(shape), dt, float(_finfo(dt).tiny), 1.0)
+    return lax.sub(lax.log(u), lax.log1p(lax.neg(u)))
+
+
+@_one_program("shape", "dtype")
+def cauchy(key: KeyArray, shape: Sequence[int] = (), dtype: Any = None) -> Array:
+    """Standard Cauchy samples ``tan(pi (u - 1/2))``."""
+    data, _ = check_key(key, "cauchy")
+    dt = _float_dtype(dtype, "cauchy")
+    u = uniform_floats(data, _shape(shape), dt, float(_finfo(dt).eps), 1.0)
+    return lax.tan(lax.mul(const(np.pi, dt), lax.sub(u, const(0.5, dt))))
+
+
+def _rademacher(data: Array, shape: tuple[int, ...], dt: Any) -> Array:
+    b = lax.convert_element_type(lax.lt(uniform_floats(data, shape, dtypes.float32, 0.0, 1.0), const(0.5, dtypes.float32)), dt)
+    return lax.sub(lax.mul(const(2, dt), b), const(1, dt))
+
+
+@_one_program("shape", "dtype")
+def rademacher(key: KeyArray, shape: Sequence[int] = (), dtype: Any = None) -> Array:
+    """-1 or +1 with equal probability (the default int dtype unless ``dtype``)."""
+    data, _ = check_key(key, "rademacher")
+    dt = dtypes.canonicalize_dtype(dtype if dtype is not None else dtypes.default_int_dtype())
+    return _rademacher(data, _shape(shape), dt)
+
+
+def _norm_last(z: Array) -> Array:
+    return lax.sqrt(lax.reduce_sum(lax.mul(z, z), (len(z.shape) - 1,)))
+
+
+_norm = named_call(_norm_last, name="norm")
+"""The Euclidean norm over the last axis, as its own call like JAX's ``jnp.linalg.norm``
+(XLA then sums exactly as JAX's program does)."""
+
+
+def _maxwell(data: Array, shape: tuple[int, ...], dt: Any) -> Array:
+    return _norm(_normal(data, (*shape, 3), dt))
+
+
+@_one_program("shape", "dtype")
+def maxwell(key: KeyArray, shape: Sequence[int] = (), dtype: Any = None) -> Array:
+    """Maxwell samples: the length of a standard normal 3-vector."""
+    data, _ = check_key(key, "maxwell")
+    return _maxwell(data, _shape(shape), _float_dtype(dtype, "maxwell"))
+
+
+@_one_program("shape", "dtype")
+def double_sided_maxwell(key: KeyArray, loc: Any, scale: Any, shape: Sequence[int] = (), dtype: Any = None) -> Array:
+    """``loc + scale * s * m`` with ``m`` Maxwell and ``s`` a random sign; the
+    result has shape ``shape + broadcast(loc, scale).shape``."""
+    data, _ = check_key(key, "double_sided_maxwell")
+    dt = _float_dtype(dtype, "double_sided_maxwell")
+    params = _broadcast_shapes("double_sided_maxwell", _shape_of(loc), _shape_of(scale))
+    out = (*(_shape(shape) or params), *params)
+    k_m, k_r = split_keys(data)
+    m = _maxwell(k_m, out, dt)
+    sign = _rademacher(k_r, out, dt)
+    return pnp.add(pnp.multiply(pnp.multiply(sign, m), to_dtype(scale, dt)), to_dtype(loc, dt))
+
+
+@_one_program("shape", "dtype")
+def weibull_min(key: KeyArray, scale: Any, concentration: Any, shape: Sequence[int] = (), dtype: Any = None) -> Array:
+    """Weibull samples ``scale * (-log(1 - u)) ** (1 / concentration)``."""
+    data, _ = check_key(key, "weibull_min")
+    dt = _float_dtype(dtype, "weibull_min")
+    u = uniform_floats(data, _shape(shape), dt, 0.0, 1.0)
+    e = lax.neg(lax.log1p(lax.neg(u)))
+    return pnp.multiply(pnp.power(e, pnp.divide(1.0, concentration)), scale)
+
+
+@_one_program("shape", "dtype")
+def pareto(key: KeyArray, b: Any, shape: Sequence[int] | None = None, dtype: Any = None) -> Array:
+    """Pareto samples ``exp(e / b)`` (``e`` exponential), support ``[1, inf)``."""
+    data, _ = check_key(key, "pareto")
+    dt = _float_dtype(dtype, "pareto")
+    out = _out_shape("pareto", shape, b)
+    e = exponential_floats(data, out, dt)
+    return lax.exp(lax.div(e, to_dtype(b, dt, out)))
+
+
+@_one_program("shape", "dtype")
+def rayleigh(key: KeyArray, scale: Any, shape: Sequence[int] | None = None, dtype: Any = None) -> Array:
+    """Rayleigh samples ``scale * sqrt(-2 log u)``."""
+    data, _ = check_key(key, "rayleigh")
+    dt = _float_dtype(dtype, "rayleigh")
+    out = _out_shape("rayleigh", shape, scale)
+    u = uniform_floats(data, out, dt, 0.0, 1.0)
+    s = to_dtype(scale, dt, out)
+    return lax.mul(s, lax.sqrt(lax.mul(lax.log(u), const(-2, dt))))
+
+
+@_one_program("shape", "dtype")
+def wald(key: KeyArray, mean: Any, shape: Sequence[int] | None = None, dtype: Any = None) -> Array:
+    """Wald (inverse Gaussian, unit shape) samples with mean ``mean``
+    (Michael, Schucany and Haas's transformation of a normal and a uniform)."""
+    data, _ = check_key(key, "wald")
+    dt = _float_dtype(dtype, "wald")
+    out = _out_shape("wald", shape, mean)
+    k1, k2 = split_keys(data)
+    mu = to_dtype(mean, dt, out)
+    v = _normal(k1, out, dt)
+    z = uniform_floats(k2, out, dt, 0.0, 1.0)
+    y = lax.integer_pow(v, 2)
+    y_sq = lax.integer_pow(y, 2)
+    mu_sq = lax.integer_pow(mu, 2)
+    root = lax.sqrt(lax.add(lax.mul(lax.mul(const(4, dt), mu), y), lax.mul(mu_sq, y_sq)))
+    x = lax.sub(lax.add(mu, lax.div(lax.mul(mu_sq, y), const(2, dt))), lax.mul(lax.div(mu, const(2, dt)), root))
+    return lax.select(lax.le(z, lax.div(mu, lax.add(mu, x))), x, lax.div(mu_sq, x))
+
+
+@_one_program("shape", "dtype")
+def geometric(key: KeyArray, p: Any, shape: Sequence[int] | None = None, dtype: Any = None) -> Array:
+    """Geometric samples: the number of Bernoulli(``p``) trials up to the first success (>= 1)."""
+    data, _ = check_key(key, "geometric")
+    dt = dtypes.canonicalize_dtype(dtype if dtype is not None else dtypes.default_int_dtype())
+    if not dtypes.is_int(dt):
+        raise ValueError(f"random.geometric: dtype argument must be an int dtype, got {dt}")
+    out = _out_shape("geometric", shape, p)
+    p_arr = pnp.asarray(p)
+    if not dtypes.is_inexact(p_arr.dtype):
+        p_arr = p_arr.astype(dtypes.default_float_dtype())
+    u = uniform_floats(data, out, p_arr.dtype, 0.0, 1.0)
+    u = pnp.where(lax.eq(u, const(0, p_arr.dtype)), const(1, p_arr.dtype), u)
+    log_q = pnp.broadcast_to(lax.log1p(lax.neg(p_arr)), out)
+    g = lax.add(lax.floor(lax.div(lax.log(u), log_q)), const(1, p_arr.dtype))
+    return lax.convert_element_type(g, dt)
+
+
+@_one_program("shape", "dtype")
+def triangular(key: KeyArray, left: Any, mode: Any, right: Any, shape: Sequence[int] | None = None,
+               dtype: Any = None) -> Array:
+    """Triangular samples on ``[left, right]`` peaking at ``mode`` (inverse CDF)."""
+    data, _ = check_key(key, "triangular")
+    dt = _float_dtype(dtype, "triangular")
+    out = _out_shape("triangular", shape, left, mode, right)
+    a, c, b = to_dtype(left, dt, out), to_dtype(mode, dt, out), to_dtype(right, dt, out)
+    fc = lax.div(lax.sub(c, a), lax.sub(b, a))
+    u = uniform_floats(data, out, dt, 0.0, 1.0)
+    out1 = lax.add(a, lax.sqrt(lax.mul(lax.mul(u, lax.sub(b, a)), lax.sub(c, a))))
+    out2 = lax.sub(b, lax.sqrt(lax.mul(lax.mul(lax.sub(const(1, dt), u), lax.sub(b, a)), lax.sub(b, c))))
+    return lax.select(lax.lt(u, fc), out1, out2)
+
+
+@_one_program("shape", "dtype")
+def lognormal(key: KeyArray, sigma: Any = 1.0, shape: Sequence[int] | None = None, dtype: Any = None) -> Array:
+    """Log-normal samples ``exp(sigma * z)``."""
+    data, _ = check_key(key, "lognormal")
+    dt = _float_dtype(dtype, "lognormal", "float or complex")
+    out = _out_shape("lognormal", shape, sigma)
+    return lax.exp(lax.mul(_normal(data, out, dt), to_dtype(sigma, dt, out)))
+
+
+# ---------------------------------------------------------------------------
+# Discrete choices
+
+
+@_one_program("axis", "shape", "replace", "mode")
+def categorical(key: KeyArray, logits: Any, axis: int = -1, shape: Sequence[int] | None = None,
+                replace: bool = True, mode: str | None = None) -> Array:
+    """Indices drawn with probabilities ``softmax(logits)`` along ``axis``
+    (Gumbel-max; without replacement, the Gumbel top-k trick)."""
+    data, _ = check_key(key, "categorical")
+    arr = pnp.asarray(logits)
+    ndim = arr.ndim
+    if not -ndim <= axis < ndim:
+        raise ValueError(f"random.categorical: axis {axis} is out of bounds for logits of shape {tuple(arr.shape)}")
+    ax = axis % ndim
+    batch = tuple(int(d) for i, d in enumerate(arr.shape) if i != ax)
+    out = batch if shape is None else _shape(shape)
+    _check_shape("categorical", out, batch)
+    prefix = out[: len(out) - len(batch)]
+    mode = _gumbel_mode(mode, "categorical")
+    dt = arr.dtype if dtypes.is_float(arr.dtype) else dtypes.default_float_dtype()
+    if replace:
+        full = (*prefix, *out[len(prefix):len(prefix) + ax], int(arr.shape[ax]), *out[len(prefix) + ax:])
+        g = _gumbel(data, full, dt, mode)
+        x = pnp.add(g, lax.expand_dims(arr, tuple(range(len(prefix)))))
+        return pnp.argmax(x, axis=ax - ndim)
+    k = math.prod(prefix)
+    if k > int(arr.shape[ax]):
+        raise ValueError(
+            f"random.categorical: number of samples without replacement ({k}) cannot exceed the number "
+            f"of categories ({int(arr.shape[ax])})"
+        )
+    noisy = pnp.add(arr, _gumbel(data, tuple(int(d) for d in arr.shape), dt, mode))
+    _, idx = lax.top_k(pnp.moveaxis(noisy, ax, -1), k)
+    dims = (len(idx.shape) - 1, *range(len(idx.shape) - 1))
+    return lax.reshape(lax.transpose(idx, dims), out)
+
+
+def _shuffle(data: Array, x: Array, axis: int) -> Array:
+    size = math.prod(int(d) for d in x.shape)
+    rounds = int(np.ceil(3 * np.log(max(1, size)) / np.log(np.iinfo(np.uint32).max)))
+    for _ in range(rounds):
+        data, sub = split_keys(data)
+        sort_keys = random_bits(sub, 32, tuple(int(d) for d in x.shape))
+        _, x = lax.sort_key_val(sort_keys, x, axis)
+    return x
+
+
+def permutation(key: KeyArray, x: Any, axis: int = 0, independent: bool = False) -> Array:
+    """A random permutation of ``arange(x)`` (integer ``x``) or of ``x`` along
+    ``axis`` (slices move together unless ``independent``)."""
+    check_key(key, "permutation")
+    if not np.ndim(x) and not (hasattr(x, "shape") and x.shape):
+        x_dtype = get_aval(x, "x of random.permutation").dtype
+        if not dtypes.is_int(x_dtype):
+            raise TypeError("random.permutation: x must be an integer or at least 1-dimensional")
+        if isinstance(x, Tracer):
+            raise TypeError("random.permutation: x must be a concrete integer (it sets the output's size)")
+        return _permutation_of_range(key, int(np.asarray(x)))
+    return _permutation_of_array(key, x, axis, independent)
+
+
+@_one_program("n")
+def _permutation_of_range(key: KeyArray, n: int) -> Array:
+    data, _ = check_key(key, "permutation")
+    return _shuffle(data, pnp.arange(n), 0)
+
+
+@_one_program("axis", "independent")
+def _permutation_of_array(key: KeyArray, x: Any, axis: int, independent: bool) -> Array:
+    data, _ = check_key(key, "permutation")
+    arr = pnp.asarray(x)
+    ax = axis % max(arr.ndim, 1)
+    if not -arr.ndim <= axis < arr.ndim:
+        raise ValueError(f"random.permutation: axis {axis} is out of bounds for an array of shape {tuple(arr.shape)}")
+    if independent or arr.ndim == 1:
+        return _shuffle(data, arr, ax)
+    idx = _shuffle(data, pnp.arange(int(arr.shape[ax])), 0)
+    return pnp.take(arr, idx, axis=ax)
+
+
+def shuffle(key: KeyArray, x: Any, axis: int = 0) -> Array:
+    """``x`` permuted along ``axis`` (JAX's removed ``shuffle``: ``permutation`` with ``independent=True``)."""
+    return permutation(key, x, axis, independent=True)
+
+
+def choice(key: KeyArray, a: Any, shape: Sequence[int] = (), replace: bool = True, p: Any = None, axis: int = 0,
+           mode: str | None = None) -> Array:
+    """Samples from ``a`` along ``axis`` (an integer ``a`` means ``arange(a)``),
+    with or without replacement, uniformly or with probabilities ``p``."""
+    data, _ = check_key(key, "choice")
+    if not isinstance(shape, Sequence):
+        raise TypeError(f"random.choice: shape must be a sequence, got {shape!r}")
+    arr = pnp.asarray(a)
+    if arr.ndim == 0:
+        if isinstance(a, Tracer):
+            raise TypeError("random.choice: an integer a must be concrete (it sets the population size)")
+        n_inputs = int(np.asarray(a))
+    else:
+        if not -arr.ndim <= axis < arr.ndim:
+            raise ValueError(f"random.choice: axis {axis} is out of bounds for an array of shape {tuple(arr.shape)}")
+        axis %= arr.ndim
+        n_inputs = int(arr.shape[axis])
+    shape = tuple(int(d) for d in shape)
+    n_draws = math.prod(shape)
+    if n_draws == 0:
+        return pnp.zeros(shape, dtype=arr.dtype)
+    if n_inputs <= 0:
+        raise ValueError("random.choice: a must be greater than 0 unless no samples are taken")
+    if not replace and n_draws > n_inputs:
+        raise ValueError(
+            f"random.choice: cannot take a larger sample (size {n_draws}) than the population "
+            f"(size {n_inputs}) when replace=False"
+        )
+    if p is None:
+        if replace:
+            ind = randint(key, shape, 0, n_inputs)
+            result = ind if arr.ndim == 0 else pnp.take(arr, ind, axis=axis)
+        else:
+            perm = permutation(key, n_inputs if arr.ndim == 0 else arr, axis)
+            result = lax.slice_in_dim(perm, 0, n_draws, axis=axis)
+    else:
+        p_arr = pnp.asarray(p)
+        if not dtypes.is_inexact(p_arr.dtype):
+            p_arr = p_arr.astype(dtypes.default_float_dtype())
+        if tuple(p_arr.shape) != (n_inputs,):
+            raise ValueError(
+                f"random.choice: p must be None or a 1D vector with the same size as a.shape[axis]; "
+                f"p has shape {tuple(p_arr.shape)} and a.shape[axis] is {n_inputs}"
+            )
+        if replace:
+            cumulative = pnp.cumsum(p_arr)
+            u = uniform_floats(data, shape, p_arr.dtype, 0.0, 1.0)
+            r = lax.mul(cumulative[-1], lax.sub(const(1, p_arr.dtype), u))
+            ind = pnp.searchsorted(cumulative, r).astype(dtypes.default_int_dtype())
+        else:
+            g = pnp.add(_gumbel(data, (n_inputs,), p_arr.dtype, _gumbel_mode(mode, "choice")), pnp.log(p_arr))
+            ind = lax.top_k(g, n_draws)[1].astype(dtypes.default_int_dtype())
+        result = ind if arr.ndim == 0 else pnp.take(arr, ind, axis=axis)
+    final = shape if arr.ndim == 0 else (*arr.shape[:axis], *shape, *arr.shape[axis + 1:])
+    return pnp.reshape(result, final)
+
+
+# ---------------------------------------------------------------------------
+# Gamma and its family, Poisson, binomial
+
+
+def _gamma(key: KeyArray, a: Any, shape: Any, dtype: Any, where: str, log_space: bool) -> Array:
+    data, _ = check_key(key, where)
+    dt = _float_dtype(dtype, where)
+    out = _out_shape(where, shape, a)
+    return gamma_draw(data, to_dtype(a, dt, out), log_space)
 
 
 @_one_program("shape", "dtype")
 def gamma(key: KeyArray, a: Any, shape: Sequence[int] | None = None, dtype: Any = None) -> Array:
-    """Gamma(a, 1) samples (Marsaglia-Tsang rejection), ``a`` broadcast to ``shape``
-    (``a``'s shape by default).  ``a == 0`` gives 0, ``a == inf`` gives inf and
-    ``a < 0`` or NaN gives NaN.  Differentiating with respect to ``a`` raises
-    ``NotImplementedError`` (JAX's implicit gradient is not implemented)."""
-    _check_key(key, "gamma")
-    dt = _float_dtype(dtype, "gamma")
-    _, (a32,) = _params("gamma", shape, a=a)
-    return lax.convert_element_type(lax.exp(_log_gamma_draw(key, a32)), dt)
+    """Gamma(a, 1) samples (Marsaglia and Tsang's method per entry, each entry
+    with its own key), ``a`` broadcast to ``shape`` (its shape by default).
+    Differentiating with respect to ``a`` raises ``NotImplementedError``."""
+    return _gamma(key, a, shape, dtype, "gamma", False)
+
+
+@_one_program("shape", "dtype")
+def loggamma(key: KeyArray, a: Any, shape: Sequence[int] | None = None, dtype: Any = None) -> Array:
+    """``log`` of Gamma(a, 1) samples, computed in log space (accurate for small ``a``)."""
+    return _gamma(key, a, shape, dtype, "loggamma", True)
 
 
 @_one_program("shape", "dtype")
 def beta(key: KeyArray, a: Any, b: Any, shape: Sequence[int] | None = None, dtype: Any = None) -> Array:
-    """Beta(a, b) samples as ``X / (X + Y)`` of Gamma(a) and Gamma(b) draws (taken in
-    log space); ``a`` and ``b`` broadcast to ``shape`` (their broadcast shape by default)."""
-    _check_key(key, "beta")
+    """Beta(a, b) samples ``X / (X + Y)`` of log-space Gamma(a) and Gamma(b) draws."""
+    data, _ = check_key(key, "beta")
     dt = _float_dtype(dtype, "beta")
-    _, (a32, b32) = _params("beta", shape, a=a, b=b)
-    log_x = _log_gamma_draw(_row(split(key), 0), a32)
-    log_y = _log_gamma_draw(_row(split(key), 1), b32)
-    top = lax.max(log_x, log_y)
-    # log(X + Y) = top + log(exp(log X - top) + exp(log Y - top)); exact when one is -inf.
-    log_sum = lax.add(top, lax.log(lax.add(lax.exp(lax.sub(log_x, top)), lax.exp(lax.sub(log_y, top)))))
-    return lax.convert_element_type(lax.exp(lax.sub(log_x, log_sum)), dt)
+    out = _out_shape("beta", shape, a, b)
+    k_a, k_b = split_keys(data)
+    log_a = gamma_draw(k_a, to_dtype(a, dt, out), True)
+    log_b = gamma_draw(k_b, to_dtype(b, dt, out), True)
+    top = lax.max(log_a, log_b)
+    ga = lax.exp(lax.sub(log_a, top))
+    gb = lax.exp(lax.sub(log_b, top))
+    return lax.div(ga, lax.add(ga, gb))
 
 
 @_one_program("shape", "dtype")
 def dirichlet(key: KeyArray, alpha: Any, shape: Sequence[int] | None = None, dtype: Any = None) -> Array:
-    """Dirichlet(alpha) samples over ``alpha``'s last axis (normalised Gamma draws);
-    the result has shape ``shape + alpha.shape[-1:]``, ``alpha.shape[:-1]``
-    broadcasting to ``shape`` (which defaults to it)."""
-    _check_key(key, "dirichlet")
+    """Dirichlet(alpha) samples over ``alpha``'s last axis (a softmax of
+    log-space Gamma draws); the result has shape ``shape + alpha.shape[-1:]``."""
+    data, _ = check_key(key, "dirichlet")
     dt = _float_dtype(dtype, "dirichlet")
-    alpha32, a_shape = _real_param(alpha, "dirichlet", "alpha")
+    a_shape = _shape_of(alpha)
     if not a_shape:
-        raise ValueError("random.dirichlet: alpha must have at least one dimension (the categories), got a scalar")
-    batch = _shape(shape) if shape is not None else a_shape[:-1]
-    full = batch + a_shape[-1:]
-    log_g = _log_gamma_draw(key, _to_shape(alpha32, a_shape, full, "dirichlet", "alpha"))
-    last = (len(full) - 1,)
-    top = lax.broadcast_in_dim(lax.reduce_max(log_g, last), full, tuple(range(len(batch))))
-    w = lax.exp(lax.sub(log_g, top))
-    total = lax.broadcast_in_dim(lax.reduce_sum(w, last), full, tuple(range(len(batch))))
-    return lax.convert_element_type(lax.div(w, total), dt)
+        raise ValueError("random.dirichlet: alpha must have at least one dimension (alpha.ndim >= 1), got a scalar")
+    batch = a_shape[:-1] if shape is None else _shape(shape)
+    _check_shape("dirichlet", batch, a_shape[:-1])
+    log_g = gamma_draw(data, to_dtype(alpha, dt, (*batch, a_shape[-1])), True)
+    top = pnp.max(log_g, axis=-1, keepdims=True)
+    w = pnp.exp(pnp.subtract(log_g, top))
+    return pnp.divide(w, pnp.sum(w, axis=-1, keepdims=True))
 
 
 @_one_program("shape", "dtype")
 def chisquare(key: KeyArray, df: Any, shape: Sequence[int] | None = None, dtype: Any = None) -> Array:
     """Chi-square samples with ``df`` degrees of freedom (``2 * Gamma(df / 2)``)."""
-    _check_key(key, "chisquare")
+    data, _ = check_key(key, "chisquare")
     dt = _float_dtype(dtype, "chisquare")
-    _, (df32,) = _params("chisquare", shape, df=df)
-    g = lax.exp(_log_gamma_draw(key, lax.mul(df32, np.float32(0.5))))
-    return lax.convert_element_type(lax.mul(np.float32(2), g), dt)
+    out = _out_shape("chisquare", shape, df)
+    half = lax.div(to_dtype(df, dt, out), const(2, dt))
+    return lax.mul(lax.exp(gamma_draw(data, half, True)), const(2, dt))
+
+
+@_one_program("shape", "dtype")
+def f(key: KeyArray, dfnum: Any, dfden: Any, shape: Sequence[int] | None = None, dtype: Any = None) -> Array:
+    """F-distribution samples ``(X / dfnum) / (Y / dfden)`` of chi-square draws."""
+    data, _ = check_key(key, "f")
+    dt = _float_dtype(dtype, "f")
+    out = _out_shape("f", shape, dfnum, dfden)
+    k_den, k_num = split_keys(data)
+    num_df, den_df = to_dtype(dfnum, dt, out), to_dtype(dfden, dt, out)
+    chi_num = lax.mul(lax.exp(gamma_draw(k_num, lax.div(num_df, const(2, dt)), True)), const(2, dt))
+    chi_den = lax.mul(lax.exp(gamma_draw(k_den, lax.div(den_df, const(2, dt)), True)), const(2, dt))
+    return lax.div(lax.div(chi_num, num_df), lax.div(chi_den, den_df))
 
 
 @_one_program("shape", "dtype")
 def t(key: KeyArray, df: Any, shape: Sequence[int] | None = None, dtype: Any = None) -> Array:
-    """Student's t samples with ``df`` degrees of freedom (``Z / sqrt(V / df)``)."""
-    _check_key(key, "t")
+    """Student's t samples with ``df`` degrees of freedom (``Z sqrt(df / (2 G))``, ``G ~ Gamma(df/2)``)."""
+    data, _ = check_key(key, "t")
     dt = _float_dtype(dtype, "t")
-    out, (df32,) = _params("t", shape, df=df)
-    z = normal(_row(split(key), 0), out, dtypes.float32)
-    log_half_v = _log_gamma_draw(_row(split(key), 1), lax.mul(df32, np.float32(0.5)))
-    # V / df = Gamma(df / 2) / (df / 2).
-    scale = lax.exp(lax.mul(np.float32(-0.5), lax.sub(log_half_v, lax.log(lax.mul(df32, np.float32(0.5))))))
-    return lax.convert_element_type(lax.mul(z, scale), dt)
+    out = _out_shape("t", shape, df)
+    k_n, k_g = split_keys(data)
+    n = _normal(k_n, out, dt)
+    half = lax.div(to_dtype(df, dt, out), const(2, dt))
+    g = gamma_draw(k_g, half, False)
+    return lax.mul(n, lax.sqrt(lax.div(half, g)))
 
 
-_POISSON_SMALL = 10.0
-"""Below this mean Knuth's counting method is used, above it Hörmann's PTRS."""
+@_one_program("shape", "dtype")
+def generalized_normal(key: KeyArray, p: Any, shape: Sequence[int] = (), dtype: Any = None) -> Array:
+    """Generalised normal samples (density proportional to ``exp(-|x|**p)``)."""
+    data, _ = check_key(key, "generalized_normal")
+    dt = _float_dtype(dtype, "generalized_normal")
+    return _generalized_normal(data, p, _shape(shape), dt)
 
 
-def _poisson_knuth(key: KeyArray, lam: Array, active: Array) -> Array:
-    """Count unit-rate exponential arrivals before time ``lam`` (exact; about
-    ``lam + 1`` rounds), for the entries where ``active``."""
-    shape = tuple(int(d) for d in lam.shape)
-
-    def cond(state: tuple[Array, Array, Array, Array]) -> Array:
-        return lax.bitwise_not(lax.reduce_and(state[3], _all_axes(state[3])))
-
-    def body(state: tuple[Array, Array, Array, Array]) -> tuple[Array, Array, Array, Array]:
-        i, k, time, done = state
-        e = lax.neg(lax.log(_open_uniform(fold_in(key, i), shape)))
-        time = lax.add(time, e)
-        stop = lax.gt(time, lam)
-        k = lax.select(lax.bitwise_or(done, stop), k, lax.add(k, np.int32(1)))
-        return lax.add(i, np.int32(1)), k, time, lax.bitwise_or(done, stop)
-
-    zeros = _full(lam, 0, dtypes.int32)
-    init = (np.int32(0), zeros, _full(lam, 0.0), lax.bitwise_not(active))
-    return while_loop(cond, body, init)[1]
+def _generalized_normal(data: Array, p: Any, shape: tuple[int, ...], dt: Any) -> Array:
+    k_g, k_r = split_keys(data)
+    inv_p = pnp.divide(1, p)
+    g = gamma_draw(k_g, to_dtype(inv_p, dt, shape), False)
+    r = _rademacher(k_r, shape, dt)
+    return pnp.multiply(r, pnp.power(g, inv_p))
 
 
-def _poisson_ptrs(key: KeyArray, lam: Array, active: Array) -> Array:
-    """Hörmann's transformed rejection with squeeze (PTRS), "The transformed
-    rejection method for generating Poisson random variables" (Insurance:
-    Mathematics and Economics 1993): exact for ``lam >= 10``, for the entries
-    where ``active``."""
-    shape = tuple(int(d) for d in lam.shape)
-    safe = lax.select(active, lam, _full(lam, 100.0))
-    log_lam = lax.log(safe)
-    b = lax.add(np.float32(0.931), lax.mul(np.float32(2.53), lax.sqrt(safe)))
-    a = lax.add(np.float32(-0.059), lax.mul(np.float32(0.02483), b))
-    inv_alpha = lax.add(np.float32(1.1239), lax.div(np.float32(1.1328), lax.sub(b, np.float32(3.4))))
-    v_r = lax.sub(np.float32(0.9277), lax.div(np.float32(3.6224), lax.sub(b, np.float32(2))))
+@_one_program("d", "shape", "dtype")
+def ball(key: KeyArray, d: int, p: Any = 2, shape: Sequence[int] = (), dtype: Any = None) -> Array:
+    """Points uniform in the unit ``p``-norm ball of dimension ``d`` (shape ``shape + (d,)``)."""
+    data, _ = check_key(key, "ball")
+    dt = _float_dtype(dtype, "ball")
+    out = _shape(shape)
+    k1, k2 = split_keys(data)
+    g = _generalized_normal(k1, p, (*out, int(d)), dt)
+    e = exponential_floats(k2, out, dt)
+    norm = pnp.power(pnp.add(pnp.sum(pnp.power(pnp.abs(g), p), axis=-1), e), pnp.divide(1, p))
+    return pnp.divide(g, norm[..., None])
 
-    def cond(state: tuple[Array, Array, Array]) -> Array:
-        return lax.bitwise_not(lax.reduce_and(state[2], _all_axes(state[2])))
 
-    def body(state: tuple[Array, Array, Array]) -> tuple[Array, Array, Array]:
-        i, k_out, done = state
-        keys = split(fold_in(key, i))
-        u = lax.sub(uniform(_row(keys, 0), shape, dtypes.float32), np.float32(0.5))
-        v = _open_uniform(_row(keys, 1), shape)
-        us = lax.sub(np.float32(0.5), lax.abs(u))
-        k = lax.floor(
-            lax.add(lax.mul(lax.add(lax.div(lax.mul(np.float32(2), a), us), b), u), lax.add(safe, np.float32(0.43)))
-        )
-        squeeze = lax.bitwise_and(lax.ge(us, np.float32(0.07)), lax.le(v, v_r))
-        reject = lax.bitwise_or(
-            lax.lt(k, np.float32(0)), lax.bitwise_and(lax.lt(us, np.float32(0.013)), lax.gt(v, us))
-        )
-        lhs = lax.add(
-            lax.log(lax.mul(v, inv_alpha)), lax.neg(lax.log(lax.add(lax.div(a, lax.mul(us, us)), b)))
-        )
-        k_safe = lax.max(k, np.float32(0))
-        rhs = lax.sub(lax.sub(lax.mul(k_safe, log_lam), safe), lax.lgamma(lax.add(k_safe, np.float32(1))))
-        ok = lax.bitwise_or(squeeze, lax.bitwise_and(lax.bitwise_not(reject), lax.le(lhs, rhs)))
-        take = lax.bitwise_and(ok, lax.bitwise_not(done))
-        k_out = lax.select(take, lax.convert_element_type(k_safe, dtypes.int32), k_out)
-        return lax.add(i, np.int32(1)), k_out, lax.bitwise_or(done, ok)
-
-    init = (np.int32(0), _full(lam, 0, dtypes.int32), lax.bitwise_not(active))
-    return while_loop(cond, body, init)[1]
+@_one_program("n", "shape", "dtype", "m")
+def orthogonal(key: KeyArray, n: int, shape: Sequence[int] = (), dtype: Any = None, m: int | None = None) -> Array:
+    """Haar-random ``n x m`` matrices with orthonormal columns or rows (QR of a
+    normal matrix with the signs of R's diagonal divided out)."""
+    data, _ = check_key(key, "orthogonal")
+    dt = _float_dtype(dtype, "orthogonal")
+    cols = int(n) if m is None else int(m)
+    rows = int(n)
+    z = _normal(data, (*_shape(shape), max(rows, cols), min(rows, cols)), dt)
+    q, r = pnp.linalg.qr(z)
+    d = pnp.diagonal(r, axis1=-2, axis2=-1)
+    x = pnp.multiply(q, pnp.expand_dims(pnp.sign(d), -2))
+    return pnp.swapaxes(x, -1, -2) if rows < cols else x
 
 
 @_one_program("shape", "dtype")
 def poisson(key: KeyArray, lam: Any, shape: Sequence[int] | None = None, dtype: Any = None) -> Array:
-    """Poisson(lam) counts, ``lam`` broadcast to ``shape`` (its own shape by default).
+    """Poisson(lam) counts, ``lam`` broadcast to ``shape`` (its shape by
+    default): Knuth's method for ``lam < 10``, Hörmann's PTRS rejection above;
+    a negative or NaN ``lam`` gives -1."""
+    data, _ = check_key(key, "poisson")
+    dt = _int_dtype(dtype, "poisson")
+    out = _shape_of(lam) if shape is None else _shape(shape)
+    lam_arr = lax.convert_element_type(pnp.broadcast_to(lam, out), dtypes.float32)
+    return poisson_draw(data, lam_arr, dt)
 
-    Exact in distribution: Knuth's counting of exponential arrivals for
-    ``lam < 10`` and Hörmann's PTRS rejection above (float32 arithmetic, so
-    very large means carry float32 rounding).  A negative, NaN or infinite
-    ``lam`` gives -1 (JAX gives -1 for negative and NaN means)."""
-    _check_key(key, "poisson")
-    dt = dtypes.canonicalize_dtype(dtype if dtype is not None else dtypes.default_int_dtype())
-    if not dtypes.is_int(dt):
-        raise TypeError(f"random.poisson: dtype must be an integer type, got {dt}")
-    _, (lam32,) = _params("poisson", shape, lam=lam)
-    valid = lax.bitwise_and(lax.ge(lam32, np.float32(0)), lax.is_finite(lam32))
-    small = lax.bitwise_and(valid, lax.lt(lam32, np.float32(_POISSON_SMALL)))
-    large = lax.bitwise_and(valid, lax.bitwise_not(small))
-    keys = split(key)
-    counts = lax.select(
-        small, _poisson_knuth(_row(keys, 0), lam32, small), _poisson_ptrs(_row(keys, 1), lam32, large)
-    )
-    counts = lax.select(valid, counts, _full(counts, -1, dtypes.int32))
-    return lax.convert_element_type(counts, dt)
+
+@_one_program("shape", "dtype")
+def binomial(key: KeyArray, n: Any, p: Any, shape: Sequence[int] | None = None, dtype: Any = None) -> Array:
+    """Binomial(n, p) counts as floats (inversion for ``n * min(p, 1-p) <= 10``,
+    Hörmann's BTRS rejection above); invalid parameters give NaN."""
+    data, _ = check_key(key, "binomial")
+    out = _out_shape("binomial", shape, n, p)
+    p_arr = pnp.asarray(p)
+    if not dtypes.is_inexact(p_arr.dtype):
+        p_arr = p_arr.astype(dtypes.default_float_dtype())
+    dt = p_arr.dtype if dtype is None else _float_dtype(dtype, "binomial")
+    count = to_dtype(n, p_arr.dtype, out)
+    return binomial_draw(data, count, pnp.broadcast_to(p_arr, out), dt)
+
+
+def multinomial(key: KeyArray, n: Any, p: Any, *, shape: Sequence[int] | None = None, dtype: Any = None,
+                unroll: int | bool = 1) -> Array:
+    """Multinomial counts of ``n`` trials over the categories of ``p``'s last
+    axis (sequential conditional binomials, one key per category)."""
+    data, _ = check_key(key, "multinomial")
+    n_arr, p_arr = pnp.asarray(n), pnp.asarray(p)
+    ft = pnp.result_type(n_arr, p_arr, dtypes.default_float_dtype() if not config.x64_enabled else dtypes.float32)
+    if not dtypes.is_inexact(ft):
+        ft = dtypes.default_float_dtype()
+    n_arr, p_arr = n_arr.astype(ft), p_arr.astype(ft)
+    out = tuple(int(d) for d in p_arr.shape) if shape is None else _shape(shape)
+    n_arr = pnp.broadcast_to(n_arr, out[:-1])
+    p_arr = pnp.moveaxis(pnp.broadcast_to(p_arr, out), -1, 0)
+    remaining = pnp.flip(pnp.cumsum(pnp.flip(p_arr, 0), axis=0), 0)
+    ratios = pnp.divide(p_arr, pnp.where(lax.eq(remaining, const(0, ft)), const(1, ft), remaining))
+    keys = split_data(data, (int(out[-1]),))
+
+    def step(rest: Array, ratio_key: tuple[Array, Array]) -> tuple[Array, Array]:
+        ratio, k = ratio_key
+        count = binomial_draw(k, rest, pnp.clip(ratio, 0, 1), ft)
+        return pnp.subtract(rest, count), count
+
+    _, counts = lax.scan(step, n_arr, (ratios, keys), unroll=unroll)
+    result = pnp.moveaxis(counts, 0, -1)
+    return result if dtype is None else result.astype(dtype)
+
+
+NOT_SUPPORTED = {
+    "random_gamma_p": "a JAX primitive object: plait's gamma is built from core primitives, not one of its own",
+}
+"""``jax.random`` names plait does not have, with why."""
 
 
 __all__ = [
-    "PRNGKey", "key", "key_data", "split", "fold_in", "bits", "uniform", "normal", "truncated_normal",
-    "bernoulli", "randint", "gumbel", "exponential", "categorical", "permutation", "shuffle", "choice",
-    "threefry_2x32", "laplace", "logistic", "cauchy", "rademacher", "maxwell", "gamma", "beta", "dirichlet",
-    "chisquare", "t", "poisson",
+    "PRNGKey", "PRNGKeyArray", "key", "key_data", "wrap_key_data", "key_impl", "key_dtype", "clone", "split",
+    "fold_in", "bits", "uniform", "normal", "truncated_normal", "bernoulli", "randint", "gumbel", "exponential",
+    "categorical", "permutation", "shuffle", "choice", "threefry_2x32", "laplace", "logistic", "cauchy",
+    "rademacher", "maxwell", "double_sided_maxwell", "weibull_min", "pareto", "rayleigh", "wald", "geometric",
+    "triangular", "lognormal", "gamma", "loggamma", "beta", "dirichlet", "chisquare", "f", "t",
+    "generalized_normal", "ball", "orthogonal", "poisson", "binomial", "multinomial",
 ]
