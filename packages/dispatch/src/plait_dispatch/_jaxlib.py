@@ -192,9 +192,64 @@ def _make_client() -> Any:
     with _client_lock:
         if _client is None:
             n = _requested_num_devices or _num_devices_from_env()
-            _client = _xc.make_cpu_client(num_devices=n)
+            if _distributed is None:
+                _client = _xc.make_cpu_client(num_devices=n)
+            else:
+                dist, node_id, num_nodes = _distributed
+                _client = _xc.make_cpu_client(
+                    distributed_client=dist,
+                    node_id=node_id,
+                    num_nodes=num_nodes,
+                    collectives=_jax.make_gloo_tcp_collectives(dist),
+                    num_devices=n,
+                )
             _shardings.clear()
         return _client
+
+
+# ---------------------------------------------------------------------------
+# Several processes: jaxlib's distributed runtime (a coordination service in
+# process 0, a client in every process) and gloo's TCP collectives for CPUs.
+# The CPU client of each process is then made with the distributed client,
+# its node id and the node count: ``devices()`` lists every process's
+# devices, and SPMD programs run across all of them.
+
+_distributed: tuple[Any, int, int] | None = None
+
+
+def client_started() -> bool:
+    """Whether the process's client exists (devices were used)."""
+    return _client is not None
+
+
+def start_coordinator(address: str, num_nodes: int) -> Any:
+    """Start the coordination service on ``address`` (``host:port``) for
+    ``num_nodes`` processes; keep the returned handle alive."""
+    port = address.rsplit(":", 1)[-1]
+    return _jax.get_distributed_runtime_service(f"[::]:{port}", num_nodes)
+
+
+def connect(address: str, node_id: int, timeout_s: int) -> Any:
+    """Connect this process to the coordinator at ``address``; raises
+    :data:`XlaRuntimeError` if it cannot within ``timeout_s`` seconds."""
+    dist = _jax.get_distributed_runtime_client(address, node_id, init_timeout=timeout_s, shutdown_on_destruction=False)
+    dist.connect()
+    return dist
+
+
+def use_distributed(dist: Any, node_id: int, num_nodes: int) -> None:
+    """Make the process's client (on first use) a node of a distributed run."""
+    global _distributed
+    with _client_lock:
+        if _client is not None:
+            raise RuntimeError("the CPU client already exists")
+        _distributed = (dist, node_id, num_nodes)
+
+
+def forget_distributed() -> None:
+    """Stop making distributed clients (after shutdown; the client stays)."""
+    global _distributed
+    _distributed = None
 
 
 def make_standalone_client(num_devices: int) -> Any:

@@ -288,6 +288,8 @@ class Array:
     def _gather(self, use: str) -> np.ndarray:
         """The data of a multi-device Array assembled on the host."""
         if not self._sharding.is_fully_addressable:
+            if self._sharding.is_fully_replicated:  # every device has all of it: read a local one
+                return self.addressable_shards[0].data._value(use)
             raise RuntimeError(
                 f"cannot {use}: the Array {self.aval.str_short()} spans devices of other processes; "
                 "only its addressable_shards can be read here"
