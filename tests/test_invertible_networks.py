@@ -6,6 +6,7 @@ transformation."""
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -221,3 +222,18 @@ def test_drift_under_jit_equals_eager() -> None:
     assert sorted(eager["arguments"]) == sorted(jitted["arguments"]) == ["args[1]", "args[2]"]
     for k, e in eager["arguments"].items():
         assert float(e) < 1e-5 and float(jitted["arguments"][k]) < 1e-5
+
+
+def test_check_reports_drift_from_compiled_code() -> None:
+    def planted(scale: float) -> list[dict[str, Any]]:
+        params: list[dict[str, Any]] = plait.tree_util.tree_map(lambda a: a, PARAMS[:2])  # fresh dicts
+        params[0]["F"]["w2"] = params[0]["F"]["w2"] * np.float32(scale)
+        return params
+
+    checked = plait.invertible(stack_of(block), check=True)
+    step = plait.jit(plait.grad(loss_of(checked)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        step(planted(1.0), X1, X2)
+    with pytest.warns(plait.InvertibleDriftWarning, match=r"invertible function stack: .* \(args\[1\]: [\d.e+-]+\)"):
+        step(planted(1e5), X1, X2)  # the same compiled program: the warning comes from running it

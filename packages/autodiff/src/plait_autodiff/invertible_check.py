@@ -7,12 +7,15 @@ from the outputs exactly as the backward pass does (the same kept
 arguments), and compares: the largest absolute difference over the largest
 magnitude of the forward value, per rebuilt argument and per block (a call
 in the body: ``jit``, ``custom_ivjp``, a nested ``invertible``).
-:func:`warn_if_drifting` is what ``invertible(f, check=...)`` runs when it is
-differentiated with concrete values.
+:func:`check_drift` is what ``invertible(f, check=...)`` runs when it is
+differentiated: the drift is computed where the values are (eagerly, or in
+the program ``jit`` compiles) and reported by a host callback, so the
+warning comes when the program runs.
 """
 
 from __future__ import annotations
 
+import functools
 import warnings
 from collections.abc import Sequence
 from typing import Any
@@ -23,11 +26,12 @@ import plait_core.numpy as pnp
 from plait_autodiff.invertible import reconstruct
 from plait_core import ClosedJaxpr, Literal, Var, dtypes
 from plait_core.dce import dce_jaxpr
+from plait_core.host_callbacks import debug_callback
 from plait_core.invertible import DriftCheck, InvertibleDriftWarning
 from plait_core.jaxpr import literal_value
 from plait_core.primitives.calls import CALL_PRIMITIVES
 
-__all__ = ["drift", "warn_if_drifting"]
+__all__ = ["check_drift", "drift"]
 
 
 def _relative_error(rebuilt: Any, forward: Any) -> Any:
@@ -82,15 +86,21 @@ def drift(
     return per_arg, per_block
 
 
-def warn_if_drifting(
+def check_drift(
     closed: ClosedJaxpr, name: str, known: Sequence[bool], operands: Sequence[Any], num_consts: int, check: DriftCheck
 ) -> None:
-    """Issue an :class:`InvertibleDriftWarning` listing every rebuilt argument
-    and block whose relative error exceeds the tolerance."""
-    tol = check.tol
+    """Compute the drift where the operands are (eagerly, or inside the
+    program being staged: ``jit``, ``vmap``) and hand it to a host callback
+    that issues an :class:`InvertibleDriftWarning` listing every rebuilt
+    argument and block whose relative error exceeds the tolerance."""
     per_arg, per_block = drift(closed, name, known, operands)
-    found = [(check.paths[i - num_consts], float(e)) for i, e in enumerate(per_arg) if e is not None]
-    found += [(k, float(e)) for k, e in per_block.items()]
+    args = {check.paths[i - num_consts]: e for i, e in enumerate(per_arg) if e is not None and i >= num_consts}
+    if args or per_block:
+        debug_callback(functools.partial(_warn_if_drifting, name, check.tol), args, per_block)
+
+
+def _warn_if_drifting(name: str, tol: float, args: dict[str, Any], blocks: dict[str, Any]) -> None:
+    found = [(what, float(np.max(e))) for what, e in (*args.items(), *blocks.items())]
     bad = [(what, e) for what, e in found if not e <= tol]
     if bad:
         listed = "; ".join(f"{what}: {e:.3g}" for what, e in bad)

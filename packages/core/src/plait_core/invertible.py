@@ -100,7 +100,8 @@ class DriftCheck(NamedTuple):
 
 class InvertibleDriftWarning(UserWarning):
     """Values rebuilt by an invertible function's backward pass drift from the
-    forward values by more than the ``check`` tolerance."""
+    forward values by more than the ``check`` tolerance (issued when the
+    program runs, also compiled)."""
 
 
 _analysis: dict[str, Callable[..., Any]] = {}
@@ -218,10 +219,12 @@ def invertible(fun: Callable[..., Any], *, check: bool | float = False) -> Inver
     The result calls like ``fun`` and has ``.residuals(*args)`` (what is
     kept, in bytes) and ``.drift(*args)`` (how far rebuilt values drift).
     With ``check=True`` (or a relative tolerance; ``True`` means ``1e-3``),
-    differentiating it with concrete values also computes the drift and
-    issues an :class:`InvertibleDriftWarning` naming every argument and
-    block whose rebuilt value is off by more than the tolerance; under
-    ``jit``, where values are abstract, use ``jit(f.drift)``."""
+    differentiating it also computes the drift, in the same program (eager,
+    or compiled by ``jit``; per element under ``vmap``), and a host callback
+    issues an :class:`InvertibleDriftWarning` when it runs, naming every
+    argument and block whose rebuilt value is off by more than the
+    tolerance.  It costs a second forward and backward walk: a debugging
+    aid."""
     if not callable(fun):
         raise TypeError(f"invertible expects a function, got {type(fun).__name__}")
     if check is True:

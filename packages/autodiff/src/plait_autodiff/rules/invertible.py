@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from plait_autodiff.invertible import InvertibilityError, fallback_enabled, reconstruct
-from plait_autodiff.invertible_check import drift, warn_if_drifting
+from plait_autodiff.invertible_check import check_drift, drift
 from plait_autodiff.invertible_plan import PlanError, plan_kept
 from plait_autodiff.jaxpr_util import eval_jaxpr
 from plait_autodiff.jvp import jvp_flat
@@ -174,8 +174,8 @@ def _invertible_call_jvp(
         if not fallback_enabled():
             raise
         return _ordinary_jvp(jaxpr, primals, tangents)
-    if check is not None and not any(isinstance(p, Tracer) for p in primals):
-        warn_if_drifting(jaxpr, name, known, primals, num_consts, check)
+    if check is not None:
+        check_drift(jaxpr, name, known, primals, num_consts, check)
     ans = invertible_call_p.bind(*primals, jaxpr=jaxpr, name=name, num_consts=num_consts, check=check)
     known_vals = [p for p, k in zip(primals, known) if k]
     given = [t for t in tangents if type(t) is not Zero]
