@@ -15,6 +15,7 @@ import numpy as np
 from plait_core import lax
 from plait_core import nn_initializers as initializers
 from plait_core import numpy as pnp
+from plait_core.nn_attention import dot_product_attention
 from plait_core.numpy._util import promote_args_inexact
 
 Array = Any
@@ -183,5 +184,5 @@ def one_hot(x: Array, num_classes: int, dtype: Any = None, axis: int = -1) -> Ar
 __all__ = [
     "relu", "relu6", "sigmoid", "log_sigmoid", "softplus", "silu", "swish", "gelu", "elu", "celu", "selu",
     "leaky_relu", "hard_tanh", "hard_sigmoid", "hard_swish", "glu", "logsumexp", "softmax", "log_softmax",
-    "standardize", "one_hot", "initializers",
+    "standardize", "one_hot", "initializers", "dot_product_attention",
 ]
