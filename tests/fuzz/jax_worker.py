@@ -13,7 +13,7 @@ import sys
 
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 
-import jax
+import jax  # type: ignore[import-not-found,unused-ignore]
 
 from .modes import Backend, run_mode
 from .program import Program

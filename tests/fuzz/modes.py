@@ -8,6 +8,7 @@ either library.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -151,6 +152,13 @@ def _logical(x: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
 
 #: Errors that mean "mask / piles do not support this program", not "wrong".
 UNSUPPORTED = ("ShapeError", "NotImplementedError", "InconclusiveDimensionOperation")
+#: A message about a symbolic size (``f32[n, 3]``, ``n - 2``) or a ragged axis.
+_SYMBOLIC = re.compile(r"[\[(, ]n[\]),+\- ]|symbolic|ragged|polymorphic")
+
+
+def unsupported(error: str) -> bool:
+    """Whether an error under ``mask`` / piles is a refusal of the program, not a wrong answer."""
+    return error.split(":")[0] in UNSUPPORTED or _SYMBOLIC.search(error) is not None
 
 
 def run_self_check(backend: Backend, program: Program, data: Data, mode: str) -> tuple[Outcome, Outcome]:
@@ -191,7 +199,7 @@ def run_self_check(backend: Backend, program: Program, data: Data, mode: str) ->
             got = record(out.unpack())
     except Exception as e:
         err = _error(e)
-        if err.error.split(":")[0] in UNSUPPORTED:
+        if unsupported(err.error):
             return Outcome("skip", error="unsupported: " + err.error), want
         return err, want
     return got, want

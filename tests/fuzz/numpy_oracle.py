@@ -28,7 +28,7 @@ from .program import Program
 class OArray(np.ndarray):
     """An ``ndarray`` that stays an array (no 0-d scalars) and has ``.at``."""
 
-    def __array_wrap__(self, arr: Any, context: Any = None, return_scalar: bool = False) -> OArray:
+    def __array_wrap__(self, arr: Any, context: Any = None, return_scalar: bool = False) -> OArray:  # type: ignore[override]
         return np.asarray(arr).view(OArray)
 
     def __getitem__(self, idx: Any) -> OArray:
@@ -234,6 +234,12 @@ def _smooth(fn: Callable[[float], Any], h: float = 1e-4) -> Any | None:
     return b
 
 
+def _along(loss: _Loss, t: Sequence[np.ndarray]) -> float | None:
+    """The derivative of ``loss`` along ``t`` by central differences (None at a kink)."""
+    fd: float | None = _smooth(lambda h: loss(loss.at((h, t))))
+    return fd
+
+
 def _directional(grads: Sequence[np.ndarray], directions: Sequence[np.ndarray]) -> tuple[float, float]:
     """<grads, directions> and the sum of |terms| (the scale of the product)."""
     terms = [np.asarray(g, np.float64) * np.asarray(d, np.float64) for g, d in zip(grads, directions)]
@@ -270,7 +276,7 @@ def check(program: Program, data: Data, mode: str, got: Outcome, checks: Checks)
             if primal is not None:
                 return primal
         value, scale = _directional(grads, t)
-        return _scalar_check(value, scale, _smooth(lambda h: loss(loss.at((h, t)))), f"<{mode}, t>")
+        return _scalar_check(value, scale, _along(loss, t), f"<{mode}, t>")
     if mode == "jvp":
         primal = _primal(program, data, got)
         if primal is not None:
@@ -286,7 +292,7 @@ def check(program: Program, data: Data, mode: str, got: Outcome, checks: Checks)
             element = [b[k] for b in data.batched]
             lk = _Loss(program, element, data.weights)
             value, scale = _directional([g[k] for g in got.values[:per]], t)
-            bad = _scalar_check(value, scale, _smooth(lambda h, lk=lk: lk(lk.at((h, t)))), f"element {k}: <grad, t>")
+            bad = _scalar_check(value, scale, _along(lk, t), f"element {k}: <grad, t>")
             if bad is not None:
                 return bad
         return None

@@ -19,9 +19,6 @@ from pathlib import Path
 from typing import Any
 
 import plait
-import plait.lax
-import plait.nn
-import plait.numpy
 
 from . import numpy_oracle
 from .compare import Checks, compare
