@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
-NAMES = ["mlp", "revnet", "ragged_transformer", "masked_rnn"]
+NAMES = ["mlp", "revnet", "ragged_transformer", "masked_rnn", "data_parallel"]
 
 
 def run(name: str) -> str:
@@ -21,7 +21,7 @@ def run(name: str) -> str:
     return proc.stdout
 
 
-def test_the_four_examples_are_there_and_documented() -> None:
+def test_the_examples_are_there_and_documented() -> None:
     assert sorted(p.stem for p in EXAMPLES.glob("*.py")) == sorted(NAMES)
     for name in NAMES:
         doc = ast.get_docstring(ast.parse((EXAMPLES / f"{name}.py").read_text()))
@@ -41,5 +41,8 @@ def test_example_runs_and_checks_itself(name: str) -> None:
         assert len({r[2] for r in rows}) == 1  # invertible: the same bytes at every depth
     elif name == "ragged_transformer":
         assert float(re.search(r"each sequence alone\| = ([\d.e+-]+)", out).group(1)) < 1e-4  # type: ignore[union-attr]
+    elif name == "data_parallel":
+        assert "1 process(es), 8 devices, batch 64 split 8 ways here" in out
+        assert len(re.findall(r"^step \d: loss [\d.]+$", out, flags=re.M)) == 5
     else:
         assert "masked:    traced 1 time(s)" in out and "plain jit: traced 22 time(s)" in out

@@ -231,10 +231,23 @@ def start_coordinator(address: str, num_nodes: int) -> Any:
 
 def connect(address: str, node_id: int, timeout_s: int) -> Any:
     """Connect this process to the coordinator at ``address``; raises
-    :data:`XlaRuntimeError` if it cannot within ``timeout_s`` seconds."""
-    dist = _jax.get_distributed_runtime_client(address, node_id, init_timeout=timeout_s, shutdown_on_destruction=False)
+    ``RuntimeError`` (jaxlib's, without a useful message) if it cannot within
+    ``timeout_s`` seconds.  Without an error callback jaxlib *aborts the
+    process* when the connection fails; with one, ``connect`` raises."""
+    dist = _jax.get_distributed_runtime_client(
+        address,
+        node_id,
+        init_timeout=timeout_s,
+        shutdown_on_destruction=False,
+        missed_heartbeat_callback=_ignore_error,
+    )
     dist.connect()
     return dist
+
+
+def _ignore_error(*args: Any) -> None:
+    """The distributed client's error callback (its presence keeps jaxlib
+    from aborting the process; the error is raised where it happens)."""
 
 
 def use_distributed(dist: Any, node_id: int, num_nodes: int) -> None:

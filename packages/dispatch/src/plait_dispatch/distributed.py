@@ -101,13 +101,13 @@ def initialize(
         service = _jaxlib.start_coordinator(address, n) if pid == 0 else None
         try:
             client = _jaxlib.connect(address, pid, initialization_timeout)
-        except _jaxlib.XlaRuntimeError as e:
+        except RuntimeError:  # jaxlib's error says nothing useful ("std::bad_cast")
             if service is not None:
                 service.shutdown()
             raise RuntimeError(
                 f"distributed.initialize: could not reach the coordinator at {address} within "
-                f"{initialization_timeout} s as process {pid} of {n} (is process 0 running and the address "
-                f"reachable?): {str(e).splitlines()[0]}"
+                f"{initialization_timeout} s as process {pid} of {n} (is process 0 running, with the same "
+                "number of processes, and the address reachable from here?)"
             ) from None
         _jaxlib.use_distributed(client, pid, n)
         _state.service, _state.client, _state.process_id = service, client, pid
