@@ -1,6 +1,7 @@
 """``plait.lax``: thin, typed wrappers over the primitives, with JAX's lax names
 and signatures (``lax.add``, ``lax.dot_general``, ``lax.cond``, ...)."""
 
+from plait_core.lax.associative import *
 from plait_core.lax.calls import *
 from plait_core.lax.collectives import *
 from plait_core.lax.complex_numbers import *
