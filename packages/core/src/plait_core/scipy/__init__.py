@@ -1,8 +1,9 @@
 """``plait.scipy``: the parts of SciPy's API that ``jax.scipy`` offers, built
 from ``plait.numpy`` and ``plait.lax`` (no new primitives), so every
 transformation applies to them.  ``special`` holds special functions, ``stats``
-the densities of a few distributions, ``signal`` convolutions and correlations."""
+the densities of a few distributions, ``signal`` convolutions and correlations,
+``linalg`` SciPy's dense linear algebra."""
 
-from plait_core.scipy import signal, special, stats
+from plait_core.scipy import linalg, signal, special, stats
 
-__all__ = ["signal", "special", "stats"]
+__all__ = ["linalg", "signal", "special", "stats"]

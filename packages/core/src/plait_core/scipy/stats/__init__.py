@@ -1,8 +1,34 @@
 """``plait.scipy.stats``: densities of a few distributions, as in
 ``jax.scipy.stats`` (each distribution a module of functions of ``x``, ``loc``,
-``scale``, ...).  ``multivariate_normal`` is not provided: it needs a Cholesky
-factorization, which plait-core has no primitive for."""
+``scale``, ...)."""
 
-from plait_core.scipy.stats import bernoulli, norm, uniform
+from plait_core.scipy.stats import (
+    bernoulli,
+    beta,
+    cauchy,
+    chi2,
+    expon,
+    gamma,
+    laplace,
+    logistic,
+    multivariate_normal,
+    norm,
+    poisson,
+    t,
+    uniform,
+)
 
-__all__ = ["bernoulli", "norm", "uniform"]
+__all__ = [
+    "bernoulli",
+    "beta",
+    "cauchy",
+    "chi2",
+    "expon",
+    "gamma",
+    "laplace",
+    "logistic",
+    "norm",
+    "poisson",
+    "t",
+    "uniform",
+]
