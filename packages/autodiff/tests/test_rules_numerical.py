@@ -21,6 +21,7 @@ from plait_core.primitives import ad_helpers as adp
 from plait_core.primitives import complex_numbers as cx
 from plait_core.primitives import elementwise as ew
 from plait_core.primitives import linalg as la
+from plait_core.primitives import optimization_barrier as ob
 from plait_core.primitives import reduce_window as rw
 from plait_core.primitives import reductions as red
 from plait_core.primitives import structural as st
@@ -364,6 +365,9 @@ for _lengths in [(6,), (3, 4), (2, 3, 4)]:
     for _n in (_lengths[-1], _lengths[-1] + 1):  # even and odd output lengths
         _half = (2, *_lengths[:-1], _n // 2 + 1)
         case("fft", f"irfft_{_label}_n{_n}", _fft(FftType.IRFFT, (*_lengths[:-1], _n)), normal(*_half), normal(*_half))
+
+case("optimization_barrier", "two_operands",
+     lambda x, y: ew.mul_p.bind(*ob.optimization_barrier_p.bind(ew.sin_p.bind(x), y)), normal(3), normal(3))  # fmt: skip
 
 # ---------------------------------------------------------------------------
 # Windows

@@ -221,6 +221,8 @@ case("conv-fgc", _conv(_NCH, (1,), ((1, 1),), (1,), (1,), fgc=2), [arr((2, 4, 6)
 case("conv-bgc", _conv(_NCH, (1,), ((0, 0),), (1,), (1,), bgc=2), [arr((4, 2, 6)), arr((4, 2, 3))],
      "conv_general_dilated")  # fmt: skip
 
+case("optimization_barrier", lambda x, y: lax.optimization_barrier((x, y)), [arr((3,)), arr((2, 2), i32)])
+
 # ---------------------------------------------------------------------------
 # host callbacks
 

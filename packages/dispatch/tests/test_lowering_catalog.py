@@ -375,6 +375,9 @@ for _dt, _pref in [(BF16, None), (F16, F32), (I32, None), (I8, I32), (BOOL, None
     case("conv_general_dilated", _conv(preferred_element_type=_pref), sample(_dt, (2, 3, 9), -3, 3, 1),
          sample(_dt, (4, 3, 3), -3, 3, 2), rtol=2e-2 if _dt == BF16 else None, id=f"{dname(_dt)}-{_pref}")
 
+case("optimization_barrier", lambda x, y: lax.optimization_barrier((x, y)), sample(F32, (2, 3)), sample(I32, (4,)))
+case("optimization_barrier", lambda: lax.optimization_barrier(()), id="no-operands")
+
 # ---------------------------------------------------------------------------
 # Host callbacks
 

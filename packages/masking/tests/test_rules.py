@@ -415,6 +415,8 @@ WINDOWS = [
 ]  # fmt: skip
 
 HOST_CALLBACKS = [
+    Case("optimization_barrier", lambda x: lax.add(lax.optimization_barrier(x), x), ["(n, 5)"], "(n, 5)",
+         [((6, 5), F32)], _ENVS_N),
     Case("pure_callback on a static operand", lambda x: lax.add(x, lax.broadcast_in_dim(host_callbacks.pure_callback(
         lambda c: (c * 2).astype(np.float32), ShapeDtypeStruct((5,), np.dtype(F32)), np.arange(5, dtype=F32)),
         x.shape, (1,))),

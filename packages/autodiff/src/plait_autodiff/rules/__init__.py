@@ -15,6 +15,7 @@ from plait_autodiff.rules import (
     inverse,
     invertible,
     linalg,
+    optimization_barrier,
     reduce_window,
     reductions,
     shapes,
@@ -22,4 +23,4 @@ from plait_autodiff.rules import (
     structural,
 )
 
-__all__ = ["ad_helpers", "callbacks", "calls", "collectives", "complex_numbers", "control_flow", "custom_vmap", "elementwise", "factorizations", "fft", "inverse", "invertible", "linalg", "reduce_window", "reductions", "shapes", "sharding", "structural"]
+__all__ = ["ad_helpers", "callbacks", "calls", "collectives", "complex_numbers", "control_flow", "custom_vmap", "elementwise", "factorizations", "fft", "inverse", "invertible", "linalg", "optimization_barrier", "reduce_window", "reductions", "shapes", "sharding", "structural"]

@@ -2,6 +2,7 @@
 and signatures (``lax.add``, ``lax.dot_general``, ``lax.cond``, ...)."""
 
 from plait_core.lax.associative import *
+from plait_core.lax.barrier import *
 from plait_core.lax.calls import *
 from plait_core.lax.collectives import *
 from plait_core.lax.complex_numbers import *

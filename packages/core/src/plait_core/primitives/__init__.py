@@ -15,6 +15,7 @@ from plait_core.primitives import (
     factorizations,
     fft,
     linalg,
+    optimization_barrier,
     reduce_window,
     reductions,
     shapes,

@@ -314,6 +314,7 @@ from plait_dispatch.lowering.rules import (  # noqa: E402
     factorizations,
     fft,
     linalg,
+    optimization_barrier,
     reduce_window,
     reductions,
     sharding,

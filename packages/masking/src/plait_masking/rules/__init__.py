@@ -16,6 +16,7 @@ from plait_masking.rules import (
     fft,
     indexing,
     linalg,
+    optimization_barrier,
     reduce_window,
     reductions,
     shapes,
