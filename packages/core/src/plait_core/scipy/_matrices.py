@@ -31,6 +31,7 @@ from plait_core.numpy.math import abs as _abs
 from plait_core.numpy.math import conjugate, negative, subtract, true_divide
 from plait_core.numpy.selection import take
 from plait_core.numpy.shape import concatenate, expand_dims
+from plait_core.numpy.updates import scatter_update
 
 __all__ = [
     "block_diag", "circulant", "companion", "convolution_matrix", "dft", "fiedler", "fiedler_companion",
@@ -131,11 +132,11 @@ def fiedler_companion(a: ArrayLike) -> Array:
             ones.append((r, r + 2))
     rows, cols, src = (np.array(t) for t in zip(*entries))
     out = creation.zeros((n, n), dtype_of(a_))
-    out = out.at[rows, cols].set(take(c, src))
+    out = scatter_update(out, (rows, cols), take(c, src), "set")
     if not ones:
         return out
     one_rows, one_cols = (np.array(t) for t in zip(*ones))
-    return out.at[one_rows, one_cols].set(1)
+    return scatter_update(out, (one_rows, one_cols), np.ones((), dtype_of(a_)), "set")
 
 
 def leslie(f: ArrayLike, s: ArrayLike) -> Array:
@@ -147,9 +148,9 @@ def leslie(f: ArrayLike, s: ArrayLike) -> Array:
         raise ValueError(
             f"scipy.linalg.leslie: s must have length len(f) - 1 = {n - 1}, got {shape_of(s_)[0]}"
         )
-    out = creation.zeros((n, n), dtype_of(f_)).at[0].set(f_)
+    out = scatter_update(creation.zeros((n, n), dtype_of(f_)), 0, f_, "set")
     idx = np.arange(1, n)
-    return out.at[idx, idx - 1].set(s_)
+    return scatter_update(out, (idx, idx - 1), s_, "set")
 
 
 def convolution_matrix(a: ArrayLike, n: int, mode: str = "full") -> Array:
