@@ -264,3 +264,13 @@ def test_pca_by_svd(x64: Any) -> None:
     close(explained, s**2 / np.sum(s**2), rtol=1e-10)
     close(recon, centered @ vh[:2].T @ vh[:2], rtol=1e-8, atol=1e-10)
     assert float(np.asarray(explained)[:2].sum()) > 0.99
+
+
+def test_linalg_modules_import_as_in_jax() -> None:
+    import plait.lax.linalg as lax_linalg
+    import plait.numpy.linalg as np_linalg
+
+    assert np_linalg.solve is pnp.linalg.solve and lax_linalg.eigh is lax.linalg.eigh
+    v, w = lax_linalg.eigh(np.diag(np.array([2.0, 1.0], np.float32)))
+    close(w, [1.0, 2.0], rtol=1e-6)  # lax.linalg.eigh returns (vectors, values), values ascending
+    close(np.abs(np.asarray(v)), [[0.0, 1.0], [1.0, 0.0]], atol=1e-6)

@@ -99,6 +99,8 @@ from plait_masking import ShapeError, mask, shapecheck
 
 for _name, _module in {
     "numpy": numpy,
+    "numpy.linalg": numpy.linalg,
+    "lax.linalg": lax.linalg,
     "lax": lax,
     "random": random,
     "nn": nn,
