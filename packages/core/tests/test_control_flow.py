@@ -787,8 +787,19 @@ def test_join_consts_gives_branches_common_inputs() -> None:
     _assert_same(pc.eval_jaxpr(joined[0].jaxpr, [], *consts, x), [x + c1])
 
 
-def test_map_batch_size_is_a_documented_limitation() -> None:
+@pytest.mark.parametrize("batch_size", [1, 2, 3, 7, 10])
+def test_map_batch_size_gives_the_unbatched_values(batch_size: int) -> None:
     from plait_core import lax as _lax
 
-    with pytest.raises(NotImplementedError, match=r"map: batch_size is not supported: mapping chunks at once needs vmap"):
-        _lax.map(lambda v: v, np.ones(4, np.float32), batch_size=2)
+    xs = np.arange(14.0, dtype=f32).reshape(7, 2)
+    got = _lax.map(lambda x: {"s": _lax.reduce_sum(x, (0,)), "d": _lax.mul(x, x)}, xs, batch_size=batch_size)
+    _assert_same([got["s"], got["d"]], [xs.sum(1), xs * xs])
+
+
+def test_map_batch_size_errors() -> None:
+    from plait_core import lax as _lax
+
+    with pytest.raises(ValueError, match="map: batch_size must be at least 1, got 0"):
+        _lax.map(lambda v: v, np.ones(4, np.float32), batch_size=0)
+    with pytest.raises(TypeError, match=r"map: batch_size must be an int, got 2\.5"):
+        _lax.map(lambda v: v, np.ones(4, np.float32), batch_size=2.5)  # type: ignore[arg-type]

@@ -18,8 +18,9 @@ import numpy as np
 
 from plait_core import dtypes
 from plait_core.abstract import ShapedArray, get_aval, to_numpy
-from plait_core.dims import Dim, SymbolicDim, definitely_equal, definitely_equal_shapes
+from plait_core.dims import Dim, SymbolicDim, definitely_equal, definitely_equal_shapes, dim_as_int
 from plait_core.jaxpr import ClosedJaxpr
+from plait_core.lax.structural import concatenate, expand_dims, index_in_dim, reshape, slice_in_dim
 from plait_core.primitives.control_flow import (
     check_carry_types,
     cond_p,
@@ -370,16 +371,52 @@ def scan(
 
 def map(f: Callable[[Any], Any], xs: Any, *, batch_size: int | None = None) -> Any:
     """``f`` applied to each slice of ``xs`` along its leading axis, results
-    stacked (a :func:`scan` without carry)."""
-    if batch_size is not None:
-        raise NotImplementedError(
-            "map: batch_size is not supported: mapping chunks at once needs vmap, which lives in "
-            "plait-batching (core does not import interpreters); use vmap over reshaped chunks"
-        )
+    stacked (a :func:`scan` without carry).
+
+    With ``batch_size``, the loop takes ``batch_size`` slices per step (``f``
+    is applied to each of them within the step; core has no ``vmap``), and
+    the slices left over after the last whole batch are mapped after the
+    loop: fewer, larger steps, the same values."""
     if not callable(f):
         raise TypeError(f"map: f must be callable, got a value of type {type(f).__name__}")
-    _, ys = scan(lambda c, x: (c, f(x)), (), xs)
-    return ys
+    if batch_size is None:
+        _, ys = scan(lambda c, x: (c, f(x)), (), xs)
+        return ys
+    if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)):
+        raise TypeError(f"map: batch_size must be an int, got {batch_size!r}")
+    if batch_size < 1:
+        raise ValueError(f"map: batch_size must be at least 1, got {batch_size}")
+    return _map_in_batches(f, xs, int(batch_size))
+
+
+def _map_in_batches(f: Callable[[Any], Any], xs: Any, size: int) -> Any:
+    leaves, tree = tree_flatten(xs)
+    if not leaves:
+        raise ValueError("map: xs holds no arrays to map over")
+    n = dim_as_int(get_aval(leaves[0]).shape[0], "the length of the mapped axis of lax.map with batch_size")
+    whole = n // size * size
+
+    def apply_each(chunk: list[Any], count: int) -> Any:
+        """``f`` on each of the ``count`` slices of ``chunk``, results stacked."""
+        outs = [f(tree_unflatten(tree, [index_in_dim(c, i, 0, keepdims=False) for c in chunk])) for i in range(count)]
+        flat = [tree_flatten(o) for o in outs]
+        out_tree = flat[0][1]
+        stacked = [concatenate([expand_dims(o[0][j], (0,)) for o in flat], 0) for j in range(len(flat[0][0]))]
+        return tree_unflatten(out_tree, stacked)
+
+    parts = []
+    if whole:
+        batched = [reshape(slice_in_dim(x, 0, whole), (whole // size, size, *get_aval(x).shape[1:])) for x in leaves]
+        _, ys = scan(lambda c, chunk: (c, apply_each(tree_flatten(chunk)[0], size)), (), tree_unflatten(tree, batched))
+        ys_leaves, ys_tree = tree_flatten(ys)
+        parts.append(([reshape(y, (whole, *get_aval(y).shape[2:])) for y in ys_leaves], ys_tree))
+    if whole < n:
+        rest = apply_each([slice_in_dim(x, whole, n) for x in leaves], n - whole)
+        parts.append(tree_flatten(rest))
+    if len(parts) == 1:
+        return tree_unflatten(parts[0][1], parts[0][0])
+    (a, a_tree), (b, _) = parts
+    return tree_unflatten(a_tree, [concatenate([u, v], 0) for u, v in zip(a, b)])
 
 
 # ---------------------------------------------------------------------------
