@@ -274,3 +274,23 @@ def test_linalg_modules_import_as_in_jax() -> None:
     v, w = lax_linalg.eigh(np.diag(np.array([2.0, 1.0], np.float32)))
     close(w, [1.0, 2.0], rtol=1e-6)  # lax.linalg.eigh returns (vectors, values), values ascending
     close(np.abs(np.asarray(v)), [[0.0, 1.0], [1.0, 0.0]], atol=1e-6)
+
+
+@pytest.mark.parametrize("name,f", [
+    ("cholesky", lambda a: lax.linalg.cholesky(a @ pnp.conj(a.T) + 4 * pnp.eye(3))),
+    ("eigh", lambda a: lax.linalg.eigh(a @ pnp.conj(a.T))[1]),
+    ("svdvals", pnp.linalg.svdvals),
+    ("qr", lambda a: pnp.linalg.qr(a)[1]),
+    ("lu", lambda a: lax.linalg.lu(a)[0]),
+    ("triangular_solve", lambda a: lax.linalg.triangular_solve(a + 3 * pnp.eye(3), a, left_side=True, lower=True,
+                                                                transpose_a=True, conjugate_a=True)),
+    ("slogdet", lambda a: pnp.linalg.slogdet(a)[1]),
+    ("solve", lambda a: pnp.linalg.solve(a, pnp.conj(a))),
+])  # fmt: skip
+def test_complex_jvps_match_finite_differences(x64: Any, name: str, f: Callable[..., Any]) -> None:
+    a = R.standard_normal((3, 3)) + 1j * R.standard_normal((3, 3)) + 2 * np.eye(3)
+    t = R.standard_normal((3, 3)) + 1j * R.standard_normal((3, 3))
+    jf = plait.jit(f)
+    _, tangent = plait.jit(lambda a, t: plait.jvp(f, (a,), (t,)))(a, t)
+    numerical = (np.asarray(jf(a + 1e-6 * t)) - np.asarray(jf(a - 1e-6 * t))) / 2e-6
+    close(tangent, numerical, rtol=1e-6, atol=1e-6)
