@@ -116,7 +116,7 @@ def test_dropout() -> None:
     np.testing.assert_allclose(kept, np.float32(1) / np.float32(0.7), rtol=1e-6)
     assert 0.55 < (y > 0).mean() < 0.85
     np.testing.assert_array_equal(_np(stax.Dropout(0.7, mode="test")[1](params, x, rng=KEY)), x)
-    with pytest.raises(ValueError, match="stax.Dropout: apply_fun needs a PRNG key"):
+    with pytest.raises(ValueError, match=r"stax\.Dropout: apply_fun needs a PRNG key"):
         apply_fun(params, x)
 
 
