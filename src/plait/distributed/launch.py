@@ -1,7 +1,8 @@
 """Start N local processes of one distributed plait program.
 
 ``python -m plait.distributed.launch --nproc 2 [--devices-per-process 4]
-[--port PORT] [--timeout SECONDS] script.py [args...]`` runs ``script.py`` in
+[--port PORT] [--timeout SECONDS] [--python PATH] script.py [args...]`` (or
+``-m module [args...]`` instead of a script) runs ``script.py`` in
 ``--nproc`` processes on this machine, each with ``$PLAIT_COORDINATOR_ADDRESS``
 (``127.0.0.1:PORT``, a free port by default), ``$PLAIT_NUM_PROCESSES``,
 ``$PLAIT_PROCESS_ID`` and ``$PLAIT_NUM_CPU_DEVICES`` set, so that the script's
@@ -39,9 +40,10 @@ def _relay(k: int, stream: IO[str], lock: threading.Lock) -> None:
 
 
 def launch(
-    script: str, args: Sequence[str], nproc: int, devices_per_process: int, port: int | None, timeout: float
+    command: Sequence[str], nproc: int, devices_per_process: int, port: int | None, timeout: float
 ) -> int:
-    """Run ``script`` in ``nproc`` processes; their exit status (see the module docs)."""
+    """Run ``command`` (an interpreter and its arguments) in ``nproc``
+    processes; their exit status (see the module docs)."""
     address = f"127.0.0.1:{port or free_port()}"
     lock = threading.Lock()
     procs: list[subprocess.Popen[str]] = []
@@ -55,7 +57,7 @@ def launch(
             PLAIT_NUM_CPU_DEVICES=str(devices_per_process),
         )
         p = subprocess.Popen(
-            [sys.executable, script, *args], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+            list(command), env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
         )
         procs.append(p)
         assert p.stdout is not None
@@ -89,12 +91,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--devices-per-process", type=int, default=4, help="CPU devices per process (default 4)")
     parser.add_argument("--port", type=int, default=None, help="coordinator port (default: a free one)")
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds before every process is stopped")
-    parser.add_argument("script")
-    parser.add_argument("args", nargs=argparse.REMAINDER)
+    parser.add_argument("--python", default=sys.executable, help="the interpreter of the processes")
+    parser.add_argument("-m", dest="module", default=None, help="run a module (as python -m) instead of a script")
+    parser.add_argument("args", nargs=argparse.REMAINDER, help="the script and its arguments")
     ns = parser.parse_args(argv)
     if ns.nproc < 1 or ns.devices_per_process < 1:
         parser.error("--nproc and --devices-per-process must be positive")
-    return launch(ns.script, ns.args, ns.nproc, ns.devices_per_process, ns.port, ns.timeout)
+    if ns.module is None and not ns.args:
+        parser.error("give a script (or -m module)")
+    command = [ns.python, *(["-m", ns.module] if ns.module else []), *ns.args]
+    return launch(command, ns.nproc, ns.devices_per_process, ns.port, ns.timeout)
 
 
 if __name__ == "__main__":

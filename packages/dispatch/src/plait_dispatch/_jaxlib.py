@@ -475,9 +475,13 @@ def compile_spmd(text: str, devices: tuple[Device, ...], propagate: Sequence[boo
     return client().compile_and_load(text, _xc.DeviceList(devices), options)
 
 
-def output_hlo_shardings(executable: Executable) -> list[Any]:
-    """The ``HloSharding`` of each output of an SPMD executable."""
-    return [_xc.HloSharding.from_proto(op) for op in executable.get_output_shardings()]
+def output_hlo_shardings(executable: Executable, n: int) -> list[Any]:
+    """The ``HloSharding`` of each of the ``n`` outputs of an SPMD executable
+    (for one partition XLA reports none: everything is replicated)."""
+    ops = executable.get_output_shardings()
+    if ops is None:
+        return [_xc.HloSharding.replicate()] * n
+    return [_xc.HloSharding.from_proto(op) for op in ops]
 
 
 def multi_device_handler(aval: Any, sharding: Any) -> ResultHandler:

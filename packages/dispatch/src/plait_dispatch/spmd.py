@@ -192,7 +192,8 @@ class SpmdCall:
         stats.bump("compiles")
         self.in_shardings = in_shardings
         self.float0_outs = set(module.float0_outputs)
-        chosen = iter(_jaxlib.output_hlo_shardings(self.executable))
+        n_results = len(module.out_avals) - len(module.float0_outputs)
+        chosen = iter(_jaxlib.output_hlo_shardings(self.executable, n_results))
         self.out_shardings: list[Sharding | None] = []
         self.handlers = []
         for j, (aval, want) in enumerate(zip(module.out_avals, out_shardings)):

@@ -1,0 +1,94 @@
+"""Data-parallel SGD step on 1, 2, 4, 8 CPU devices and on 2 processes x 4,
+plait vs JAX 0.10.2 (same program, same device counts).
+
+Each measurement is a fresh process (a process's device count is fixed when
+its backend starts), running :mod:`benchmarks.data_parallel_worker`: plait in
+this interpreter, JAX in the interpreter named by ``$JAX_PYTHON`` (default
+``/work/jaxenv/bin/python``, skipped when absent).  Runs alternate plait and
+JAX, ``--rounds`` times per row; each figure is the median over rounds of the
+per-step medians.  The step: a 128-256-256-10 MLP, softmax cross-entropy on a
+global batch of 512 split over the devices, parameters replicated, one
+``jit(step, in_shardings=, out_shardings=)``; XLA adds the gradient all-reduce.
+
+``python -m benchmarks.data_parallel [--rounds 3]`` prints a markdown table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+from benchmarks.harness import Result, markdown_table
+
+ROOT = Path(__file__).resolve().parents[1]
+JAX_PYTHON = os.environ.get("JAX_PYTHON", "/work/jaxenv/bin/python")
+
+
+def _env(devices: int) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PLAIT_", "XLA_FLAGS"))}
+    env["PLAIT_NUM_CPU_DEVICES"] = str(devices)
+    env["PYTHONPATH"] = str(ROOT)
+    env["TF_CPP_MIN_LOG_LEVEL"] = "2"
+    return env
+
+
+def measure(framework: str, devices: int, processes: int) -> tuple[float, float] | None:
+    """``(median step seconds, final loss)`` of one run, or None without JAX."""
+    python = sys.executable if framework == "plait" else JAX_PYTHON
+    if not Path(python).exists():
+        return None
+    worker = [python, "-m", "benchmarks.data_parallel_worker", framework]
+    if processes == 1:
+        cmd = worker
+    else:
+        # plait's launcher only sets environment variables; it runs JAX's processes just as well.
+        cmd = [sys.executable, "-m", "plait.distributed.launch", "--nproc", str(processes),
+               "--devices-per-process", str(devices), "--timeout", "300", "--python", python,
+               "-m", "benchmarks.data_parallel_worker", framework]
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=_env(devices), cwd=ROOT, timeout=600)
+    found = re.search(r"RESULT ([\d.e-]+) ([\d.e-]+)", proc.stdout)
+    if proc.returncode != 0 or found is None:
+        raise RuntimeError(f"{framework} on {processes}x{devices} failed:\n{proc.stdout[-3000:]}{proc.stderr[-3000:]}")
+    return float(found.group(1)), float(found.group(2))
+
+
+def data_parallel_section(rounds: int = 3) -> list[Result]:
+    """One row per layout: 1, 2, 4, 8 devices in one process, 2 processes x 4."""
+    rows = []
+    for processes, devices in ((1, 1), (1, 2), (1, 4), (1, 8), (2, 4)):
+        p_times: list[float] = []
+        j_times: list[float] = []
+        losses: set[str] = set()
+        for _ in range(rounds):
+            p = measure("plait", devices, processes)
+            assert p is not None
+            p_times.append(p[0])
+            losses.add(f"{p[1]:.4f}")
+            j = measure("jax", devices, processes)
+            if j is not None:
+                j_times.append(j[0])
+                losses.add(f"{j[1]:.4f}")
+        if len(losses) != 1:
+            raise AssertionError(f"plait and JAX disagree on the loss: {sorted(losses)}")
+        name = f"data-parallel MLP step, {processes * devices} device(s)" + (
+            f" ({processes} processes x {devices})" if processes > 1 else ""
+        )
+        rows.append(Result(name, statistics.median(p_times), statistics.median(j_times) if j_times else None, "≤ 1.02×"))
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=3)
+    ns = parser.parse_args(argv)
+    print(markdown_table(data_parallel_section(ns.rounds)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
