@@ -294,3 +294,13 @@ def test_complex_jvps_match_finite_differences(x64: Any, name: str, f: Callable[
     _, tangent = plait.jit(lambda a, t: plait.jvp(f, (a,), (t,)))(a, t)
     numerical = (np.asarray(jf(a + 1e-6 * t)) - np.asarray(jf(a - 1e-6 * t))) / 2e-6
     close(tangent, numerical, rtol=1e-6, atol=1e-6)
+
+
+def test_grad_of_det_is_the_adjugate_even_when_singular(x64: Any) -> None:
+    singular = np.array([[1.0, 2.0], [2.0, 4.0]])
+    close(plait.grad(pnp.linalg.det)(singular), [[4.0, -2.0], [-2.0, 1.0]], rtol=1e-10, atol=1e-12)  # as JAX
+    rank_one = np.outer([1.0, 2.0, 3.0], [1.0, -1.0, 2.0])
+    close(plait.jit(plait.grad(pnp.linalg.det))(rank_one), np.zeros((3, 3)), atol=1e-12)
+    batch = A
+    want = np.linalg.det(batch)[:, None, None] * np.swapaxes(np.linalg.inv(batch), -1, -2)
+    close(plait.vmap(plait.grad(pnp.linalg.det))(batch), want, rtol=1e-9, atol=1e-9)

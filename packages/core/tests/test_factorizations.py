@@ -206,7 +206,7 @@ def test_shape_errors() -> None:
     with pytest.raises(ValueError, match=r"triangular_solve: incompatible shapes \(3, 3\) and \(4, 2\)"):
         L.triangular_solve(np.eye(3), np.ones((4, 2)), left_side=True)
     with pytest.raises(ValueError, match=r"triangular_solve: a and b must have the same rank"):
-        L.triangular_solve(np.eye(3), np.ones(3))
+        L.triangular_solve(np.ones((2, 3, 3)), np.ones(3))
     with pytest.raises(TypeError, match=r"triangular_solve requires a and b of the same dtype"):
         L.triangular_solve(np.eye(3, dtype=np.float32), np.ones((3, 3)), left_side=True)
     with pytest.raises(TypeError, match=r"triangular_solve does not accept dtype int32 at position 1"):
@@ -227,3 +227,12 @@ def test_integer_input_to_the_symmetrizing_functions_becomes_float() -> None:
     f = L.cholesky(4 * np.eye(2, dtype=np.int32))
     np.testing.assert_allclose(f, 2 * np.eye(2))
     assert np.asarray(f).dtype == np.float64
+
+
+def test_triangular_solve_of_vectors() -> None:
+    a = np.tril(sample((2, 3, 3), np.float64, 8)) + 3 * np.eye(3)
+    b = sample((2, 3), np.float64, 9)
+    x = np.asarray(L.triangular_solve(a, b, left_side=True, lower=True))
+    np.testing.assert_allclose(np.einsum("bij,bj->bi", a, x), b, rtol=1e-12)
+    y = np.asarray(L.triangular_solve(a, b, left_side=False, lower=True, transpose_a=True))
+    np.testing.assert_allclose(np.einsum("bj,bij->bi", y, a), b, rtol=1e-12)

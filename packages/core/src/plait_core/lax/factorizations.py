@@ -139,10 +139,14 @@ def triangular_solve(
     diagonal is taken as ones with ``unit_diagonal``) and ``op`` transposing
     when ``transpose_a`` and conjugating when ``conjugate_a``.  ``a`` is
     ``(..., m, m)`` and ``b`` ``(..., m, n)`` (``(..., n, m)`` when solving
-    from the right), with equal batch axes."""
-    operand_aval("triangular_solve", a, "a")
-    operand_aval("triangular_solve", b, "b")
-    return _f.triangular_solve_p.bind(
+    from the right), with equal batch axes; a ``b`` of one dimension less is one
+    vector per matrix (``(..., m)``), and so is the result."""
+    a_aval = operand_aval("triangular_solve", a, "a")
+    b_aval = operand_aval("triangular_solve", b, "b")
+    vector = b_aval.ndim == a_aval.ndim - 1
+    if vector:
+        b = lax_function("expand_dims")(b, (b_aval.ndim if left_side else b_aval.ndim - 1,))
+    x = _f.triangular_solve_p.bind(
         a,
         b,
         left_side=bool(left_side),
@@ -151,6 +155,9 @@ def triangular_solve(
         conjugate_a=bool(conjugate_a),
         unit_diagonal=bool(unit_diagonal),
     )
+    if vector:
+        x = lax_function("squeeze")(x, (b_aval.ndim if left_side else b_aval.ndim - 1,))
+    return x
 
 
 def lu(x: Array) -> tuple[Array, Array, Array]:

@@ -24,6 +24,7 @@ import numpy as np
 
 from plait_core import dtypes, lax
 from plait_core.abstract import get_aval
+from plait_core.custom_derivatives import custom_jvp
 from plait_core.lax import factorizations as _lf
 from plait_core.numpy import creation, logic, reductions, shape, sorting
 from plait_core.numpy import math as _m
@@ -267,11 +268,55 @@ def slogdet(a: ArrayLike, *, method: str | None = None) -> SlogdetResult:
     return SlogdetResult(sign, logabsdet)
 
 
-def det(a: ArrayLike) -> Array:
-    """The determinant (from an LU factorisation)."""
-    x = _matrices("det", a)
+def _det_from_lu(x: Array) -> Array:
     lu, pivots, _ = _lf.lu(x)
     return _m.multiply(_pivot_parity_sign(pivots, dtype_of(x)), reductions.prod(_diag(lu), axis=-1))
+
+
+def _exclusive_products(s: Array) -> Array:
+    """``p[..., i] = prod(s[..., j] for j != i)``, without dividing (exact for zeros)."""
+    nd = get_aval(s).ndim
+    one = lax.broadcast_in_dim(np.asarray(1, dtype_of(s)), (*get_aval(s).shape[:-1], 1), ())
+    before = shape.concatenate([one, lax.slice_in_dim(reductions.cumprod(s, axis=-1), 0, -1, axis=nd - 1)], axis=-1)
+    rev = shape.flip(s, axis=-1)
+    after = shape.concatenate([one, lax.slice_in_dim(reductions.cumprod(rev, axis=-1), 0, -1, axis=nd - 1)], axis=-1)
+    return _m.multiply(before, shape.flip(after, axis=-1))
+
+
+def adjugate(x: Array) -> Array:
+    """The adjugate (the transposed cofactor matrix) of square matrices, defined
+    for singular ones too: from ``x = U diag(s) Vh``, ``adj(x) = det(U) det(Vh)
+    V diag(p) Uᴴ`` with ``p[i]`` the product of the other singular values."""
+    u, s, vh = _lf.svd(x)
+    dt = dtype_of(x)
+    unit = _m.multiply(_det_from_lu(u), _det_from_lu(vh))
+    scaled = _col_mul(_lf.adjoint(vh), _exclusive_products(s))
+    nd = get_aval(x).ndim
+    factor = lax.broadcast_in_dim(convert(unit, dt), tuple(get_aval(x).shape), tuple(range(nd - 2)))
+    return lax.mul(factor, _mm(scaled, _lf.adjoint(u)))
+
+
+@custom_jvp
+def _det(x: Array) -> Array:
+    return _det_from_lu(x)
+
+
+def _det_jvp(primals: tuple[Array], tangents: tuple[Array]) -> tuple[Array, Array]:
+    (x,), (t,) = primals, tangents
+    nd = get_aval(x).ndim
+    # d det = trace(adj(x) dx), which stays finite at singular matrices.
+    change = lax.reduce_sum(lax.mul(adjugate(x), _lf.swap_last(t, get_aval(t))), (nd - 2, nd - 1))
+    return _det(x), change
+
+
+_det.defjvp(_det_jvp)
+
+
+def det(a: ArrayLike) -> Array:
+    """The determinant (from an LU factorisation).  Its derivative is
+    ``trace(adj(a) da)``, through the adjugate, so it is finite at singular
+    matrices too (as in JAX)."""
+    return _det(_matrices("det", a))
 
 
 def solve(a: ArrayLike, b: ArrayLike) -> Array:
