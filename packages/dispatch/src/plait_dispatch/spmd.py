@@ -237,14 +237,21 @@ class SpmdCall:
         want = self.in_shardings[i]
         aval = self.in_avals[i]
         if type(x) is Array:
-            if x._device is None and tuple(map(id, x._sharding._device_assignment)) == tuple(
-                map(id, self.devices)
-            ) and _canonical(x._sharding._tiling(x.ndim).assignment) == _canonical(want._tiling(x.ndim).assignment):
+            if x._device is None and self._lays_out_as(x._sharding, want, x.ndim):
                 return x._live_buffer(use)
             value = x._value(use)
         else:
             value = host_value(x, aval)
         return from_host(np.asarray(value), aval, want)._buf
+
+
+    def _lays_out_as(self, have: Sharding, want: Sharding, ndim: int) -> bool:
+        """Whether ``have`` puts the same pieces on the same devices as ``want``."""
+        if have is want or have == want:
+            return True
+        return tuple(map(id, have._device_assignment)) == tuple(map(id, self.devices)) and _canonical(
+            have._tiling(ndim).assignment
+        ) == _canonical(want._tiling(ndim).assignment)
 
 
 def _replicated(devices: tuple[Any, ...]) -> Sharding:
@@ -255,10 +262,35 @@ _calls: dict[Hashable, SpmdCall] = {}
 _calls_lock = threading.RLock()
 
 
+_known: dict[Hashable, SpmdCall] = {}
+"""Calls by (program, info, per operand: its type and multi-device layout):
+what a repeated call looks up before anything else."""
+
+
 def run_spmd(closed: ClosedJaxpr, operands: Sequence[Any], info: JitInfo | None, name: str, what: str) -> list[Any]:
     """Run ``closed`` on ``operands`` as one SPMD computation (see the module docs)."""
     if info is None:
         info = JitInfo(None, (False,) * len(operands), True)
+    try:
+        sig = (closed, info, *[
+            (x.aval, x._sharding if x._device is None else None) if type(x) is Array else (type(x), _aval(x, what))
+            for x in operands
+        ])
+        known = _known.get(sig)
+    except TypeError:  # an unhashable sharding
+        sig, known = None, None
+    if known is not None:
+        return known.call(operands, what)
+    call = _find_call(closed, operands, info, name, what)
+    if sig is not None:
+        if len(_known) > 4096:
+            _known.clear()
+        _known[sig] = call
+    return call.call(operands, what)
+
+
+def _find_call(closed: ClosedJaxpr, operands: Sequence[Any], info: JitInfo, name: str, what: str) -> SpmdCall:
+    """The compiled call for these operands: devices and layouts chosen, compiled once."""
     in_avals = tuple(
         x.aval if type(x) is Array else _aval(x, what) for x in operands
     )
@@ -299,7 +331,7 @@ def run_spmd(closed: ClosedJaxpr, operands: Sequence[Any], info: JitInfo | None,
                 _calls[key] = call
     else:
         stats.bump("compile_hits")
-    return call.call(operands, what)
+    return call
 
 
 def _label(info: JitInfo, k: int) -> str:
