@@ -5,7 +5,10 @@ that jaxlib registers for the CPU (``lapack_spotrf_ffi``, ...; see
 :func:`plait_dispatch._jaxlib.lapack_target`), the same kernels JAX calls:
 ``potrf`` (cholesky), ``trsm`` (triangular_solve), ``getrf`` (lu), ``geqrf``
 then ``orgqr``/``ungqr`` (qr), ``syevd``/``heevd`` (eigh), ``gesdd`` (svd)
-and ``geev`` (eig).  Matrices reach the kernels column-major (the operand and
+and ``geev`` (eig).  Cholesky and triangular solves use LAPACK too rather
+than ``stablehlo.cholesky`` / ``stablehlo.triangular_solve``, as JAX does on
+the CPU: XLA's CPU backend expands those two into loops of small operations,
+several times slower than the kernels.  Matrices reach the kernels column-major (the operand and
 result layouts say so, and XLA transposes as needed); the leading dims are a
 batch the kernels loop over.  Attributes are LAPACK's one-letter options
 (``uplo = 'L'``...) as ``ui8``.  A kernel's ``info`` output marks failures:
