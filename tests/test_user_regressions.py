@@ -65,3 +65,16 @@ def test_gradient_through_a_size_scaled_loss_in_a_pile() -> None:
 
     want = sum(2 * 1.5 * np.sum(X[:n] ** 2) / n for n in LENGTHS)
     np.testing.assert_allclose(np.asarray(grad(loss)(np.float32(1.5))), want, rtol=1e-5)
+
+
+def test_gradient_and_jit_through_a_stack_of_many_arrays() -> None:
+    """A stack of more than 32 operands is joined in chunks; derivatives and jit see one stack."""
+    weights = np.arange(50, dtype=np.float32)
+
+    def total(xs: list[Any]) -> Any:
+        return pnp.sum(pnp.stack(xs) ** 2 * weights)
+
+    xs = [pnp.asarray(np.float32(i)) for i in range(50)]
+    grads = grad(total)(xs)
+    np.testing.assert_allclose(np.array([float(g) for g in grads]), 2 * np.arange(50) * weights)
+    np.testing.assert_allclose(float(jit(total)(xs)), float(np.sum(np.arange(50.0) ** 2 * weights)))

@@ -35,6 +35,7 @@ from plait_core.numpy._util import (
     result_dtype,
     to_inexact,
 )
+from plait_core.numpy.shape import stack
 from plait_core.primitives.elementwise import convert_element_type_p
 from plait_core.primitives.shapes import dimension_as_value
 from plait_core.trace import Tracer, concrete_or_error, dim_or_concrete, is_eager
@@ -130,9 +131,7 @@ def _array_from_sequence(obj: Sequence[Any], name: str) -> Array:
     for s in shapes[1:]:
         if tuple(s) != tuple(first):
             raise ValueError(f"{name}: the sequence's elements have different shapes {first} and {s}")
-    parts = [lax.broadcast_in_dim(convert(it, dt, weak), (1, *first), tuple(range(1, len(first) + 1)))
-             for it in items]
-    return lax.concatenate(parts, 0) if len(parts) > 1 else parts[0]
+    return stack([convert(it, dt, weak) for it in items], 0)
 
 
 def array(object: Any, dtype: Any = None, copy: builtins.bool = True, order: str | None = "K",
