@@ -977,5 +977,7 @@ __all__ = [
     "categorical", "permutation", "shuffle", "choice", "threefry_2x32", "laplace", "logistic", "cauchy",
     "rademacher", "maxwell", "double_sided_maxwell", "weibull_min", "pareto", "rayleigh", "wald", "geometric",
     "triangular", "lognormal", "gamma", "loggamma", "beta", "dirichlet", "chisquare", "f", "t",
-    "generalized_normal", "ball", "orthogonal", "poisson", "binomial", "multinomial",
+    "generalized_normal", "ball", "orthogonal", "poisson", "binomial", "multinomial", "multivariate_normal",
 ]
+
+from plait_core.random_multivariate import multivariate_normal  # noqa: E402  (it uses normal, above)
