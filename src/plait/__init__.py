@@ -100,6 +100,7 @@ from plait_masking import ShapeError, mask, shapecheck
 for _name, _module in {
     "numpy": numpy,
     "numpy.linalg": numpy.linalg,
+    "numpy.fft": numpy.fft,
     "lax.linalg": lax.linalg,
     "lax": lax,
     "random": random,
@@ -109,6 +110,8 @@ for _name, _module in {
     "nn.initializers": nn.initializers,
     "scipy": scipy,
     "scipy.special": _special,
+    "scipy.linalg": scipy.linalg,
+    "scipy.signal": scipy.signal,
     "scipy.stats": _stats,
     "scipy.stats.bernoulli": _bernoulli,
     "scipy.stats.norm": _norm,
@@ -117,6 +120,8 @@ for _name, _module in {
     "errors": errors,
 }.items():
     sys.modules[f"{__name__}.{_name}"] = _module
+for _dist in _stats.__all__:  # every distribution, as ``import plait.scipy.stats.gamma`` finds it
+    sys.modules[f"{__name__}.scipy.stats.{_dist}"] = getattr(_stats, _dist)
 
 __version__ = "0.1.0"
 
