@@ -22,6 +22,7 @@ def test_debug_callback_sees_primals_and_keeps_the_derivative() -> None:
 
     x = np.array([1.0, 2.0, 3.0], np.float32)
     primal, tangent = ad.jvp(f, (x,), (np.ones(3, np.float32),))
+    np.testing.assert_array_equal(np.asarray(primal), x * x)
     np.testing.assert_array_equal(np.asarray(tangent), 2 * x)
     g = ad.grad(lambda v: pc.lax.reduce_sum(f(v), (0,)))(x)
     np.testing.assert_array_equal(np.asarray(g), 2 * x)
