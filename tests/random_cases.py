@@ -118,7 +118,8 @@ def main() -> None:
     import jax
     import jax.random
 
-    table = {"jax_version": jax.__version__, "cases": run_cases(jax.random)}
+    names = sorted(n for n in dir(jax.random) if not n.startswith("_"))
+    table = {"jax_version": jax.__version__, "names": names, "cases": run_cases(jax.random)}
     if len(sys.argv) > 1 and sys.argv[1] == "-":
         json.dump(table, sys.stdout)
         return

@@ -18,7 +18,8 @@ import random_cases as cases
 import plait
 from plait import random
 
-TABLE = json.loads(cases.TABLE.read_text())["cases"]
+RECORDED = json.loads(cases.TABLE.read_text())
+TABLE = RECORDED["cases"]
 
 # Cases cheap to compile, drawn exactly (XLA computes as in JAX).  The others are
 # checked by plait-core's table test (integers exactly, floats to a few ulps).
@@ -54,10 +55,24 @@ def test_recorded_table_is_what_jax_draws_now() -> None:
     assert python is not None
     script = Path(cases.__file__)
     out = subprocess.run([python, str(script), "-"], capture_output=True, text=True, check=True, cwd=script.parent)
-    live = json.loads(out.stdout)["cases"]
+    live_table = json.loads(out.stdout)
+    assert live_table["names"] == RECORDED["names"]
+    live = live_table["cases"]
     assert live == TABLE
     for name in EXACT[:8]:
         assert _draw(name) == live[name]
+
+
+# Added to plait.random by the linear-algebra work (it needs a Cholesky factor).
+_ELSEWHERE = {"multivariate_normal"}
+
+
+def test_every_jax_random_name_is_implemented_or_listed() -> None:
+    missing = [
+        n for n in RECORDED["names"]
+        if not hasattr(random, n) and n not in random.NOT_SUPPORTED and n not in _ELSEWHERE
+    ]
+    assert missing == []
 
 
 def test_typed_key_shapes_and_data() -> None:
@@ -129,3 +144,20 @@ def test_keys_are_not_differentiable_but_ride_along_grad() -> None:
     _, vjp_fun = plait.vjp(loss, np.float32(2.0), random.PRNGKey(5))
     _, key_cotangent = vjp_fun(np.float32(1.0))
     assert np.asarray(key_cotangent).dtype == plait.float0
+
+
+def test_differentiating_with_respect_to_a_key_is_refused_and_float0_tangents_work() -> None:
+    key = random.key(0)
+    with pytest.raises(TypeError, match="grad requires real- or complex-valued inputs"):
+        plait.grad(lambda k: random.normal(k))(key)
+    zero_tangent = random.PRNGKeyArray(np.zeros(2, plait.float0))
+    _, t = plait.jvp(lambda x, k: x * random.normal(k), (np.float32(1.0), key), (np.float32(1.0), zero_tangent))
+    np.testing.assert_array_equal(np.asarray(t), np.asarray(random.normal(key)))
+
+
+def test_fold_in_under_vmap_and_unsupported_gumbel_mode() -> None:
+    key = random.key(0)
+    folded = plait.vmap(lambda i: random.key_data(random.fold_in(key, i)))(np.arange(3, dtype=np.int32))
+    np.testing.assert_array_equal(np.asarray(folded), np.asarray(random.key_data(random.split(key, 3))))
+    with pytest.raises(NotImplementedError, match=r"random\.gumbel: mode='highest' for float32 is not supported"):
+        random.gumbel(key, (2,), mode="highest")
