@@ -86,6 +86,7 @@ SECTIONS = [
     Section("masking", "Masking: compile once for every length", rows=_rows("masking", "bench_masked_rnn")),
     Section("donation", "Memory: donation", rows=_rows("dispatch", "bench_donation_memory")),
     Section("linalg", "Linear algebra under jit (LAPACK kernels)", rows=_rows("linalg", "linalg_results")),
+    Section("fft", "FFTs under jit (stablehlo.fft)", rows=_rows("fft", "fft_results")),
     Section("stack", "Stacking many small arrays", rows=_rows("stack", "bench_stack")),
     Section("invertible", "", text=_invertible),
 ]
