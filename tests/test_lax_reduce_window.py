@@ -89,6 +89,8 @@ def test_errors() -> None:
         lax.reduce_window(x, 0.0, lax.add, (0, 2))
     with pytest.raises(TypeError, match="init value's dtype int32 differs from its operand's dtype float32"):
         lax.reduce_window(x, np.int32(0), lax.add, (2, 2))
+    with pytest.raises(TypeError, match="init value -inf cannot be represented in the operand's dtype int32"):
+        lax.reduce_window(np.arange(4, dtype=np.int32), -np.inf, lax.max, (2,))
     with pytest.raises(ValueError, match="operand has the structure"):
         lax.reduce_window((x, x), 0.0, lax.add, (2, 2))
     with pytest.raises(TypeError, match="the computation returned the structure"):

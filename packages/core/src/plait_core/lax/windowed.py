@@ -106,7 +106,15 @@ def _init_like(init: Any, aval: ShapedArray) -> Any:
         )
     if isinstance(init, Tracer):
         return lax_function("convert_element_type")(init, aval.dtype)
-    return np.asarray(to_numpy(init), aval.dtype)
+    value = np.asarray(to_numpy(init))
+    with np.errstate(invalid="ignore", over="ignore"):
+        converted = value.astype(aval.dtype)
+    if not np.array_equal(converted.astype(value.dtype), value, equal_nan=value.dtype.kind in "fc"):
+        raise TypeError(
+            f"lax.reduce_window: the init value {value.item()!r} cannot be represented in the operand's dtype "
+            f"{aval.dtype.name}"
+        )
+    return converted
 
 
 def reduce_window(
