@@ -4,15 +4,21 @@ Every transform is linear.  Under JAX's pairing of complex cotangents,
 ``Re(sum(c * y))``, the transposes are:
 
 * ``FFT``/``IFFT``: the same transform (the DFT matrix is symmetric);
-* ``RFFT`` (``y = S F x``, ``S`` keeping the first ``n // 2 + 1``
-  frequencies of the last axis): ``real(FFT(c zero-padded to n))``;
+* ``RFFT`` (``y = S F x``, ``S`` keeping the first ``m = n // 2 + 1``
+  frequencies of the last axis): ``Re(F Sᵀ c)``, which is ``N`` times the
+  ``IRFFT`` of ``conj(c)`` with the frequencies that the Hermitian extension
+  mirrors (``1 <= k <= n - m``) halved;
 * ``IRFFT`` (``y = Re(IFFT(H x))``, ``H`` the Hermitian extension):
-  ``IFFT(c)`` cut to the ``n // 2 + 1`` frequencies, the ones that ``H``
-  also mirrors (``1 <= k <= n - n // 2 - 1``) doubled.
+  ``IFFT(c)`` cut to ``m`` frequencies with the mirrored ones doubled; for a
+  real ``c`` that is ``conj(RFFT(c)) / N``.
+
+(``N`` is the product of ``fft_lengths``.)  Both real transposes run the
+half-size transform, as the forward ones do.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -23,31 +29,30 @@ from plait_core.primitives import complex_numbers as cx
 from plait_core.primitives.fft import FftType, fft_p
 
 
-def _pad_last(x: Any, size: int) -> Any:
-    a = ops.aval(x)
-    config = [(0, 0, 0)] * (a.ndim - 1) + [(0, size - size // 2 - 1, 0)]
-    return ops.pad(x, ops.const(x, 0), config)
+def _mirror_weights(ct: Any, n: int, mirrored: float) -> Any:
+    """Weights over the last axis (``m = n // 2 + 1`` frequencies): ``mirrored``
+    where the Hermitian extension repeats a frequency, 1 elsewhere, as a
+    complex array broadcast to ``ct``'s shape."""
+    m = n // 2 + 1
+    real = np.dtype(np.float64 if ops.aval(ct).dtype == np.complex128 else np.float32)
+    w = np.ones(m, real)
+    w[1 : n - m + 1] = mirrored
+    weights = cx.complex_p.bind(w, np.zeros(m, real))
+    a = ops.aval(ct)
+    return ops.broadcast_in_dim(weights, a.shape, (a.ndim - 1,))
 
 
 def _fft_transpose(ct: Any, x: Any, *, fft_type: Any, fft_lengths: tuple[int, ...]) -> list[Any]:
     kind = FftType(int(fft_type))
     if kind in (FftType.FFT, FftType.IFFT):
         return [fft_p.bind(ct, fft_type=kind, fft_lengths=fft_lengths)]
-    n = fft_lengths[-1]
+    n, total = fft_lengths[-1], math.prod(fft_lengths)
     if kind == FftType.RFFT:
-        full = fft_p.bind(_pad_last(ct, n), fft_type=FftType.FFT, fft_lengths=fft_lengths)
-        return [cx.real_p.bind(full)]
-    zeros = ops.full(ops.aval(ct).shape, 0, ops.aval(ct).dtype)
-    spectrum = fft_p.bind(cx.complex_p.bind(ct, zeros), fft_type=FftType.IFFT, fft_lengths=fft_lengths)
-    m = n // 2 + 1
-    a = ops.aval(spectrum)
-    spectrum = ops.slice_(spectrum, [0] * a.ndim, [*a.shape[:-1], m])
-    weights = np.ones(m, ops.aval(ct).dtype)
-    weights[1 : n - m + 1] = 2
-    scale = ops.broadcast_in_dim(
-        cx.complex_p.bind(weights, np.zeros(m, weights.dtype)), ops.aval(spectrum).shape, (a.ndim - 1,)
-    )
-    return [ops.mul(spectrum, scale)]
+        spectrum = ops.mul(cx.conj_p.bind(ct), _mirror_weights(ct, n, 0.5))
+        out = fft_p.bind(spectrum, fft_type=FftType.IRFFT, fft_lengths=fft_lengths)
+        return [ops.mul(out, ops.const(out, total))]
+    spectrum = cx.conj_p.bind(fft_p.bind(ct, fft_type=FftType.RFFT, fft_lengths=fft_lengths))
+    return [ops.mul(spectrum, ops.mul(_mirror_weights(spectrum, n, 2.0), ops.const(spectrum, 1 / total)))]
 
 
 deflinear(fft_p, _fft_transpose)
