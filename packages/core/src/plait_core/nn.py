@@ -16,6 +16,18 @@ from plait_core import lax
 from plait_core import nn_initializers as initializers
 from plait_core import numpy as pnp
 from plait_core.nn_attention import dot_product_attention
+from plait_core.nn_extras import (
+    hard_silu,
+    identity,
+    log1mexp,
+    logmeanexp,
+    mish,
+    soft_sign,
+    sparse_plus,
+    sparse_sigmoid,
+    squareplus,
+    tanh,
+)
 from plait_core.numpy._util import promote_args_inexact
 
 Array = Any
@@ -185,4 +197,6 @@ __all__ = [
     "relu", "relu6", "sigmoid", "log_sigmoid", "softplus", "silu", "swish", "gelu", "elu", "celu", "selu",
     "leaky_relu", "hard_tanh", "hard_sigmoid", "hard_swish", "glu", "logsumexp", "softmax", "log_softmax",
     "standardize", "one_hot", "initializers", "dot_product_attention",
+    "hard_silu", "identity", "log1mexp", "logmeanexp", "mish", "soft_sign", "sparse_plus", "sparse_sigmoid",
+    "squareplus", "tanh",
 ]

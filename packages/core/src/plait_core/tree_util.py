@@ -1234,3 +1234,23 @@ def _partial_unflatten(func: Any, children: Any) -> Partial[Any]:
 
 
 register_pytree_with_keys(Partial, _partial_flatten_with_keys, _partial_unflatten, _partial_flatten)
+
+
+# One-level flattening, node queries, broadcasting and balanced reduction (they use the above).
+from plait_core.tree_util_extras import (  # noqa: E402
+    flatten_one_level,
+    flatten_one_level_with_keys,
+    is_tree_node,
+    register_pytree_with_keys_class,
+    tree_broadcast,
+    tree_reduce_associative,
+)
+
+__all__ += [
+    "flatten_one_level",
+    "flatten_one_level_with_keys",
+    "is_tree_node",
+    "register_pytree_with_keys_class",
+    "tree_broadcast",
+    "tree_reduce_associative",
+]
