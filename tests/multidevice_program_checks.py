@@ -119,3 +119,23 @@ def test_sharded_arrays_through_mask_and_vmap(mesh: Mesh) -> None:
     np.testing.assert_allclose(np.asarray(plait.vmap(lambda r: r * 2)(x)), 2 * X)
     masked = plait.mask(lambda a: pnp.sum(a, axis=1), ["(8, n)"], "8")
     np.testing.assert_allclose(np.asarray(masked([x], {"n": 3})), X[:, :3].sum(1), rtol=1e-6)
+
+
+@pytest.mark.parametrize(
+    "name, body, in_spec, out_spec",
+    [
+        ("ppermute", lambda a: lax.ppermute(a, "x", [(0, 1), (1, 2), (2, 0)]), P("x"), P("x")),
+        ("psum_scatter", lambda a: lax.psum_scatter(a, "x", scatter_dimension=1, tiled=True), P("x"), P(None, "x")),
+        ("all_to_all", lambda a: lax.all_to_all(a, "x", 1, 0, tiled=True), P("x"), P("x")),
+        ("all_gather", lambda a: lax.all_gather(a, "y", axis=1, tiled=True), P("x", "y"), P("x")),
+    ],
+)
+def test_transposes_pass_the_dot_product_test(mesh: Mesh, name: str, body: object, in_spec: P, out_spec: P) -> None:
+    # For a linear f: <f(x), c> == <x, grad(<f(.), c>)(x)> for any x and c.
+    f = plait.shard_map(body, mesh=mesh, in_specs=in_spec, out_specs=out_spec)
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal(X.shape).astype(np.float32)
+    fx = np.asarray(f(x))
+    c = rng.standard_normal(fx.shape).astype(np.float32)
+    g = np.asarray(plait.grad(lambda v: pnp.sum(f(v) * c))(x))
+    np.testing.assert_allclose(float(np.sum(fx * c)), float(np.sum(x * g)), rtol=1e-4)

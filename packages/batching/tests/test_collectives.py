@@ -166,3 +166,42 @@ def test_an_unbound_axis_name_is_a_name_error() -> None:
     assert issubclass(UnboundAxisNameError, NameError)
     with pytest.raises(NameError, match=r"axis_index uses the axis name 'i'"):
         vmap(lambda v: lax.axis_index("i"))(X)
+
+
+def test_ppermute_over_the_batch() -> None:
+    out = vmap(lambda v: lax.ppermute(v, "i", [(0, 1), (1, 2), (2, 0)]), axis_name="i")(X)
+    np.testing.assert_array_equal(out, X[[2, 0, 1]])
+    out = vmap(lambda v: lax.ppermute(v, "i", [(0, 2)]), in_axes=1, axis_name="i")(X.T)
+    np.testing.assert_array_equal(out, np.stack([np.zeros(4, f32), np.zeros(4, f32), X[0]]))
+
+
+@pytest.mark.parametrize("tiled", [False, True])
+def test_psum_scatter_over_the_batch(tiled: bool) -> None:
+    y = rng.standard_normal((3, 2, 6 if tiled else 3)).astype(f32)
+    out = vmap(lambda v: lax.psum_scatter(v, "i", scatter_dimension=1, tiled=tiled), axis_name="i")(y)
+    total = y.sum(0)
+    want = total.reshape(2, 3, 2).transpose(1, 0, 2) if tiled else total.T
+    np.testing.assert_allclose(out, want, rtol=1e-6)
+
+
+@pytest.mark.parametrize("split, concat", [(0, 0), (0, 1), (1, 0)])
+def test_all_to_all_over_the_batch(split: int, concat: int) -> None:
+    y = rng.standard_normal((3, 3, 3)).astype(f32) if split == 0 else rng.standard_normal((3, 2, 3)).astype(f32)
+    out = np.asarray(vmap(lambda v: lax.all_to_all(v, "i", split, concat), axis_name="i")(y))
+    for i in range(3):  # element i receives block i of every element j, stacked at concat
+        got = np.moveaxis(out[i], concat, 0)
+        for j in range(3):
+            np.testing.assert_array_equal(got[j], np.take(y[j], i, axis=split))
+    z = rng.standard_normal((3, 6, 2)).astype(f32)
+    tiled = np.asarray(vmap(lambda v: lax.all_to_all(v, "i", 0, 1, tiled=True), axis_name="i")(z))
+    for i in range(3):
+        np.testing.assert_array_equal(tiled[i], np.concatenate([z[j, 2 * i : 2 * i + 2] for j in range(3)], axis=1))
+
+
+def test_new_collectives_check_their_operands() -> None:
+    with pytest.raises(ValueError, match="dimension 0 of f32\\[4\\] must have the axis size 3"):
+        vmap(lambda v: lax.psum_scatter(v, "i"), axis_name="i")(np.zeros((3, 4), f32))
+    with pytest.raises(ValueError, match="sends to or from one position twice"):
+        vmap(lambda v: lax.ppermute(v, "i", [(0, 1), (2, 1)]), axis_name="i")(X)
+    with pytest.raises(NotImplementedError, match="mixing a vmap axis \\('j'\\) with other axes"):
+        vmap(vmap(lambda v: lax.ppermute(v, ("i", "j"), [(0, 1)]), axis_name="j"), axis_name="i")(np.zeros((3, 2), f32))

@@ -181,6 +181,15 @@ def test_donating_a_sharded_array_deletes_every_shard(mesh: Mesh) -> None:
          np.concatenate([np.tile(X[:, :2], (1, 4)), np.tile(X[:, 2:], (1, 4))], 1)),
         ("axis_index", lambda a: a * lax.axis_index("x").astype(np.float32), P("x"), P("x"), X * np.repeat(np.arange(4), 2)[:, None]),
         ("axis_index2", lambda a: a * lax.axis_index(("x", "y")).astype(np.float32), P(("x", "y")), P(("x", "y")), X * np.arange(8)[:, None]),
+        ("ppermute", lambda a: lax.ppermute(a, "x", [(0, 1), (1, 2), (2, 0)]), P("x"), P("x"),
+         np.concatenate([X[4:6], X[0:2], X[2:4], np.zeros((2, 4), np.float32)])),
+        ("psum_scatter", lambda a: lax.psum_scatter(a.reshape(4, 2, 4), "x"), P(), P("x"), 4 * X),
+        ("psum_scatter_tiled", lambda a: lax.psum_scatter(a, "x", scatter_dimension=1, tiled=True), P("x"), P(None, "x"),
+         np.tile(X.reshape(4, 2, 4).sum(0), (1, 1))),
+        ("all_to_all", lambda a: lax.all_to_all(a.reshape(4, 2, 1), "x", 0, 2), P("x"), P("x"),
+         np.stack([X[2 * j : 2 * j + 2].reshape(4, 2) for j in range(4)], -1).reshape(8, 1, 4)),
+        ("all_to_all_tiled", lambda a: lax.all_to_all(a, "x", 1, 0, tiled=True), P("x"), P("x"),
+         X.reshape(4, 2, 4, 1).transpose(2, 0, 1, 3).reshape(32, 1)),
     ],
 )
 def test_collectives_in_shard_map(mesh: Mesh, name: str, body: object, in_spec: P, out_spec: P, expected: np.ndarray) -> None:

@@ -1,7 +1,7 @@
 """Rules of the named-axis collectives.
 
-``psum``, ``pmean`` and ``all_gather`` are linear: the transpose of a sum over
-the axis is a sum over the axis, and the transpose of gathering is summing
+``psum``, ``pmean``, ``all_gather``, ``ppermute``, ``psum_scatter`` and
+``all_to_all`` are linear: the transpose of a sum over the axis is a sum over the axis, and the transpose of gathering is summing
 the gathered cotangents and keeping this position's slot.  ``pmax``/``pmin``
 share the tangent among the positions attaining the extreme (as
 ``reduce_max`` does); ``axis_index`` is integer-valued.
@@ -64,3 +64,24 @@ def _all_gather_transpose(ct: Any, x: Any, *, axis_name: Any, axis: int, tiled: 
 deflinear(co.all_gather_p, _all_gather_transpose)
 
 declare_nonlinear(co.pmax_p, co.pmin_p, co.axis_index_p)
+
+
+# ppermute, psum_scatter and all_to_all are linear: the transpose sends the
+# cotangents back (the inverse permutation; gathering the scattered blocks;
+# the all-to-all with split and concat exchanged).
+deflinear(
+    co.ppermute_p,
+    lambda ct, x, *, axis_name, perm: [co.ppermute_p.bind(ct, axis_name=axis_name, perm=tuple((b, a) for a, b in perm))],
+)
+deflinear(
+    co.psum_scatter_p,
+    lambda ct, x, *, axis_name, scatter_dimension, tiled: [
+        co.all_gather_p.bind(ct, axis_name=axis_name, axis=scatter_dimension, tiled=tiled)
+    ],
+)
+deflinear(
+    co.all_to_all_p,
+    lambda ct, x, *, axis_name, split_axis, concat_axis, tiled: [
+        co.all_to_all_p.bind(ct, axis_name=axis_name, split_axis=concat_axis, concat_axis=split_axis, tiled=tiled)
+    ],
+)

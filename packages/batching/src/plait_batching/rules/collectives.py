@@ -20,16 +20,16 @@ from typing import Any
 
 import numpy as np
 
-from plait_batching.moves import BDim, broadcast_batch, merge_dims, moveaxis, split_dim
+from plait_batching.moves import BDim, broadcast_batch, merge_dims, moveaxis, split_dim, to_front
 from plait_batching.registries import always_run, batching_rules
 from plait_batching.trace import AxisData
-from plait_core import dtypes, get_aval
+from plait_core import ShapedArray, dtypes, get_aval
 from plait_core.axes import axis_frame_size
 from plait_core.dims import Dim
 from plait_core.primitives import collectives as c
 from plait_core.primitives.elementwise import add_p, convert_element_type_p, div_p, mul_p
 from plait_core.primitives.reductions import reduce_max_p, reduce_min_p, reduce_sum_p
-from plait_core.primitives.structural import iota_p
+from plait_core.primitives.structural import broadcast_in_dim_p, concatenate_p, iota_p, slice_p, transpose_p
 
 
 def _split_names(axis: AxisData, names: tuple[Hashable, ...]) -> tuple[bool, tuple[Hashable, ...]]:
@@ -152,4 +152,107 @@ def _axis_index_rule(axis: AxisData, args: Sequence[Any], dims: Sequence[BDim], 
 
 batching_rules[c.axis_index_p] = _axis_index_rule
 
-always_run.update({c.psum_p, c.pmax_p, c.pmin_p, c.pmean_p, c.all_gather_p, c.axis_index_p})
+
+
+# ---------------------------------------------------------------------------
+# ppermute, psum_scatter, all_to_all over this vmap's own axis act on the
+# batch dimension (moved to the front); over other axes they go to the parent
+# for every element.  Mixing this vmap's axis with others in one of these is
+# not supported (their position numbering would mix the two).
+
+
+def _own_only(prim: Any, axis: AxisData, names: tuple[Hashable, ...]) -> bool:
+    mine, rest = _split_names(axis, names)
+    if mine and rest:
+        raise NotImplementedError(
+            f"{prim.name} over the axes {names}: mixing a vmap axis ({axis.name!r}) with other axes in one "
+            f"{prim.name} is not supported; apply it over each axis in turn"
+        )
+    return mine
+
+
+def _check_element(prim: Any, x: Any, d: BDim, params: dict[str, Any]) -> None:
+    """Abstract evaluation on one element (the primitive's own operand checks)."""
+    aval = get_aval(x)
+    shape = aval.shape if d is None else aval.shape[:d] + aval.shape[d + 1 :]
+    prim.abstract_eval(ShapedArray(shape, aval.dtype, aval.weak_type), **params)
+
+
+def _parent(prim: Any, x: Any, d: BDim, shift_params: tuple[str, ...], params: dict[str, Any]) -> tuple[Any, BDim]:
+    """``prim`` applied by the parent to every element (batch kept in front)."""
+    if d is None:
+        return prim.bind(x, **params), None
+    new = {k: (v + 1 if k in shift_params else v) for k, v in params.items()}
+    return prim.bind(moveaxis(x, d, 0), **new), 0
+
+
+def _ppermute_rule(axis: AxisData, args: Sequence[Any], dims: Sequence[BDim], /, **params: Any) -> tuple[Any, BDim]:
+    (x,), (d,) = args, dims
+    if not _own_only(c.ppermute_p, axis, c.axis_names(params["axis_name"])):
+        return _parent(c.ppermute_p, x, d, (), params)
+    _check_element(c.ppermute_p, x, d, params)
+    x = to_front(x, d, axis.size)
+    shape = get_aval(x).shape
+    source = {dst: src for src, dst in params["perm"]}
+    zero = broadcast_in_dim_p.bind(
+        np.zeros((), get_aval(x).dtype), shape=(1, *shape[1:]), broadcast_dimensions=()
+    )
+    rows = []
+    for dst in range(int(axis.size)):
+        src = source.get(dst)
+        if src is None:
+            rows.append(zero)
+        else:
+            rows.append(slice_p.bind(
+                x, start_indices=(src,) + (0,) * (len(shape) - 1), limit_indices=(src + 1, *shape[1:]), strides=None
+            ))  # fmt: skip
+    return (rows[0] if len(rows) == 1 else concatenate_p.bind(*rows, dimension=0)), 0
+
+
+def _psum_scatter_rule(axis: AxisData, args: Sequence[Any], dims: Sequence[BDim], /, **params: Any) -> tuple[Any, BDim]:
+    (x,), (d,) = args, dims
+    if not _own_only(c.psum_scatter_p, axis, c.axis_names(params["axis_name"])):
+        return _parent(c.psum_scatter_p, x, d, ("scatter_dimension",), params)
+    _check_element(c.psum_scatter_p, x, d, params)
+    summed = _own_sum(x, d, axis)
+    dim = params["scatter_dimension"]
+    if not params["tiled"]:
+        return summed, dim  # element i keeps row i of the summed dimension
+    n = get_aval(summed).shape[dim]
+    return split_dim(summed, dim, (axis.size, n // axis.size)), dim
+
+
+def _all_to_all_rule(axis: AxisData, args: Sequence[Any], dims: Sequence[BDim], /, **params: Any) -> tuple[Any, BDim]:
+    (x,), (d,) = args, dims
+    if not _own_only(c.all_to_all_p, axis, c.axis_names(params["axis_name"])):
+        return _parent(c.all_to_all_p, x, d, ("split_axis", "concat_axis"), params)
+    _check_element(c.all_to_all_p, x, d, params)
+    x = to_front(x, d, axis.size)  # the sending element j in front
+    split, concat, n = params["split_axis"], params["concat_axis"], axis.size
+    elem = get_aval(x).ndim - 1
+    if not params["tiled"]:
+        # out[i][..., j at concat, ...] = x[j][... i at split ...]
+        rest = [k + 1 for k in range(elem) if k != split]
+        rest.insert(concat, 0)
+        return transpose_p.bind(x, permutation=(split + 1, *rest)), 0
+    size = get_aval(x).shape[split + 1]
+    y = split_dim(x, split + 1, (n, size // n))  # [j] + s[:split] + [i, block] + s[split+1:]
+    labels: list[Any] = ["j", *range(split), "i", "block", *range(split + 1, elem)]
+    target: list[Any] = ["i"]
+    for k in range(elem):
+        label = "block" if k == split else k
+        if k == concat:
+            target.append("j")
+        target.append(label)
+    y = transpose_p.bind(y, permutation=tuple(labels.index(t) for t in target))
+    return merge_dims(y, 1 + concat, 2), 0
+
+
+batching_rules[c.ppermute_p] = _ppermute_rule
+batching_rules[c.psum_scatter_p] = _psum_scatter_rule
+batching_rules[c.all_to_all_p] = _all_to_all_rule
+
+always_run.update({
+    c.psum_p, c.pmax_p, c.pmin_p, c.pmean_p, c.all_gather_p, c.axis_index_p, c.ppermute_p, c.psum_scatter_p,
+    c.all_to_all_p,
+})

@@ -87,9 +87,14 @@ def _check_collective(env: RaggedEnv, prim: Primitive, ops: Sequence[Operand], p
         )  # fmt: skip
 
 
-for _p in (coll.psum_p, coll.pmax_p, coll.pmin_p, coll.pmean_p, coll.all_gather_p):
+for _p in (coll.psum_p, coll.pmax_p, coll.pmin_p, coll.pmean_p, coll.all_gather_p, coll.ppermute_p):
     ragged_rules[_p] = padded_rule(_check_collective)
 ragged_rules.not_supported(coll.axis_index_p, "it has no operands, so it is never ragged")
+for _p in (coll.psum_scatter_p, coll.all_to_all_p):
+    ragged_rules.not_supported(
+        _p, "it splits an axis into one block per member, and over piles the blocks would mix elements' data and "
+        "padding; apply it to the padded data (pile.data) instead",
+    )
 
 
 def _dim_as_value(trace: BatchTrace, prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> Any:

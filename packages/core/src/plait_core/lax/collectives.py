@@ -1,5 +1,6 @@
 """Named-axis collectives: ``psum``, ``pmean``, ``pmax``, ``pmin``,
-``all_gather`` and ``axis_index``, with JAX's names and signatures.
+``all_gather``, ``axis_index``, ``ppermute``, ``psum_scatter`` and
+``all_to_all``, with JAX's names and signatures.
 
 ``axis_name`` is an axis name bound by an enclosing ``vmap(...,
 axis_name=...)`` (or by ``make_jaxpr(..., axis_env=...)``), or a tuple of
@@ -18,16 +19,19 @@ from plait_core.abstract import get_aval
 from plait_core.primitive import Primitive
 from plait_core.primitives.collectives import (
     all_gather_p,
+    all_to_all_p,
     axis_index_p,
     axis_names,
     pmax_p,
     pmean_p,
     pmin_p,
+    ppermute_p,
     psum_p,
+    psum_scatter_p,
 )
 from plait_core.tree_util import tree_flatten, tree_unflatten
 
-__all__ = ["all_gather", "axis_index", "pmax", "pmean", "pmin", "psum"]
+__all__ = ["all_gather", "all_to_all", "axis_index", "pmax", "pmean", "pmin", "ppermute", "psum", "psum_scatter"]
 
 
 def _no_groups(what: str, axis_index_groups: Any) -> None:
@@ -123,3 +127,62 @@ def axis_index(axis_name: Any) -> Any:
     tuple of names, the index in the row-major flattening of those axes)."""
     names = _names("axis_index", axis_name)
     return axis_index_p.bind(axis_name=names if isinstance(axis_name, (tuple, list)) else names[0])
+
+
+def _name_param(what: str, axis_name: Any) -> Any:
+    names = _names(what, axis_name)
+    return names if isinstance(axis_name, (tuple, list)) else names[0]
+
+
+def _axis(what: str, leaf: Any, value: Any, param: str) -> int:
+    ndim = get_aval(leaf).ndim
+    if type(value) is not int or not -ndim <= value < ndim:
+        raise ValueError(f"{what}: {param} {value!r} is out of range for an operand of type {get_aval(leaf).str_short()}")
+    return value % ndim
+
+
+def ppermute(x: Any, axis_name: Any, perm: Any) -> Any:
+    """Send each position's ``x`` along the named axis as ``perm`` says: a
+    sequence of ``(source, destination)`` index pairs, each source and each
+    destination at most once.  A position no pair sends to gets zeros."""
+    pairs = tuple((int(a), int(b)) for a, b in perm)
+    name = _name_param("ppermute", axis_name)
+    return _map_leaves("ppermute", x, lambda leaf: ppermute_p.bind(leaf, axis_name=name, perm=pairs))
+
+
+def psum_scatter(
+    x: Any, axis_name: Any, *, scatter_dimension: int = 0, axis_index_groups: Any = None, tiled: bool = False
+) -> Any:
+    """The sum of ``x`` over the named axis, scattered: position ``i`` keeps
+    block ``i`` of the sum along ``scatter_dimension``.  Without ``tiled``
+    that dimension must have the axis size and is removed; with ``tiled`` it
+    must be divisible by it and shrinks by that factor."""
+    _no_groups("psum_scatter", axis_index_groups)
+    name = _name_param("psum_scatter", axis_name)
+    return _map_leaves(
+        "psum_scatter",
+        x,
+        lambda leaf: psum_scatter_p.bind(
+            leaf, axis_name=name, scatter_dimension=_axis("psum_scatter", leaf, scatter_dimension, "scatter_dimension"),
+            tiled=bool(tiled),
+        ),
+    )
+
+
+def all_to_all(
+    x: Any, axis_name: Any, split_axis: int, concat_axis: int, *, axis_index_groups: Any = None, tiled: bool = False
+) -> Any:
+    """Split ``x`` along ``split_axis`` into one block per position of the named
+    axis, send block ``i`` to position ``i``, and concatenate the received
+    blocks (in position order) along ``concat_axis``.  Without ``tiled`` the
+    split axis must have the axis size and is removed, and the received
+    blocks are stacked along a new axis at ``concat_axis``."""
+    _no_groups("all_to_all", axis_index_groups)
+    name = _name_param("all_to_all", axis_name)
+
+    def one(leaf: Any) -> Any:
+        split = _axis("all_to_all", leaf, split_axis, "split_axis")
+        concat = _axis("all_to_all", leaf, concat_axis, "concat_axis")
+        return all_to_all_p.bind(leaf, axis_name=name, split_axis=split, concat_axis=concat, tiled=bool(tiled))
+
+    return _map_leaves("all_to_all", x, one)

@@ -4,7 +4,13 @@
 ``axes`` param (a tuple of axis names); ``all_gather`` (params ``axis_name``,
 ``axis``, ``tiled``) stacks or concatenates the operand's values along the
 named axis; ``axis_index`` (param ``axis_name``) is this position's index
-along it.  ``axis_name`` is one axis name or a tuple of names (see
+along it.  ``ppermute`` (params ``axis_name``, ``perm``: ``(source,
+destination)`` pairs) sends each position's value to another (positions no
+pair reaches get zeros); ``psum_scatter`` (``axis_name``,
+``scatter_dimension``, ``tiled``) sums over the axis and keeps this
+position's block of the sum; ``all_to_all`` (``axis_name``, ``split_axis``,
+``concat_axis``, ``tiled``) splits the operand into one block per position,
+sends block ``i`` to position ``i`` and concatenates what it receives.  ``axis_name`` is one axis name or a tuple of names (see
 :func:`axis_names`).
 
 A named axis exists only inside a transformation that binds it (``vmap(...,
@@ -32,13 +38,16 @@ from plait_core.primitive import Primitive
 
 __all__ = [
     "all_gather_p",
+    "all_to_all_p",
     "axis_index_p",
     "axis_names",
     "axis_size",
     "pmax_p",
     "pmean_p",
     "pmin_p",
+    "ppermute_p",
     "psum_p",
+    "psum_scatter_p",
 ]
 
 psum_p = Primitive("psum", family="collective")
@@ -47,6 +56,9 @@ pmin_p = Primitive("pmin", family="collective")
 pmean_p = Primitive("pmean", family="collective")
 all_gather_p = Primitive("all_gather", family="collective")
 axis_index_p = Primitive("axis_index", family="collective")
+ppermute_p = Primitive("ppermute", family="collective")
+psum_scatter_p = Primitive("psum_scatter", family="collective")
+all_to_all_p = Primitive("all_to_all", family="collective")
 
 
 def axis_names(axis_name: Any) -> tuple[Hashable, ...]:
@@ -168,3 +180,88 @@ def _axis_index_impl(*, axis_name: Any) -> np.ndarray:
 
 axis_index_p.def_abstract_eval(_axis_index_abstract_eval)
 axis_index_p.def_impl(_axis_index_impl)
+
+
+def _ppermute_abstract_eval(x: ShapedArray, *, axis_name: Any, perm: Any) -> ShapedArray:
+    size = axis_size(axis_names(axis_name), "ppermute")
+    if not isinstance(perm, tuple) or not all(
+        isinstance(p, tuple) and len(p) == 2 and all(type(i) is int for i in p) for p in perm
+    ):
+        raise TypeError(f"ppermute: perm must be a tuple of (source, destination) int pairs, got {perm!r}")
+    for k, what in ((0, "source"), (1, "destination")):
+        ends = [p[k] for p in perm]
+        if len(set(ends)) != len(ends):
+            raise ValueError(f"ppermute: perm {perm} sends to or from one position twice (repeated {what})")
+        if type(size) is int and any(not 0 <= i < size for i in ends):
+            raise ValueError(f"ppermute: perm {perm} names a {what} outside the axis of size {size}")
+    return x
+
+
+def _ppermute_impl(x: np.ndarray, *, axis_name: Any, perm: Any) -> np.ndarray:
+    raise _eager_error("ppermute", axis_names(axis_name))
+
+
+ppermute_p.def_abstract_eval(_ppermute_abstract_eval)
+ppermute_p.def_impl(_ppermute_impl)
+
+
+def _check_dim(prim: str, x: ShapedArray, dim: Any, what: str) -> int:
+    if type(dim) is not int or not 0 <= dim < x.ndim:
+        raise ValueError(f"{prim}: {what} {dim!r} is out of range for an operand of type {x.str_short()}")
+    return dim
+
+
+def _blocks(prim: str, x: ShapedArray, dim: int, size: Dim, tiled: bool) -> Dim:
+    """The size of one position's block along ``dim`` (``ValueError`` if it does not split)."""
+    n = x.shape[dim]
+    if not tiled:
+        if n != size:
+            raise ValueError(
+                f"{prim}: dimension {dim} of {x.str_short()} must have the axis size {size} (tiled=False)"
+            )
+        return 1
+    if type(n) is int and type(size) is int and n % size:
+        raise ValueError(f"{prim}: dimension {dim} of {x.str_short()} is not divisible by the axis size {size}")
+    return n // size
+
+
+def _psum_scatter_abstract_eval(x: ShapedArray, *, axis_name: Any, scatter_dimension: Any, tiled: Any) -> ShapedArray:
+    size = axis_size(axis_names(axis_name), "psum_scatter")
+    _numeric("psum_scatter")(x)
+    d = _check_dim("psum_scatter", x, scatter_dimension, "scatter_dimension")
+    block = _blocks("psum_scatter", x, d, size, bool(tiled))
+    shape = x.shape[:d] + ((block,) if tiled else ()) + x.shape[d + 1 :]
+    return ShapedArray(shape, x.dtype, x.weak_type)
+
+
+def _psum_scatter_impl(x: np.ndarray, **params: Any) -> np.ndarray:
+    raise _eager_error("psum_scatter", axis_names(params["axis_name"]))
+
+
+psum_scatter_p.def_abstract_eval(_psum_scatter_abstract_eval)
+psum_scatter_p.def_impl(_psum_scatter_impl)
+
+
+def _all_to_all_abstract_eval(
+    x: ShapedArray, *, axis_name: Any, split_axis: Any, concat_axis: Any, tiled: Any
+) -> ShapedArray:
+    size = axis_size(axis_names(axis_name), "all_to_all")
+    split = _check_dim("all_to_all", x, split_axis, "split_axis")
+    concat = _check_dim("all_to_all", x, concat_axis, "concat_axis")
+    block = _blocks("all_to_all", x, split, size, bool(tiled))
+    if not tiled:
+        rest = list(x.shape[:split] + x.shape[split + 1 :])
+        rest.insert(concat, size)
+        return ShapedArray(tuple(rest), x.dtype, x.weak_type)
+    shape = list(x.shape)
+    shape[split] = block
+    shape[concat] = shape[concat] * size
+    return ShapedArray(tuple(shape), x.dtype, x.weak_type)
+
+
+def _all_to_all_impl(x: np.ndarray, **params: Any) -> np.ndarray:
+    raise _eager_error("all_to_all", axis_names(params["axis_name"]))
+
+
+all_to_all_p.def_abstract_eval(_all_to_all_abstract_eval)
+all_to_all_p.def_impl(_all_to_all_impl)

@@ -6,7 +6,10 @@ they pass through (as elementwise operations do).  ``axis_index`` has no
 operand.  ``all_gather`` stacks members along a new axis, which passes
 through too; its tiled form concatenates them along an existing axis, where
 each member's padding would land between the members' logical parts, so it
-is refused on an axis of symbolic size.
+is refused on an axis of symbolic size.  ``ppermute`` moves whole members:
+it passes through.  ``psum_scatter`` and ``all_to_all`` split an axis into
+blocks per member, which is refused on an axis of symbolic size (padding
+would land inside the blocks).
 """
 
 from __future__ import annotations
@@ -15,12 +18,22 @@ from collections.abc import Sequence
 from typing import Any
 
 from plait_core import ShapedArray
-from plait_core.primitives.collectives import all_gather_p, axis_index_p, pmax_p, pmean_p, pmin_p, psum_p
+from plait_core.primitives.collectives import (
+    all_gather_p,
+    all_to_all_p,
+    axis_index_p,
+    pmax_p,
+    pmean_p,
+    pmin_p,
+    ppermute_p,
+    psum_p,
+    psum_scatter_p,
+)
 from plait_masking.env import MaskEnv, is_ragged
 from plait_masking.registry import masking_rules
 from plait_masking.rules._common import register_passthrough
 
-register_passthrough(psum_p, pmax_p, pmin_p, pmean_p, axis_index_p)
+register_passthrough(psum_p, pmax_p, pmin_p, pmean_p, axis_index_p, ppermute_p)
 
 
 def _all_gather_rule(
@@ -37,3 +50,22 @@ def _all_gather_rule(
 
 
 masking_rules[all_gather_p] = _all_gather_rule
+
+
+def _blocked_rule(prim: Any, dims: tuple[str, ...]) -> Any:
+    def rule(env: MaskEnv, vals: Sequence[Any], avals: Sequence[ShapedArray], **params: Any) -> Any:
+        (x,), (aval,) = vals, avals
+        for name in dims:
+            if is_ragged(aval.shape[params[name]]):
+                raise NotImplementedError(
+                    f"mask: {prim.name} with {name}={params[name]} of symbolic size {aval.shape[params[name]]} "
+                    f"({aval.str_short()}) is not supported: the blocks sent to each member would mix data and "
+                    "padding"
+                )
+        return prim.bind(x, **params)
+
+    return rule
+
+
+masking_rules[psum_scatter_p] = _blocked_rule(psum_scatter_p, ("scatter_dimension",))
+masking_rules[all_to_all_p] = _blocked_rule(all_to_all_p, ("split_axis", "concat_axis"))

@@ -10,7 +10,11 @@ There the axis names are the axes of the current mesh (see
 * ``all_gather`` is ``stablehlo.all_gather`` over the same groups (its
   untiled form gathers along a new axis of size 1 first);
 * ``axis_index`` is computed from ``stablehlo.partition_id``: the position
-  along the named axes (row-major over the names as given).
+  along the named axes (row-major over the names as given);
+* ``ppermute`` is ``stablehlo.collective_permute`` (each group's pairs);
+  ``psum_scatter`` is ``stablehlo.reduce_scatter``; ``all_to_all`` is
+  ``stablehlo.all_to_all`` (its untiled form moves the split axis first and
+  adds the new axis of size 1 at ``concat_axis`` around a tiled one).
 
 The order of the devices in a group is row-major over the names as given, so
 that member ``i`` of a gather is the device whose ``axis_index`` is ``i``.
@@ -31,12 +35,15 @@ import numpy as np
 from plait_core import dtypes
 from plait_core.primitives.collectives import (
     all_gather_p,
+    all_to_all_p,
     axis_index_p,
     axis_names,
     pmax_p,
     pmean_p,
     pmin_p,
+    ppermute_p,
     psum_p,
+    psum_scatter_p,
 )
 from plait_core.sharding import Mesh
 from plait_dispatch.lowering import ops
@@ -152,3 +159,71 @@ def _axis_index_rule(ctx: RuleContext, *, axis_name: Any) -> list[Value]:
 
 
 lowering_rules[axis_index_p] = _axis_index_rule
+
+
+def _ppermute_rule(ctx: RuleContext, x: Value, *, axis_name: Any, perm: tuple[tuple[int, int], ...]) -> list[Value]:
+    groups = _groups(_mesh("ppermute"), axis_names(axis_name), "ppermute")
+    pairs = [(int(g[a]), int(g[b])) for g in groups for a, b in perm]
+    if not pairs:
+        return [ops.full(ctx, 0, x.dtype, x.shape)]
+    text = ", ".join(f"[{a}, {b}]" for a, b in pairs)
+    attrs = {
+        "channel_handle": f"#stablehlo.channel_handle<handle = {next(_channels)}, type = 1>",
+        "source_target_pairs": f"dense<[{text}]> : tensor<{len(pairs)}x2xi64>",
+    }
+    return [ctx.op1("stablehlo.collective_permute", [x], x.aval, attrs)]
+
+
+lowering_rules[ppermute_p] = _ppermute_rule
+
+
+def _psum_scatter_rule(ctx: RuleContext, x: Value, *, axis_name: Any, scatter_dimension: int, tiled: bool) -> list[Value]:
+    groups = _groups(_mesh("psum_scatter"), axis_names(axis_name), "psum_scatter")
+    n = groups.shape[1]
+    w = ops.widened(ctx, x)
+    shape = list(w.shape)
+    shape[scatter_dimension] //= n
+    region = ctx.region([ops.scalar(w.dtype)] * 2)
+    region.ret([ops.binary(region, "stablehlo.add", region.args[0], region.args[1])])
+    attrs = _collective_attrs(groups)
+    attrs["scatter_dimension"] = f"{scatter_dimension} : i64"
+    (r,) = ctx.op("stablehlo.reduce_scatter", [w], [ops.like(w, shape=shape)], attrs, [region])
+    if not tiled:
+        r = ops.reshape(ctx, r, [*shape[:scatter_dimension], *shape[scatter_dimension + 1 :]])
+    return [ops.convert(ctx, r, x.dtype)]
+
+
+lowering_rules[psum_scatter_p] = _psum_scatter_rule
+
+
+def _all_to_all_rule(
+    ctx: RuleContext, x: Value, *, axis_name: Any, split_axis: int, concat_axis: int, tiled: bool
+) -> list[Value]:
+    groups = _groups(_mesh("all_to_all"), axis_names(axis_name), "all_to_all")
+    n = groups.shape[1]
+    split, concat = split_axis, concat_axis
+    if not tiled:
+        # (n, out dims with a 1 at concat): split the leading axis, concatenate at the 1.
+        rest = [k for k in range(len(x.shape)) if k != split]
+        moved = ops.transpose(ctx, x, [split, *rest])
+        out_shape = [x.shape[k] for k in rest]
+        out_shape.insert(concat, 1)
+        x = ops.reshape(ctx, moved, [n, *out_shape])
+        split, concat = 0, concat + 1
+    shape = list(x.shape)
+    shape[split] //= n
+    shape[concat] *= n
+    attrs = _collective_attrs(groups)
+    del attrs["use_global_device_ids"]
+    attrs.update({
+        "split_dimension": f"{split} : i64",
+        "concat_dimension": f"{concat} : i64",
+        "split_count": f"{n} : i64",
+    })
+    r = ctx.op1("stablehlo.all_to_all", [x], ops.like(x, shape=shape), attrs)
+    if not tiled:
+        r = ops.reshape(ctx, r, shape[1:])
+    return [r]
+
+
+lowering_rules[all_to_all_p] = _all_to_all_rule
