@@ -138,6 +138,8 @@ def test_errors() -> None:
     sd = plait.ShapeDtypeStruct((2,), F32)
     with pytest.raises(RuntimeError, match=r"result 0 of the callback has shape \(3,\), expected \(2,\)"):
         plait.pure_callback(lambda v: np.zeros(3, F32), sd, np.ones(2, F32))
+    with pytest.raises(RuntimeError, match=r"result 0 of the callback has shape \(3,\), expected \(2,\)"):
+        plait.jit(lambda v: plait.pure_callback(lambda a: np.zeros(3, F32), sd, v))(np.ones(2, F32))
     with pytest.raises(RuntimeError, match="result 0 of the callback has dtype int32, expected float32"):
         plait.pure_callback(lambda v: np.zeros(2, np.int32), sd, np.ones(2, F32))
     with pytest.raises(NotImplementedError, match=r"vmap of pure_callback .* without a vmap_method"):
