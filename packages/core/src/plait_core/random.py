@@ -218,6 +218,12 @@ def fold_in(key: KeyArray, data: Any) -> KeyArray:
         if not (dtypes.is_int(aval.dtype) or dtypes.is_bool(aval.dtype)):
             raise TypeError(f"random.fold_in: data must be an integer, got {aval.str_short()}")
         value = data
+    return _fold_in(key, value)
+
+
+@_one_program()
+def _fold_in(key: KeyArray, value: Any) -> KeyArray:
+    key_words, raw = check_key(key, "fold_in")
     return out_keys(fold_in_data(key_words, value), raw)
 
 
