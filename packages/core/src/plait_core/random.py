@@ -203,7 +203,7 @@ def split(key: KeyArray, num: int | tuple[int, ...] = 2) -> KeyArray:
 
 def fold_in(key: KeyArray, data: Any) -> KeyArray:
     """A new key determined by ``key`` and the 32-bit integer ``data``."""
-    key_words, raw = check_key(key, "fold_in")
+    check_key(key, "fold_in")
     if isinstance(data, int) and not isinstance(data, bool):
         if not 0 <= data < 2**32:
             raise OverflowError(f"random.fold_in: data {data} is out of bounds for uint32")
