@@ -71,7 +71,7 @@ class PartitionSpec(tuple[Any, ...]):
         return super().__new__(cls, norm)
 
     def __repr__(self) -> str:
-        return f"PartitionSpec({', '.join(repr(e) for e in self)})"
+        return f"P{tuple(self)!r}"
 
     def axis_names_of(self, dim: int) -> tuple[Hashable, ...]:
         """The mesh axes dimension ``dim`` is split over (``()``: none)."""

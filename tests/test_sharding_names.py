@@ -1,0 +1,43 @@
+"""``plait.sharding`` has every public name of ``jax.sharding`` (JAX 0.10.2,
+recorded here) or lists it as not supported, with why."""
+
+from __future__ import annotations
+
+import pytest
+
+import plait
+from plait.sharding import NOT_SUPPORTED
+
+JAX_SHARDING_NAMES = [
+    "AbstractDevice", "AbstractMesh", "AxisType", "ManualAxisType", "Mesh", "NamedSharding", "PartitionSpec",
+    "Sharding", "SingleDeviceSharding", "auto_axes", "explicit_axes", "get_abstract_mesh", "get_mesh",
+    "make_single_device_sharding", "reshard", "set_mesh", "use_abstract_mesh",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("name", JAX_SHARDING_NAMES)
+def test_every_name_is_there_or_says_why(name: str) -> None:
+    if name in NOT_SUPPORTED:
+        with pytest.raises(NotImplementedError, match=f"plait.sharding.{name} is not supported: .*explicit-sharding"):
+            getattr(plait.sharding, name)
+    else:
+        assert callable(getattr(plait.sharding, name))
+
+
+def test_single_process_sharding_basics() -> None:
+    d = plait.devices()[0]
+    s = plait.sharding.make_single_device_sharding(d)
+    assert s == plait.sharding.SingleDeviceSharding(d) and s.device_set == {d} and s.is_fully_replicated
+    x = plait.numpy.arange(4.0)
+    assert x.sharding == s and plait.sharding.reshard(x, s).sharding == s
+    mesh = plait.sharding.make_mesh((1,), ("a",))
+    spec = plait.sharding.P("a")
+    assert repr(spec) == "P('a',)" and plait.sharding.PartitionSpec is plait.sharding.P
+    with pytest.raises(ValueError, match="the mesh axis 'a' is used more than once"):
+        plait.sharding.P("a", "a")
+    with pytest.raises(ValueError, match="names the axis 'b', which the mesh does not have"):
+        plait.sharding.NamedSharding(mesh, plait.sharding.P("b"))
+    assert plait.sharding.get_mesh() is None
+    with mesh:
+        assert plait.sharding.get_mesh() is mesh
+    assert plait.sharding.get_mesh() is None
