@@ -199,3 +199,15 @@ def test_numpy_complex_functions() -> None:
     close(pnp.real(w), w.real)
     close(pnp.conjugate(w), np.conj(w))
     close(pnp.abs(w), np.abs(w))
+
+
+def test_complex_sorting_and_closeness() -> None:
+    w = np.array([1 + 2j, 1 - 1j, -2 + 0j, 0.5 + 3j], np.complex64)
+    want = np.array([-2 + 0j, 0.5 + 3j, 1 - 1j, 1 + 2j], np.complex64)
+    np.testing.assert_array_equal(pnp.sort(w), want)
+    np.testing.assert_array_equal(pnp.sort(w, descending=True), want[::-1])
+    np.testing.assert_array_equal(pnp.argsort(w), [2, 3, 1, 0])
+    np.testing.assert_array_equal(pnp.sort_complex(w), want)
+    assert pnp.sort_complex(np.array([3.0, 1.0], np.float32)).dtype == np.complex64
+    np.testing.assert_array_equal(pnp.isclose(w, w + 1e-9), [True] * 4)
+    np.testing.assert_array_equal(pnp.isclose(np.array([complex(np.inf, 0)]), np.array([complex(np.inf, 1)])), [False])

@@ -16,7 +16,7 @@ import numpy as _np
 
 from plait_core.numpy import fft, linalg
 from plait_core.numpy.array_type import ndarray
-from plait_core.numpy.complex_numbers import angle, iscomplex, iscomplexobj, isreal, isrealobj
+from plait_core.numpy.complex_numbers import angle, iscomplex, iscomplexobj, isreal, isrealobj, sort_complex
 from plait_core.numpy.creation import (
     arange,
     array,
@@ -470,6 +470,7 @@ __all__ = [
     "iscomplexobj",
     "isreal",
     "isrealobj",
+    "sort_complex",
     "isneginf",
     "isposinf",
     "issubdtype",

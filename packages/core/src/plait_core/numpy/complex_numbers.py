@@ -1,5 +1,5 @@
 """Complex-number functions of ``plait.numpy``: ``angle``, ``iscomplex``,
-``isreal``, ``iscomplexobj`` and ``isrealobj``.
+``isreal``, ``iscomplexobj``, ``isrealobj`` and ``sort_complex``.
 
 (``real``, ``imag``, ``conj`` and ``conjugate`` live with the other
 elementwise functions in :mod:`plait_core.numpy.math`.)
@@ -23,8 +23,9 @@ from plait_core.numpy._util import (
     to_inexact,
 )
 from plait_core.numpy.math import imag, real
+from plait_core.numpy.sorting import sort
 
-__all__ = ["angle", "iscomplex", "iscomplexobj", "isreal", "isrealobj"]
+__all__ = ["angle", "iscomplex", "iscomplexobj", "isreal", "isrealobj", "sort_complex"]
 
 
 def angle(z: ArrayLike, deg: builtins.bool = False) -> Array:
@@ -69,3 +70,14 @@ def iscomplexobj(x: Any) -> builtins.bool:
 def isrealobj(x: Any) -> builtins.bool:
     """Whether ``x`` does not have a complex dtype (a Python bool)."""
     return not iscomplexobj(x)
+
+
+def sort_complex(a: ArrayLike) -> Array:
+    """``a`` sorted along its first axis by real part, then imaginary part, as a
+    complex array (as JAX's; NumPy sorts the last axis, the same for 1-D input)."""
+    x = sort(as_array(a, "sort_complex"), axis=0)
+    dt = dtype_of(x)
+    if dtypes.is_complex(dt):
+        return x
+    target = dtypes.complex128 if dt == dtypes.float64 else dtypes.default_complex_dtype()
+    return convert(x, target)

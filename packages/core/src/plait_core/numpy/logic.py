@@ -215,6 +215,13 @@ def _minimum(a: Array, b: Array) -> Array:
 # Approximate equality
 
 
+def _finite(x: Array) -> Array:
+    """``lax.is_finite``, of both parts for complex values."""
+    if dtypes.is_complex(dtype_of(x)):
+        return lax.bitwise_and(lax.is_finite(lax.real(x)), lax.is_finite(lax.imag(x)))
+    return lax.is_finite(x)
+
+
 def isclose(a: ArrayLike, b: ArrayLike, rtol: float = 1e-05, atol: float = 1e-08,
             equal_nan: builtins.bool = False) -> Array:
     """True where ``|a - b| <= atol + rtol * |b|`` (infinities must match exactly;
@@ -228,7 +235,7 @@ def isclose(a: ArrayLike, b: ArrayLike, rtol: float = 1e-05, atol: float = 1e-08
     rdt = dtype_of(lax.abs(a)) if dtypes.is_complex(dt) else dt
     tolerance = lax.add(convert(atol, rdt), lax.mul(convert(rtol, rdt), lax.abs(b)))
     close = lax.le(lax.abs(lax.sub(a, b)), tolerance)
-    finite = lax.bitwise_and(lax.is_finite(a), lax.is_finite(b))
+    finite = lax.bitwise_and(_finite(a), _finite(b))
     result = lax.bitwise_or(lax.bitwise_and(close, finite), lax.eq(a, b))
     if equal_nan:
         both_nan = lax.bitwise_and(lax.ne(a, a), lax.ne(b, b))

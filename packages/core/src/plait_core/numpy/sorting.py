@@ -1,6 +1,7 @@
 """Sorting and searching: ``sort``, ``argsort``, ``searchsorted``.
 
-Sorts are stable and order NaN last, as NumPy's.  ``descending=True`` keeps
+Sorts are stable and order NaN last, as NumPy's; complex values sort by
+their real parts, then their imaginary parts.  ``descending=True`` keeps
 equal elements in their original order too.
 """
 
@@ -29,8 +30,6 @@ def _prepare(a: ArrayLike, axis: int | None, order: Any, name: str) -> tuple[Arr
     if order is not None:
         raise ValueError(f"{name}: the order argument (structured arrays) is not supported")
     x = as_array(a, name)
-    if dtypes.is_complex(dtype_of(x)):
-        raise TypeError(f"{name} does not accept complex inputs")
     if axis is None:
         from plait_core.numpy.shape import ravel
 
@@ -44,7 +43,10 @@ def sort(a: ArrayLike, axis: int | None = -1, *, kind: str | None = None, order:
     (first with ``descending``)."""
     del kind, stable
     x, ax = _prepare(a, axis, order, "sort")
-    out = lax.sort(x, dimension=ax)
+    if dtypes.is_complex(dtype_of(x)):  # lexicographic: real part, then imaginary part
+        out = lax.sort((lax.real(x), lax.imag(x), x), dimension=ax, num_keys=2)[2]
+    else:
+        out = lax.sort(x, dimension=ax)
     return lax.rev(out, (ax,)) if descending else out
 
 
@@ -59,7 +61,10 @@ def argsort(a: ArrayLike, axis: int | None = -1, *, kind: str | None = None, ord
     if descending:
         x = lax.rev(x, (ax,))
     positions = lax.broadcasted_iota(idt, shape, ax)
-    _, perm = lax.sort((x, positions), dimension=ax, is_stable=True, num_keys=1)
+    if dtypes.is_complex(dtype_of(x)):  # lexicographic: real part, then imaginary part
+        perm = lax.sort((lax.real(x), lax.imag(x), positions), dimension=ax, is_stable=True, num_keys=2)[2]
+    else:
+        _, perm = lax.sort((x, positions), dimension=ax, is_stable=True, num_keys=1)
     if descending:
         last = convert(_dim_as_value(shape[ax]) - 1, idt)
         perm = lax.sub(lax.broadcast_in_dim(last, shape, ()), lax.rev(perm, (ax,)))
