@@ -22,6 +22,7 @@ from plait_core import dtypes
 from plait_core.abstract import ShapedArray
 from plait_core.lax.reductions import lax_function, operand_aval
 from plait_core.primitives import factorizations as _f
+from plait_core.primitives.indexing_prims import GatherDimensionNumbers, ScatterDimensionNumbers
 
 Array = Any
 
@@ -192,26 +193,27 @@ def lu_pivots_to_permutation(pivots: Array, permutation_size: int) -> Array:
         )
     shape = (*aval.shape[:-1], int(permutation_size))
     last = len(shape) - 1
-    iota = lax("broadcasted_iota")(dtypes.int32, shape, last)
+    batch = tuple(range(last))
     pivots = lax("convert_element_type")(pivots, dtypes.int32)
-    zero = lax("broadcast_in_dim")(np.asarray(0, dtypes.int32), shape, ())
-
-    def pick(perm: Array, at: Array) -> Array:
-        """``perm[..., at[...]]`` for a per-row index ``at``."""
-        hit = lax("eq")(iota, lax("broadcast_in_dim")(at, shape, tuple(range(last))))
-        return lax("reduce_sum")(lax("select")(hit, perm, zero), (last,))
+    # perm[..., j[...]] for a per-matrix index j: a gather (and a scatter) with the
+    # leading dims as batching dims, one element per matrix.
+    take = GatherDimensionNumbers(
+        offset_dims=(), collapsed_slice_dims=(last,), start_index_map=(last,),
+        operand_batching_dims=batch, start_indices_batching_dims=batch,
+    )  # fmt: skip
+    put = ScatterDimensionNumbers(
+        update_window_dims=(), inserted_window_dims=(last,), scatter_dims_to_operand_dims=(last,),
+        operand_batching_dims=batch, scatter_indices_batching_dims=batch,
+    )  # fmt: skip
 
     def swap(i: Array, perm: Array) -> Array:
-        j = lax("dynamic_index_in_dim")(pivots, i, last, keepdims=False)
-        at_i = lax("broadcast_in_dim")(lax("convert_element_type")(i, dtypes.int32), tuple(aval.shape[:-1]), ())
-        p_i, p_j = pick(perm, at_i), pick(perm, j)
-        wide = tuple(range(last))
-        is_i = lax("eq")(iota, lax("broadcast_in_dim")(at_i, shape, wide))
-        is_j = lax("eq")(iota, lax("broadcast_in_dim")(j, shape, wide))
-        perm = lax("select")(is_j, lax("broadcast_in_dim")(p_i, shape, wide), perm)
-        return lax("select")(is_i, lax("broadcast_in_dim")(p_j, shape, wide), perm)
+        j = lax("dynamic_index_in_dim")(pivots, i, last, keepdims=True)
+        p_i = lax("dynamic_index_in_dim")(perm, i, last, keepdims=False)
+        p_j = lax("gather")(perm, j, take, (1,) * len(shape), mode="clip")
+        perm = lax("scatter")(perm, j, p_i, put, mode="clip")
+        return lax("dynamic_update_index_in_dim")(perm, p_j, i, last)
 
-    return lax("fori_loop")(0, k, swap, iota)
+    return lax("fori_loop")(0, k, swap, lax("broadcasted_iota")(dtypes.int32, shape, last))
 
 
 def qr(x: Array, *, pivoting: bool = False, full_matrices: bool = True, use_magma: Any = None) -> tuple[Array, Array]:

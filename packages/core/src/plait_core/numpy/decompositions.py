@@ -246,16 +246,8 @@ def _pivot_parity_sign(pivots: Array, dtype: Any) -> Array:
     return lax.select(odd, lax.neg(plus), plus)
 
 
-def slogdet(a: ArrayLike, *, method: str | None = None) -> SlogdetResult:
-    """The sign and the log of the absolute value of the determinant:
-    ``SlogdetResult(sign, logabsdet)``, computed from an LU factorisation
-    (``method`` ``None`` or ``'lu'``; ``sign`` is 0 and ``logabsdet`` -inf for
-    a singular matrix; for complex matrices ``sign`` has modulus 1)."""
-    if method not in (None, "lu"):
-        raise ValueError(f"linalg.slogdet: unknown method {method!r}; plait computes it from an LU factorisation ('lu')")
-    x = _matrices("slogdet", a)
+def _slogdet_parts(x: Array, lu: Array, pivots: Array) -> tuple[Array, Array]:
     dt = dtype_of(x)
-    lu, pivots, _ = _lf.lu(x)
     diag = _diag(lu)
     mag = _m.abs(diag)
     logabsdet = reductions.sum(_m.log(mag), axis=-1)
@@ -265,6 +257,40 @@ def slogdet(a: ArrayLike, *, method: str | None = None) -> SlogdetResult:
     singular = reductions.any(lax.eq(mag, convert(0, dtype_of(mag))), axis=-1)
     sign = logic.where(singular, convert(0, dt), sign)
     logabsdet = logic.where(singular, convert(-np.inf, dtype_of(mag)), logabsdet)
+    return sign, logabsdet
+
+
+@custom_jvp
+def _slogdet(x: Array) -> tuple[Array, Array]:
+    lu, pivots, _ = _lf.lu(x)
+    return _slogdet_parts(x, lu, pivots)
+
+
+def _slogdet_jvp(primals: tuple[Array], tangents: tuple[Array]) -> tuple[Any, Any]:
+    # d log|det x| = re tr(x⁻¹ dx); the sign turns by i im tr(x⁻¹ dx) (complex x).
+    (x,), (t,) = primals, tangents
+    lu, pivots, perm = _lf.lu(x)
+    sign, logabsdet = _slogdet_parts(x, lu, pivots)
+    nd = get_aval(x).ndim
+    tr = shape.trace(_lf.lu_solve(lu, perm, t), 0, nd - 2, nd - 1)
+    if not dtypes.is_complex(dtype_of(x)):
+        return (sign, logabsdet), (lax.mul(sign, convert(0, dtype_of(sign))), tr)
+    re = _m.real(tr)
+    return (sign, logabsdet), (_m.multiply(sign, lax.sub(tr, convert(re, dtype_of(tr)))), re)
+
+
+_slogdet.defjvp(_slogdet_jvp)
+
+
+def slogdet(a: ArrayLike, *, method: str | None = None) -> SlogdetResult:
+    """The sign and the log of the absolute value of the determinant:
+    ``SlogdetResult(sign, logabsdet)``, computed from an LU factorisation
+    (``method`` ``None`` or ``'lu'``; ``sign`` is 0 and ``logabsdet`` -inf for
+    a singular matrix; for complex matrices ``sign`` has modulus 1).  Its
+    derivative is ``re tr(a⁻¹ da)``, from the same LU factorisation."""
+    if method not in (None, "lu"):
+        raise ValueError(f"linalg.slogdet: unknown method {method!r}; plait computes it from an LU factorisation ('lu')")
+    sign, logabsdet = _slogdet(_matrices("slogdet", a))
     return SlogdetResult(sign, logabsdet)
 
 
@@ -319,6 +345,23 @@ def det(a: ArrayLike) -> Array:
     return _det(_matrices("det", a))
 
 
+@custom_jvp
+def _solve(a: Array, b: Array) -> Array:
+    lu, _, perm = _lf.lu(a)
+    return _lf.lu_solve(lu, perm, b)
+
+
+def _solve_jvp(primals: tuple[Array, Array], tangents: tuple[Array, Array]) -> tuple[Array, Array]:
+    # a x = b  =>  a dx = db - da x: one more solve with the same LU factors.
+    (a, b), (da, db) = primals, tangents
+    lu, _, perm = _lf.lu(a)
+    x = _lf.lu_solve(lu, perm, b)
+    return x, _lf.lu_solve(lu, perm, lax.sub(db, _mm(da, x)))
+
+
+_solve.defjvp(_solve_jvp)
+
+
 def solve(a: ArrayLike, b: ArrayLike) -> Array:
     """The solution ``x`` of ``a x = b`` for square ``a`` (``(..., n, n)``):
     ``b`` is one vector ``(n,)``, or matrices ``(..., n, k)`` whose batch
@@ -341,8 +384,7 @@ def solve(a: ArrayLike, b: ArrayLike) -> Array:
     batch = broadcast_shapes("linalg.solve", xs[:-2], ys[:-2])
     x = broadcast_to_shape(x, (*batch, n, n), "linalg.solve")
     y = broadcast_to_shape(y, (*batch, n, ys[-1]), "linalg.solve")
-    lu, _, perm = _lf.lu(x)
-    out = _lf.lu_solve(lu, perm, y)
+    out = _solve(x, y)
     if vector:
         out = lax.squeeze(out, (get_aval(out).ndim - 1,))
     return out

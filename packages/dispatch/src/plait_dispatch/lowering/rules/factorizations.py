@@ -56,11 +56,14 @@ def lapack_call(
     dtype: DType,
     operands: Sequence[Value],
     results: Sequence[ShapedArray],
+    alias: tuple[int, int] | None = (0, 0),
     **options: str,
 ) -> list[Value]:
     """One call of the LAPACK kernel ``routine`` for ``dtype``; operands and
     results of the largest rank are matrices (column-major), the others
-    vectors or the per-matrix ``info``.  ``options`` are one-letter flags."""
+    vectors or the per-matrix ``info``.  ``options`` are one-letter flags.
+    ``alias`` (result, operand) lets the kernel overwrite that operand's
+    buffer with the result (LAPACK works in place), saving a copy."""
     rank = max(len(v.shape) for v in operands)
     config = ", ".join(f"{k} = {_char(v)}" for k, v in sorted(options.items()))
     attrs = {
@@ -70,6 +73,13 @@ def lapack_call(
         "operand_layouts": "[" + ", ".join(_layout(len(v.shape), len(v.shape) == rank) for v in operands) + "]",
         "result_layouts": "[" + ", ".join(_layout(len(concrete_shape(r)), len(r.shape) == rank) for r in results) + "]",
     }
+    if alias is not None:
+        out, operand = alias
+        tuple_index = f"[{out}]" if len(results) > 1 else "[]"
+        attrs["output_operand_aliases"] = (
+            f"[#stablehlo.output_operand_alias<output_tuple_indices = {tuple_index}, "
+            f"operand_index = {operand}, operand_tuple_indices = []>]"
+        )
     return ctx.op("stablehlo.custom_call", operands, results, attrs)
 
 
@@ -155,6 +165,7 @@ def _triangular_solve(
         a.dtype,
         [a, b],
         [ops.like(b)],
+        alias=(0, 1),
         side="L" if left_side else "R",
         uplo="L" if lower else "U",
         trans_x=trans,
@@ -261,6 +272,7 @@ def _eig(
         a.dtype,
         [a],
         [*values, *vectors, _info_aval(batch)],
+        alias=None,
         compute_left="V" if compute_left_eigenvectors else "N",
         compute_right="V" if compute_right_eigenvectors else "N",
     )
