@@ -287,7 +287,11 @@ def test_custom_vjp_errors() -> None:
     with pytest.raises(TypeError, match="custom_vjp bwd rule <lambda> of f must return a tuple with one cotangent per differentiable argument"):
         ad.grad(f)(np.float32(1.0))
     f.defvjp(lambda x: ((x, x), None), lambda r, g: (g,))
+    # Staged (under jit), the forward rule's output is checked against the function's;
+    # outside jit the rule runs alone, as in JAX, and grad sees its pair.
     with pytest.raises(TypeError, match="custom_vjp fwd rule <lambda> of f returned an output with the structure"):
+        pc.make_jaxpr(ad.grad(f))(np.float32(1.0))
+    with pytest.raises(TypeError, match="grad: the function must return a scalar array, got a tuple of length 2"):
         ad.grad(f)(np.float32(1.0))
     f.defvjp(lambda x: (x * 2, None), lambda r, g: (pnp.ones(3),))
     with pytest.raises(ValueError, match="cotangent leaf 0 of argument 0 has type f32\\[3\\], expected the shape of f32\\[\\]"):
@@ -356,3 +360,41 @@ def test_custom_vmap_call_differentiates_its_function() -> None:
     f.def_vmap(lambda axis_size, in_batched, x: (pnp.sin(x) * x, in_batched[0]))
     x = np.float32(0.7)
     np.testing.assert_allclose(ad.grad(f)(x), np.cos(0.7) * 0.7 + np.sin(0.7), rtol=1e-6)
+
+
+def test_custom_rules_run_python_on_concrete_values_outside_jit() -> None:
+    """As JAX: differentiated outside jit, a custom_jvp rule and a custom_vjp
+    forward rule see concrete primal values, so Python branches on them work;
+    staged (make_jaxpr, jit) they are traced and such a branch is an error."""
+
+    @custom_jvp
+    def f(x: Any) -> Any:
+        return pnp.sin(x) if x > 0 else x
+
+    @f.defjvp
+    def f_jvp(primals: Any, tangents: Any) -> Any:
+        (x,), (t,) = primals, tangents
+        return (f(x), pnp.cos(x) * t) if x > 0 else (f(x), 3.0 * t)
+
+    np.testing.assert_allclose(ad.grad(f)(np.float32(1.0)), np.cos(1.0), rtol=1e-6)
+    assert ad.grad(f)(np.float32(-1.0)) == 3.0
+    assert ad.jvp(f, (np.float32(-2.0),), (np.float32(2.0),)) == (-2.0, 6.0)
+    np.testing.assert_allclose(ad.grad(ad.grad(f))(np.float32(0.5)), -np.sin(0.5), rtol=1e-6)
+    with pytest.raises(pc.ConcretizationTypeError, match=r"bool\(\) needs a concrete value"):
+        pc.make_jaxpr(ad.grad(f))(np.float32(1.0))
+
+    @custom_vjp
+    def g(x: Any, scale: float) -> Any:
+        return x * scale if x > 0 else x
+
+    def g_fwd(x: Any, scale: float) -> Any:
+        return g(x, scale), (x, scale)
+
+    def g_bwd(res: Any, ct: Any) -> Any:
+        x, scale = res
+        return (ct * (scale if x > 0 else 1.0), None)
+
+    g.defvjp(g_fwd, g_bwd)
+    assert ad.grad(g)(np.float32(1.0), np.float32(3.0)) == 3.0
+    assert ad.grad(g)(np.float32(-1.0), np.float32(3.0)) == 1.0
+    assert ad.grad(lambda x: g(x, np.float32(5.0)) * x)(np.float32(2.0)) == 20.0

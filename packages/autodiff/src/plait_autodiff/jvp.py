@@ -26,9 +26,11 @@ from plait_autodiff.tangents import Zero, instantiate, is_float0, to_tangent_typ
 from plait_core import ClosedJaxpr, Trace, Tracer, dtypes, get_aval, set_current_trace, transformation
 from plait_core.abstract import ShapedArray
 from plait_core.config import config
-from plait_core.errors import ConcretizationTypeError
+from plait_core.custom_derivatives import closure_differentiation_error
+from plait_core.errors import ConcretizationTypeError, UnexpectedTracerError
 from plait_core.primitive import Primitive
 from plait_core.staging import trace_to_jaxpr
+from plait_core.tree_util import tree_flatten, tree_unflatten
 
 __all__ = [
     "JVPTrace",
@@ -130,6 +132,40 @@ class JVPTrace(Trace):
             return [self.lift(p, t) for p, t in zip(primal_out, tangent_out)]
         _check_rule_outputs(prim, [primal_out], [tangent_out])
         return self.lift(primal_out, tangent_out)
+
+    def process_custom_derivative_call(self, fun: Any, args: tuple[Any, ...]) -> Any:
+        """Outside ``jit`` (every primal concrete, as under ``grad`` on arrays)
+        a ``custom_jvp`` rule, or a ``custom_vjp`` forward rule, runs in Python
+        on the primal values, as in JAX, so ``if x > 0`` works in it; otherwise
+        (and inside a differentiated ``checkpoint``, whose forward pass must stay
+        recomputable) the call is staged (``NotImplemented``)."""
+        if remat_depth():
+            return NotImplemented
+        leaves, tree = tree_flatten(args)
+        pairs = [self.unpack(x) for x in leaves]
+        primals = [p for p, _ in pairs]
+        if any(isinstance(p, Tracer) and p.to_concrete_value() is None for p in primals):
+            return NotImplemented
+        tangents = [None if t is None or type(t) is Zero else t for _, t in pairs]
+        primal_args = tuple(tree_unflatten(tree, primals))
+        parent = self.parent
+        assert parent is not None
+        if all(t is None for t in tangents):
+            # Nothing of this trace flows in through the arguments; the staged call
+            # checks for what flows in through closures.
+            return NotImplemented
+        with set_current_trace(parent):
+            try:
+                ran = fun.jvp_on_values(primal_args, tangents)
+            except UnexpectedTracerError as err:
+                # Only a closure can bring this trace's values into the rules.
+                kind = "custom_jvp" if hasattr(fun, "defjvp") else "custom_vjp"
+                raise TypeError(f"{closure_differentiation_error(kind, fun.fun)} ({err})") from err
+        if ran is None:
+            return NotImplemented
+        out_tree, outs, out_tangents = ran
+        lifted = [self.lift(p, Zero.from_primal_value(p) if t is None else t) for p, t in zip(outs, out_tangents)]
+        return tree_unflatten(out_tree, lifted)
 
 
 def _check_rule_outputs(prim: Primitive, primals: Sequence[Any], tangents: Sequence[Any]) -> None:

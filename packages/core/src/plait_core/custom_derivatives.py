@@ -43,7 +43,7 @@ from plait_core import dtypes
 from plait_core.abstract import ShapedArray, get_aval, registered_array_types, to_numpy, to_tangent_type
 from plait_core.dims import definitely_equal_shapes, dim_as_int
 from plait_core.jaxpr import ClosedJaxpr
-from plait_core.primitives.ad_helpers import add_any_p, zeros_like_p
+from plait_core.primitives.ad_helpers import add_any_p, custom_lin_p, zeros_like_p
 from plait_core.primitives.calls import (
     StagedFunction,
     StagingCache,
@@ -58,7 +58,7 @@ from plait_core.primitives.calls import (
 )
 from plait_core.primitives.structural import broadcast_in_dim_p
 from plait_core.staging import trace_to_jaxpr
-from plait_core.trace import Tracer, is_eager
+from plait_core.trace import Tracer, current_trace, is_eager
 from plait_core.tree_util import (
     PyTreeDef,
     tree_flatten,
@@ -324,6 +324,12 @@ class CallSpec:
         return [args[i] for i in self.nondiff]
 
 
+def _leaf_range(args: Sequence[Any], pos: int) -> range:
+    """Indices (among the leaves of ``args``) of positional argument ``pos``."""
+    start = sum(len(tree_leaves(a)) for a in args[:pos])
+    return range(start, start + len(tree_leaves(args[pos])))
+
+
 def _normalize_nondiff(kind: str, name: str, nondiff_argnums: tuple[int, ...], nargs: int) -> tuple[int, ...]:
     out = []
     for n in nondiff_argnums:
@@ -541,6 +547,9 @@ class custom_jvp(Generic[F]):
         nondiff = _normalize_nondiff("custom_jvp", fun_name(self.fun), self.nondiff_argnums, len(args))
         if is_eager():
             return self.fun(*args)
+        handled = current_trace().process_custom_derivative_call(self, args)
+        if handled is not NotImplemented:
+            return handled
         jvp, sz = self.jvp, self.symbolic_zeros
         staged, leaves = _stage_call(
             "custom_jvp", self.fun, nondiff, args, self._cache, (jvp, sz), lambda s: (JvpJaxprFun(s, jvp, sz),)
@@ -554,6 +563,57 @@ class custom_jvp(Generic[F]):
             symbolic_zeros=sz,
         )
         return tree_unflatten(staged.out_tree, outs)
+
+
+    def jvp_on_values(
+        self, args: tuple[Any, ...], tangents: Sequence[Any]
+    ) -> tuple[PyTreeDef, list[Any], list[Any]] | None:
+        """Run the rule in Python on ``args`` (values of the current trace) and
+        ``tangents`` (one per leaf of ``args``, ``None`` for a zero), as JAX does
+        when differentiating outside ``jit``.  Returns the output tree, the primal
+        output leaves and the tangent output leaves (``None`` for zeros); ``None``
+        when an argument in ``nondiff_argnums`` carries a tangent (the staged
+        call reports that)."""
+        name = fun_name(self.fun)
+        if self.jvp is None:
+            raise AttributeError(custom_jvp_rule_missing_error(name))
+        nondiff = _normalize_nondiff("custom_jvp", name, self.nondiff_argnums, len(args))
+        given = iter(tangents)
+        tangent_args: list[Any] = []
+        for pos, arg in enumerate(args):
+            leaves, tdef = tree_flatten(arg)
+            ts = [next(given) for _ in leaves]
+            if pos in nondiff:
+                if any(t is not None for t in ts):
+                    return None
+                tangent_args.append(None)
+                continue
+            filled = [
+                t if t is not None
+                else SymbolicZero(tangent_aval(get_aval(x))) if self.symbolic_zeros
+                else _zero_tangent(x, get_aval(x))
+                for x, t in zip(leaves, ts)
+            ]  # fmt: skip
+            tangent_args.append(tree_unflatten(tdef, filled))
+        diff = [i for i in range(len(args)) if i not in nondiff]
+        rule_name = fun_name(self.jvp)
+        result = self.jvp(
+            *[args[i] for i in nondiff], tuple(args[i] for i in diff), tuple(tangent_args[i] for i in diff)
+        )
+        where = f"custom_jvp rule {rule_name} of {name}"
+        if not isinstance(result, (tuple, list)) or len(result) != 2:
+            raise TypeError(f"{where} must return a pair (primal_out, tangent_out), got {_describe(result)}")
+        primal_out, tangent_out = result
+        primals, out_tree = tree_flatten(primal_out)
+        tleaves = match_zero_tree(out_tree, tangent_out, f"{where}: the tangent output")
+        try:
+            out_tangents = [
+                check_tangent(f"{where}: tangent output leaf {k}", t, get_aval(p))
+                for k, (t, p) in enumerate(zip(tleaves, primals))
+            ]
+        except ValueError as e:  # JAX reports shape mismatches of custom_jvp rules as TypeError
+            raise TypeError(str(e)) from None
+        return out_tree, primals, out_tangents
 
 
 # ---------------------------------------------------------------------------
@@ -662,6 +722,19 @@ def _check_fwd_result(spec: CallSpec, fwd_name: str, result: Any) -> tuple[list[
     return leaves, res_leaves, res_tree
 
 
+class _KnownTrees:
+    """The output and residual structures of a forward rule that already ran
+    (the ``fwd_thunk`` of a :class:`BwdRule` made without staging)."""
+
+    __slots__ = ("trees",)
+
+    def __init__(self, out_tree: PyTreeDef, res_tree: PyTreeDef) -> None:
+        self.trees = (out_tree, res_tree)
+
+    def out_trees(self) -> tuple[PyTreeDef, PyTreeDef]:
+        return self.trees
+
+
 class BwdRule:
     """The ``bwd`` param of ``custom_vjp_call`` (hashable by identity).
 
@@ -674,7 +747,10 @@ class BwdRule:
 
     __slots__ = ("bwd", "fwd_thunk", "spec", "symbolic_zeros")
 
-    def __init__(self, spec: CallSpec, bwd: Callable[..., Any] | None, fwd_thunk: FwdJaxprThunk, symbolic_zeros: bool) -> None:
+    def __init__(
+        self, spec: CallSpec, bwd: Callable[..., Any] | None, fwd_thunk: FwdJaxprThunk | _KnownTrees,
+        symbolic_zeros: bool,
+    ) -> None:  # fmt: skip
         self.spec, self.bwd, self.fwd_thunk, self.symbolic_zeros = spec, bwd, fwd_thunk, symbolic_zeros
 
     def __repr__(self) -> str:
@@ -765,11 +841,63 @@ class custom_vjp(Generic[F]):
         self.fwd, self.bwd = fwd, bwd
         self.symbolic_zeros, self.optimize_remat = bool(symbolic_zeros), bool(optimize_remat)
 
+    def jvp_on_values(
+        self, args: tuple[Any, ...], tangents: Sequence[Any]
+    ) -> tuple[PyTreeDef, list[Any], list[Any]] | None:
+        """Run the forward rule in Python on ``args`` (values of the current
+        trace), as JAX does when differentiating outside ``jit``, and bind the
+        linear ``custom_lin`` whose transpose calls the backward rule on the
+        residuals.  ``tangents`` has one entry per leaf of ``args`` (``None`` for
+        a zero).  Returns the output tree, the primal output leaves and the
+        output tangents; ``None`` when an argument in ``nondiff_argnums``
+        carries a tangent (the staged call reports that)."""
+        name = fun_name(self.fun)
+        if self.fwd is None:
+            raise AttributeError(custom_vjp_rule_missing_error(name))
+        nondiff = _normalize_nondiff("custom_vjp", name, self.nondiff_argnums, len(args))
+        static_pos = [i for i in nondiff if not any(_is_array_like(x) for x in tree_leaves(args[i]))]
+        given = iter(tangents)
+        operand_tangents: list[Any] = []
+        for pos, arg in enumerate(args):
+            ts = [next(given) for _ in tree_leaves(arg)]
+            if pos in nondiff and any(t is not None for t in ts):
+                return None
+            if pos not in static_pos:
+                operand_tangents.extend(ts)
+        dyn, static = split_static(args, static_pos)
+        leaves, in_tree = tree_flatten(dyn)
+        nondiff_leaves = {k for i in nondiff if i not in static_pos for k in _leaf_range(dyn, i)}
+        fwd_args = leaves
+        if self.symbolic_zeros:
+            fwd_args = [x if k in nondiff_leaves else CustomVJPPrimal(x, operand_tangents[k] is not None)
+                        for k, x in enumerate(leaves)]
+        result = self.fwd(*merge_static(tree_unflatten(in_tree, fwd_args), static))
+        if not isinstance(result, (tuple, list)) or len(result) != 2:
+            raise TypeError(f"custom_vjp fwd rule {fun_name(self.fwd)} of {name} must return a pair "
+                            f"(output, residuals), got {_describe(result)}")
+        out_leaves, out_tree = tree_flatten(result[0])
+        spec = CallSpec(
+            "custom_vjp", name, len(args), nondiff, static, in_tree, [], [get_aval(x) for x in leaves],
+            out_tree, [get_aval(x) for x in out_leaves],
+        )  # fmt: skip
+        outs, residuals, res_tree = _check_fwd_result(spec, fun_name(self.fwd), result)
+        bwd = BwdRule(spec, self.bwd, _KnownTrees(out_tree, res_tree), self.symbolic_zeros)
+        residuals = [*residuals, *[leaves[k] for k in spec.nondiff_leaf_indices()]]
+        tangent_out = custom_lin_p.bind(
+            *residuals, *[t for t in operand_tangents if t is not None], num_res=len(residuals), bwd=bwd,
+            out_avals=tuple(tangent_aval(a) for a in spec.out_avals),
+            in_nonzeros=tuple(t is not None for t in operand_tangents),
+        )  # fmt: skip
+        return out_tree, outs, list(tangent_out)
+
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         args = resolve_kwargs(self.fun, args, kwargs, "custom_vjp")
         nondiff = _normalize_nondiff("custom_vjp", fun_name(self.fun), self.nondiff_argnums, len(args))
         if is_eager():
             return self.fun(*args)
+        handled = current_trace().process_custom_derivative_call(self, args)
+        if handled is not NotImplemented:
+            return handled
         fwd, bwd, sz = self.fwd, self.bwd, self.symbolic_zeros
 
         def make_rules(spec: CallSpec) -> tuple[Any, ...]:

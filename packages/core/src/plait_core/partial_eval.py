@@ -23,6 +23,7 @@ from plait_core.jaxpr import ClosedJaxpr, Jaxpr, eval_jaxpr
 from plait_core.primitive import Primitive, RuleRegistry
 from plait_core.staging import StagingTrace, StagingTracer
 from plait_core.trace import set_current_trace, transformation
+from plait_core.tree_util import tree_leaves
 
 PartialEvalRule = Callable[["PartialEvalTrace", Sequence[Any], dict[str, Any]], Any]
 
@@ -82,6 +83,13 @@ class PartialEvalTrace(StagingTrace):
         if rule is not None:
             return rule(self, args, params)
         return StagingTrace.process_primitive(self, prim, args, params)
+
+    def process_custom_derivative_call(self, fun: Any, args: tuple[Any, ...]) -> Any:
+        """A call on known values only is known: it runs on the parent."""
+        if any(self.is_unknown(x) for x in tree_leaves(args)):
+            return NotImplemented
+        with set_current_trace(self.parent):  # type: ignore[arg-type]
+            return fun(*args)
 
     def stage(self, prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> Any:
         """Stage ``prim`` as unknown, whatever its inputs (for rules)."""

@@ -50,6 +50,14 @@ class Trace:
         """A short human description used in error messages."""
         return type(self).__name__
 
+    def process_custom_derivative_call(self, fun: Any, args: tuple[Any, ...]) -> Any:
+        """Interpret a call of the ``custom_jvp``/``custom_vjp`` function ``fun``
+        on ``args`` by running its Python (as JAX does outside ``jit``, so Python
+        control flow on concrete values works in the function and its rules), or
+        return ``NotImplemented`` (the default) to have ``fun`` staged and bound
+        as a ``custom_jvp_call``/``custom_vjp_call``."""
+        return NotImplemented
+
     def to_symbolic_dim(self, x: Tracer, what: str) -> Any:
         """A dimension standing for ``x``, an integer scalar tracer of this trace,
         used as a size (``arange(n)``, ``ones((7, n))``); ``None`` (the default)
