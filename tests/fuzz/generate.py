@@ -462,6 +462,57 @@ def einsum_elementwise(b: Builder) -> Stmt | None:
     return b.emit("einsum", "jnp.einsum('ij->ji', {0})", [x], x.shape[::-1], "f")
 
 
+def clip(b: Builder) -> Stmt | None:
+    v = b.pick(lambda v: v.kind in "fi")
+    if v is None:
+        return None
+    bounds = "-1.0, 1.5" if v.kind == "f" else "-2, 3"
+    return b.emit("clip", f"jnp.clip({{0}}, {bounds})", [v], v.shape, v.kind)
+
+
+def isfinite(b: Builder) -> Stmt | None:
+    v = b.pick(lambda v: v.kind == "f")
+    if v is None:
+        return None
+    fn = b.rng.choice(["jnp.isfinite", "jnp.isnan"])
+    return b.emit(fn, fn + "({0})", [v], v.shape, "b")
+
+
+def take_along_argsort(b: Builder) -> Stmt | None:
+    v = b.pick(lambda v: v.kind in "fi" and len(v.shape) >= 1)
+    if v is None:
+        return None
+    ax = b.axis(v)
+    expr = f"jnp.take_along_axis({{0}}, jnp.argsort({{0}}, axis={ax}), axis={ax})"
+    return b.emit("take_along_axis", expr, [v], v.shape, v.kind)
+
+
+def outer(b: Builder) -> Stmt | None:
+    x = b.pick(lambda v: v.kind == "f" and len(v.shape) == 1)
+    y = b.pick(lambda v: v.kind == "f" and len(v.shape) == 1)
+    if x is None or y is None:
+        return None
+    return b.emit("outer", "jnp.outer({0}, {1})", [x, y], x.shape + y.shape, "f")
+
+
+def dynamic_slice(b: Builder) -> Stmt | None:
+    v = b.pick(lambda v: len(v.shape) >= 1 and v.shape[0] >= 2)
+    if v is None:
+        return None
+    size = b.rng.randint(1, v.shape[0] - 1)
+    start = b.rng.randrange(v.shape[0] - size + 1)
+    starts = (start,) + (0,) * (len(v.shape) - 1)
+    sizes = (size, *v.shape[1:])
+    return b.emit("dynamic_slice", f"lax.dynamic_slice({{0}}, {starts}, {sizes})", [v], sizes, v.kind)
+
+
+def one_hot(b: Builder) -> Stmt | None:
+    v = b.pick(lambda v: v.kind == "i" and len(v.shape) <= 2)
+    if v is None:
+        return None
+    return b.emit("one_hot", "nn.one_hot({0}, 3)", [v], (*v.shape, 3), "f")
+
+
 # --- control flow -----------------------------------------------------------------------------------------
 
 
@@ -502,7 +553,8 @@ GENERATORS: tuple[tuple[Gen, float], ...] = (
     (where, 1), (astype, 1), (reduction, 2.5), (arg_reduction, 0.5), (cumulative, 1), (sort, 0.7),
     (nn_normalise, 1), (reshape, 1), (transpose, 1), (expand_squeeze, 0.7), (flip, 0.5), (index, 1.5),
     (at_update, 1.5), (concatenate, 1), (tile_repeat_pad, 0.7), (contraction, 1.2), (einsum_elementwise, 0.5),
-    (cond, 0.7), (fori_loop, 0.5), (scan, 0.6),
+    (cond, 0.7), (fori_loop, 0.5), (scan, 0.6), (clip, 0.5), (isfinite, 0.3), (take_along_argsort, 0.4),
+    (outer, 0.4), (dynamic_slice, 0.5), (one_hot, 0.3),
 )
 
 
