@@ -565,7 +565,9 @@ def _covered() -> frozenset[str]:
 #: Lowered primitives tested elsewhere: they need plait-autodiff, or cannot run forwards at all.
 ELSEWHERE = {"custom_lin": "test_lowering_linearized.py", "invertible_lin": "test_lowering_linearized.py",
              **dict.fromkeys(("cholesky", "triangular_solve", "lu", "qr", "eigh", "svd", "eig"),
-                             "test_lowering_factorizations.py")}
+                             "test_lowering_factorizations.py"),
+             **dict.fromkeys(("all_gather", "all_to_all", "axis_index", "pmax", "pmean", "pmin", "ppermute", "psum",
+                              "psum_scatter", "shard_map", "sharding_constraint"), "multidevice_checks.py")}
 
 
 def test_every_lowered_primitive_has_cases() -> None:
