@@ -200,7 +200,7 @@ def _lu_jvp(primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[Any, Any]:
     completed = _square_completion(lower, m, k, m)
     L = lax.add(_tril(completed, -1), _eye_like(completed))
     U = _square_completion(upper, k, n, n)
-    x = _mm(la.permutation_matrix(perm, aval.dtype), instantiate(da))
+    x = la.permute_rows(instantiate(da), perm)
     lx = la.triangular_solve(L, x, left_side=True, lower=True, unit_diagonal=True)
     mid = la.triangular_solve(U, lx, left_side=False, lower=False)
     d = lax.add(_mm(L, _tril(mid, -1)), _mm(_triu(mid), U))
