@@ -179,6 +179,8 @@ def log_softmax(x: Array, /, *, axis: Axis = None) -> Array:
 
 
 __all__ = [
-    "digamma", "entr", "erf", "erfc", "erfinv", "expit", "gammaln", "log_softmax", "logit",
-    "logsumexp", "softmax", "xlog1py", "xlogy",
+    "betainc", "digamma", "entr", "erf", "erfc", "erfinv", "expit", "gammainc", "gammaincc", "gammaln",
+    "log_softmax", "logit", "logsumexp", "softmax", "xlog1py", "xlogy",
 ]
+
+from plait_core.scipy._incomplete import betainc, gammainc, gammaincc  # noqa: E402  (they use gammaln, above)

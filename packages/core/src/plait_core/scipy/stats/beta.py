@@ -1,7 +1,6 @@
 """The beta distribution with shapes ``a`` and ``b`` on ``z = (x - loc) / scale``
-in ``[0, 1]`` (``jax.scipy.stats.beta``).  The distribution functions are
-not provided: they need the regularised incomplete beta function, which
-``plait.scipy.special`` does not have."""
+in ``[0, 1]`` (``jax.scipy.stats.beta``); the distribution functions are the
+regularised incomplete beta function."""
 
 from __future__ import annotations
 
@@ -27,4 +26,26 @@ def pdf(x: Array, a: Array, b: Array, loc: Array = 0, scale: Array = 1) -> Array
     return pnp.exp(logpdf(x, a, b, loc, scale))
 
 
-__all__ = ["logpdf", "pdf"]
+def cdf(x: Array, a: Array, b: Array, loc: Array = 0, scale: Array = 1) -> Array:
+    """``I_z(a, b)`` (0 below the support, 1 above)."""
+    z, a, b, _ = standardised("beta.cdf", x, a, b, loc, scale)
+    return special.betainc(a, b, pnp.clip(z, 0, 1))
+
+
+def sf(x: Array, a: Array, b: Array, loc: Array = 0, scale: Array = 1) -> Array:
+    """``I_{1-z}(b, a) = 1 - I_z(a, b)``."""
+    z, a, b, _ = standardised("beta.sf", x, a, b, loc, scale)
+    return special.betainc(b, a, 1 - pnp.clip(z, 0, 1))
+
+
+def logcdf(x: Array, a: Array, b: Array, loc: Array = 0, scale: Array = 1) -> Array:
+    """``log`` of :func:`cdf`."""
+    return pnp.log(cdf(x, a, b, loc, scale))
+
+
+def logsf(x: Array, a: Array, b: Array, loc: Array = 0, scale: Array = 1) -> Array:
+    """``log`` of :func:`sf`."""
+    return pnp.log(sf(x, a, b, loc, scale))
+
+
+__all__ = ["cdf", "logcdf", "logpdf", "logsf", "pdf", "sf"]

@@ -22,4 +22,26 @@ def pdf(x: Array, df: Array, loc: Array = 0, scale: Array = 1) -> Array:
     return pnp.exp(logpdf(x, df, loc, scale))
 
 
-__all__ = ["logpdf", "pdf"]
+def cdf(x: Array, df: Array, loc: Array = 0, scale: Array = 1) -> Array:
+    """``P(df / 2, y / 2)``."""
+    x, df, loc, scale = promote_args_inexact("chi2.cdf", x, df, loc, scale)
+    return gamma.cdf(x, df / 2, loc, 2 * scale)
+
+
+def sf(x: Array, df: Array, loc: Array = 0, scale: Array = 1) -> Array:
+    """``Q(df / 2, y / 2)``."""
+    x, df, loc, scale = promote_args_inexact("chi2.sf", x, df, loc, scale)
+    return gamma.sf(x, df / 2, loc, 2 * scale)
+
+
+def logcdf(x: Array, df: Array, loc: Array = 0, scale: Array = 1) -> Array:
+    """``log`` of :func:`cdf`."""
+    return pnp.log(cdf(x, df, loc, scale))
+
+
+def logsf(x: Array, df: Array, loc: Array = 0, scale: Array = 1) -> Array:
+    """``log`` of :func:`sf`."""
+    return pnp.log(sf(x, df, loc, scale))
+
+
+__all__ = ["cdf", "logcdf", "logpdf", "logsf", "pdf", "sf"]

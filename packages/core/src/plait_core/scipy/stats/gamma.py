@@ -1,7 +1,6 @@
 """The gamma distribution with shape ``a``: density ``z**(a-1) exp(-z) / Gamma(a)``
-for ``z = (x - loc) / scale >= 0`` (``jax.scipy.stats.gamma``).  The
-distribution functions are not provided: they need the regularised
-incomplete gamma function, which ``plait.scipy.special`` does not have."""
+for ``z = (x - loc) / scale >= 0`` (``jax.scipy.stats.gamma``); the
+distribution functions are the regularised incomplete gamma functions."""
 
 from __future__ import annotations
 
@@ -25,4 +24,26 @@ def pdf(x: Array, a: Array, loc: Array = 0, scale: Array = 1) -> Array:
     return pnp.exp(logpdf(x, a, loc, scale))
 
 
-__all__ = ["logpdf", "pdf"]
+def cdf(x: Array, a: Array, loc: Array = 0, scale: Array = 1) -> Array:
+    """``P(a, z)`` (0 below ``loc``)."""
+    z, a, _ = standardised("gamma.cdf", x, a, loc, scale)
+    return special.gammainc(a, pnp.maximum(z, 0))
+
+
+def sf(x: Array, a: Array, loc: Array = 0, scale: Array = 1) -> Array:
+    """``Q(a, z) = 1 - P(a, z)`` (1 below ``loc``)."""
+    z, a, _ = standardised("gamma.sf", x, a, loc, scale)
+    return special.gammaincc(a, pnp.maximum(z, 0))
+
+
+def logcdf(x: Array, a: Array, loc: Array = 0, scale: Array = 1) -> Array:
+    """``log`` of :func:`cdf`."""
+    return pnp.log(cdf(x, a, loc, scale))
+
+
+def logsf(x: Array, a: Array, loc: Array = 0, scale: Array = 1) -> Array:
+    """``log`` of :func:`sf`."""
+    return pnp.log(sf(x, a, loc, scale))
+
+
+__all__ = ["cdf", "logcdf", "logpdf", "logsf", "pdf", "sf"]

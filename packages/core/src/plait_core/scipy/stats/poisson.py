@@ -1,7 +1,6 @@
 """The Poisson distribution with mean ``mu`` on ``k = x - loc``
-(``jax.scipy.stats.poisson``).  ``cdf`` is not provided: it needs the
-regularised incomplete gamma function, which ``plait.scipy.special`` does
-not have."""
+(``jax.scipy.stats.poisson``).  ``entropy`` is not provided: it is an
+infinite series JAX sums to a data-dependent length."""
 
 from __future__ import annotations
 
@@ -27,4 +26,11 @@ def pmf(k: Array, mu: Array, loc: Array = 0) -> Array:
     return pnp.exp(logpmf(k, mu, loc))
 
 
-__all__ = ["logpmf", "pmf"]
+def cdf(k: Array, mu: Array, loc: Array = 0) -> Array:
+    """``P(K <= k) = Q(floor(k) + 1, mu)`` (0 below ``loc``)."""
+    k, mu, loc = promote_args_inexact("poisson.cdf", k, mu, loc)
+    k = k - loc
+    return pnp.where(k < 0, 0, special.gammaincc(pnp.floor(pnp.maximum(k, 0)) + 1, mu))
+
+
+__all__ = ["cdf", "logpmf", "pmf"]
