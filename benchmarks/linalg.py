@@ -15,7 +15,10 @@ timed interleaved:
   kernel hyperparameters (256 points: an RBF kernel, Cholesky, a triangular
   solve and the log determinant).
 
-Run alone with ``python -m benchmarks.linalg``.
+Run alone with ``python -m benchmarks.linalg``.  Both frameworks call the
+LAPACK that jaxlib binds (SciPy's OpenBLAS), in one process; on a loaded
+machine its threads fight each other and every number drifts, so
+``OPENBLAS_NUM_THREADS=1`` gives the comparable (single-threaded) figures.
 """
 
 from __future__ import annotations
