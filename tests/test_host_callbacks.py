@@ -5,6 +5,7 @@ output and values are asserted."""
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import numpy as np
@@ -61,6 +62,12 @@ def test_ordered_prints_keep_program_order(capsys: pytest.CaptureFixture[str]) -
 
     f(np.float32(2.0))
     assert capsys.readouterr().out.splitlines() == [f"{k} {2.0 * k}" for k in range(6)]
+
+
+def test_debug_log_goes_to_the_logger(caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.INFO, logger="plait.debug"):
+        plait.jit(lambda v: plait.debug.log("logged {}", v * 2))(np.float32(1.5))
+    assert [r.getMessage() for r in caplog.records if r.name == "plait.debug"] == ["logged 3.0"]
 
 
 def test_debug_callback_runs_for_its_effect_even_when_unused() -> None:

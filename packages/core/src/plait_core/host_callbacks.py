@@ -11,6 +11,7 @@ as they are.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import Any
 
@@ -21,7 +22,10 @@ from plait_core.abstract import ShapedArray, get_aval
 from plait_core.primitives.callbacks import VMAP_METHODS, HostCallback, callback_p
 from plait_core.tree_util import tree_flatten, tree_unflatten
 
-__all__ = ["debug_callback", "debug_print", "io_callback", "pure_callback"]
+__all__ = ["debug_callback", "debug_log", "debug_print", "io_callback", "pure_callback"]
+
+#: The logger :func:`debug_log` writes to.
+logger = logging.getLogger("plait.debug")
 
 
 def _is_array(x: Any) -> bool:
@@ -162,3 +166,16 @@ def debug_print(fmt: str, *args: Any, ordered: bool = False, **kwargs: Any) -> N
 
     show.__name__ = "print"
     _bind("debug.print", show, None, args, kwargs, kind="debug", ordered=ordered, vmap_method="sequential")
+
+
+def debug_log(fmt: str, *args: Any, ordered: bool = False, **kwargs: Any) -> None:
+    """:func:`debug_print`, but the text goes to the ``plait.debug`` logger
+    at level INFO instead of standard output."""
+    if not isinstance(fmt, str):
+        raise TypeError(f"debug.log: the format must be a string, got {type(fmt).__name__}")
+
+    def emit(*a: Any, **k: Any) -> None:
+        logger.info(fmt.format(*a, **k))
+
+    emit.__name__ = "log"
+    _bind("debug.log", emit, None, args, kwargs, kind="debug", ordered=ordered, vmap_method="sequential")
