@@ -147,3 +147,12 @@ def test_known_bug_pile_at_slice_past_an_elements_end_is_clipped() -> None:
     )
     got = [np.asarray(a).tolist() for a in out.unpack()]
     assert got == [[1.0, 2.0, 3.0, -4.0, -5.0], [1.0, 2.0, 3.0, -4.0]]  # as a loop over the elements gives
+
+
+def test_pile_result_keeps_its_weak_type() -> None:
+    # found by the fuzzer: zeroing a pile's padding made a weak result strong (JAX's vmap keeps it weak)
+    pile = plait.Pile.from_arrays([np.ones((2, 3), np.float32), np.ones((1, 3), np.float32)])
+    out = plait.vmap(lambda x: (x < x) / 0.5, in_axes=plait.pile_axis, out_axes=plait.pile_axis)(pile)
+    assert [(a.dtype, a.weak_type) for a in out.unpack()] == [(np.float32, True)] * 2
+    strong = plait.vmap(lambda x: (x < x) / 0.5 + x, in_axes=plait.pile_axis, out_axes=plait.pile_axis)(pile)
+    assert [a.weak_type for a in strong.unpack()] == [False, False]

@@ -408,6 +408,8 @@ def fill_padding(env: RaggedEnv, op: Operand, axes: Sequence[int], value: Any) -
         m = broadcast_in_dim_p.bind(m, shape=full.shape, broadcast_dimensions=tuple(sorted((op.bdim, pos))))
         mask = m if mask is None else and_p.bind(mask, m)
     fill = broadcast_in_dim_p.bind(np.asarray(value, full.dtype), shape=full.shape, broadcast_dimensions=())
+    if full.weak_type:  # the padding must not make a weak value strong
+        fill = convert_element_type_p.bind(fill, new_dtype=full.dtype, weak_type=True)
     return select_n_p.bind(mask, fill, op.val)
 
 
