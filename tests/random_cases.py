@@ -93,6 +93,18 @@ CASES: list[tuple[str, str]] = [
     ("multinomial", f"random.multinomial(random.key(17), 20.0, np.array([0.2, 0.3, 0.5], {_F}))"),
 ]
 
+# Drawn with 64-bit types on (``jax_enable_x64``): 64-bit seeds, bits, floats and integers.
+X64_CASES: list[tuple[str, str]] = [
+    ("x64_PRNGKey", "random.PRNGKey(2**40 + 7)"),
+    ("x64_split", "random.split(random.PRNGKey(2**40 + 7))"),
+    ("x64_bits", "random.bits(random.key(1), (3,), np.uint64)"),
+    ("x64_uniform", "random.uniform(random.key(2), (3,))"),
+    ("x64_normal", "random.normal(random.key(3), (3,))"),
+    ("x64_randint", "random.randint(random.key(4), (4,), 0, 2**40)"),
+    ("x64_gamma", "random.gamma(random.key(5), 2.5, (2,))"),
+    ("x64_poisson", "random.poisson(random.key(6), 20.0, (3,))"),
+]
+
 
 def encode(value: Any) -> Any:
     """A JSON form of an array (or a list of them): dtype, shape, hex bytes."""
@@ -109,9 +121,9 @@ def decode(entry: Any) -> Any:
     return np.frombuffer(bytes.fromhex(entry["hex"]), dtype=entry["dtype"]).reshape(entry["shape"])
 
 
-def run_cases(random: Any) -> dict[str, Any]:
+def run_cases(random: Any, cases: list[tuple[str, str]] = CASES) -> dict[str, Any]:
     """Every case drawn with ``random``, encoded."""
-    return {name: encode(eval(expr, {"random": random, "np": np})) for name, expr in CASES}
+    return {name: encode(eval(expr, {"random": random, "np": np})) for name, expr in cases}
 
 
 def main() -> None:
@@ -120,6 +132,8 @@ def main() -> None:
 
     names = sorted(n for n in dir(jax.random) if not n.startswith("_"))
     table = {"jax_version": jax.__version__, "names": names, "cases": run_cases(jax.random)}
+    jax.config.update("jax_enable_x64", True)
+    table["x64_cases"] = run_cases(jax.random, X64_CASES)
     if len(sys.argv) > 1 and sys.argv[1] == "-":
         json.dump(table, sys.stdout)
         return

@@ -41,6 +41,16 @@ def test_bit_for_bit_with_recorded_jax(name: str) -> None:
     assert _draw(name) == TABLE[name], cases.decode(TABLE[name])
 
 
+X64_EXACT = ["x64_PRNGKey", "x64_split", "x64_bits", "x64_uniform", "x64_normal", "x64_randint"]
+
+
+@pytest.mark.parametrize("name", X64_EXACT)
+def test_bit_for_bit_with_recorded_jax_in_x64(name: str) -> None:
+    with plait.enable_x64():
+        got = cases.encode(eval(dict(cases.X64_CASES)[name], {"random": random, "np": np}))
+    assert got == RECORDED["x64_cases"][name], cases.decode(RECORDED["x64_cases"][name])
+
+
 def _jax_python() -> str | None:
     path = os.environ.get("PLAIT_JAX_PYTHON")
     if not path:
@@ -59,6 +69,7 @@ def test_recorded_table_is_what_jax_draws_now() -> None:
     assert live_table["names"] == RECORDED["names"]
     live = live_table["cases"]
     assert live == TABLE
+    assert live_table["x64_cases"] == RECORDED["x64_cases"]
     for name in EXACT[:8]:
         assert _draw(name) == live[name]
 

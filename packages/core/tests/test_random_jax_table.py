@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from plait_core import random
+from plait_core import enable_x64, random
 
 _TESTS = Path(__file__).resolve().parents[3] / "tests"
 _spec = importlib.util.spec_from_file_location("random_cases", _TESTS / "random_cases.py")
@@ -25,6 +25,7 @@ TABLE = json.loads(cases.TABLE.read_text())
 def test_table_is_from_jax_0_10_2_and_covers_every_case() -> None:
     assert TABLE["jax_version"] == "0.10.2"
     assert set(TABLE["cases"]) == {name for name, _ in cases.CASES}
+    assert set(TABLE["x64_cases"]) == {name for name, _ in cases.X64_CASES}
 
 
 def _compare(got: Any, want: Any, name: str) -> None:
@@ -44,3 +45,10 @@ def _compare(got: Any, want: Any, name: str) -> None:
 def test_draws_match_jax(name: str, expr: str) -> None:
     got = cases.decode(cases.encode(eval(expr, {"random": random, "np": np})))
     _compare(got, cases.decode(TABLE["cases"][name]), name)
+
+
+@pytest.mark.parametrize("name,expr", cases.X64_CASES, ids=[name for name, _ in cases.X64_CASES])
+def test_draws_match_jax_with_x64(name: str, expr: str) -> None:
+    with enable_x64():
+        got = cases.decode(cases.encode(eval(expr, {"random": random, "np": np})))
+    _compare(got, cases.decode(TABLE["x64_cases"][name]), name)
