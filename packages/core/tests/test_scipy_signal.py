@@ -116,3 +116,66 @@ def test_signal_errors() -> None:
         ps.detrend(a, bp=[7])
     with pytest.raises(NotImplementedError, match=r"scipy.signal.detrend: overwrite_data is not supported"):
         ps.detrend(a, overwrite_data=True)  # type: ignore[arg-type]
+
+
+# ---------------------------------------------------------------------------
+# Short-time Fourier analysis
+
+
+def _hann(n: int) -> np.ndarray:
+    return 0.5 - 0.5 * np.cos(2 * np.pi * np.arange(n) / n)
+
+
+def test_stft_against_its_definition_and_istft_round_trip() -> None:
+    x = rng.standard_normal(300)
+    n, step = 64, 32
+    f, t, z = (np.asarray(v) for v in ps.stft(x, fs=4.0, nperseg=n))
+    ext = np.concatenate([np.zeros(n // 2), x, np.zeros(n // 2)])
+    ext = np.concatenate([ext, np.zeros((-(len(ext) - n) % step) % n)])
+    segs = np.stack([ext[i : i + n] for i in range(0, len(ext) - n + 1, step)])
+    want = (np.fft.rfft(segs * _hann(n), axis=-1) / _hann(n).sum()).T
+    np.testing.assert_allclose(z, want, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(f, np.fft.rfftfreq(n, 1 / 4.0), rtol=1e-6)
+    np.testing.assert_allclose(t, np.arange(len(segs)) * step / 4.0, rtol=1e-6)
+    _, back = ps.istft(z, fs=4.0, nperseg=n)
+    np.testing.assert_allclose(np.asarray(back)[:300], x, rtol=1e-4, atol=1e-4)
+    many = rng.standard_normal((2, 3, 200))
+    _, _, zz = ps.stft(many, nperseg=32, axis=-1)
+    assert np.asarray(zz).shape == (2, 3, 17, 14)
+    _, _, z0 = ps.stft(many[0].T, nperseg=32, axis=0)
+    np.testing.assert_allclose(np.asarray(z0), np.moveaxis(np.asarray(zz)[0], 0, 1), rtol=1e-5, atol=1e-6)
+
+
+def test_welch_and_csd() -> None:
+    fs, n = 100.0, 4000
+    t = np.arange(n) / fs
+    x = np.sin(2 * np.pi * 12.5 * t) + 0.1 * rng.standard_normal(n)
+    f, pxx = (np.asarray(v) for v in ps.welch(x, fs=fs, nperseg=200))
+    assert f[np.argmax(pxx)] == 12.5
+    noise = rng.standard_normal(20000)
+    _, flat = ps.welch(noise, fs=2.0, nperseg=256)
+    np.testing.assert_allclose(np.median(np.asarray(flat)[1:-1]), 1.0, rtol=0.1)  # two-sided variance 1 over 1 Hz
+    y = rng.standard_normal(n)
+    _, pxy = ps.csd(x, y, nperseg=128)
+    _, pyx = ps.csd(y, x, nperseg=128)
+    np.testing.assert_allclose(np.asarray(pxy), np.conj(np.asarray(pyx)), rtol=1e-5, atol=1e-8)
+    _, pxx2 = ps.csd(x, x, fs=fs, nperseg=200)
+    np.testing.assert_allclose(np.asarray(pxx2).real, pxx, rtol=1e-5, atol=1e-8)
+    _, med = ps.welch(noise, nperseg=256, average="median")
+    np.testing.assert_allclose(np.median(np.asarray(med)[1:-1]), 2.0, rtol=0.15)
+
+
+def test_spectral_errors() -> None:
+    x = rng.standard_normal(100)
+    with pytest.raises(ValueError, match=r"scipy.signal.stft: noverlap \(64\) must be less than nperseg \(64\)"):
+        ps.stft(x, nperseg=64, noverlap=64)
+    with pytest.raises(ValueError, match=r"scipy.signal.csd: nfft \(10\) must be at least nperseg \(32\)"):
+        ps.welch(x, nperseg=32, nfft=10)
+    with pytest.raises(NotImplementedError, match=r"scipy.signal.stft: the window 'kaiser' is not supported"):
+        ps.stft(x, window="kaiser", nperseg=32)
+    with pytest.raises(ValueError, match=r"scipy.signal.csd: scaling must be 'density' or 'spectrum'"):
+        ps.welch(x, scaling="power")
+    with pytest.raises(ValueError, match=r"scipy.signal.stft: boundary must be None, 'zeros', 'constant', 'even' or 'odd'"):
+        ps.stft(x, nperseg=32, boundary="wrap")
+    with pytest.raises(ValueError, match=r"scipy.signal.istft: time_axis and freq_axis must differ"):
+        ps.istft(np.ones((5, 4), np.complex64), time_axis=0, freq_axis=0)

@@ -9,6 +9,8 @@ one operand must be at least as large as the other in every dimension);
 ``method='fft'`` and :func:`fftconvolve` multiply spectra from
 ``numpy.fft``.  Inputs are promoted to an inexact dtype.  The 2-D variants
 support ``boundary='fill'`` with ``fillvalue=0`` only, as JAX's do.
+``stft``, ``istft``, ``csd`` and ``welch`` live in
+:mod:`plait_core.scipy._spectral`.
 """
 
 from __future__ import annotations
@@ -35,7 +37,9 @@ from plait_core.numpy.math import conj, divide, multiply, subtract
 from plait_core.numpy.reductions import mean
 from plait_core.numpy.shape import flip, moveaxis, reshape
 
-__all__ = ["convolve", "convolve2d", "correlate", "correlate2d", "detrend", "fftconvolve"]
+__all__ = [
+    "convolve", "convolve2d", "correlate", "correlate2d", "csd", "detrend", "fftconvolve", "istft", "stft", "welch",
+]  # fmt: skip
 
 _MODES = ("full", "same", "valid")
 
@@ -241,3 +245,6 @@ def detrend(data: ArrayLike, axis: int = -1, type: str = "linear", bp: int | Seq
         slope = divide(mean(multiply(centred, tc), axis=-1, keepdims=True), float(np.mean(tc**2)))
         pieces.append(subtract(centred, multiply(slope, tc)))
     return moveaxis(lax.concatenate(pieces, nd - 1), -1, ax)
+
+
+from plait_core.scipy._spectral import csd, istft, stft, welch  # noqa: E402  (they use detrend, above)
