@@ -91,6 +91,12 @@ def test_pure_callback_values_eager_and_jit() -> None:
     np.testing.assert_allclose(np.asarray(pair["k"]), 3 * x, rtol=1e-6)
 
 
+def test_results_are_canonicalized_like_jax() -> None:
+    # A Python float / float64 result is narrowed to float32 (x64 is off), as in JAX.
+    out = plait.jit(lambda v: plait.pure_callback(lambda a: float(a) * 2, plait.ShapeDtypeStruct((), np.float64), v))(F32(1.5))
+    assert np.asarray(out).dtype == np.float32 and float(out) == 3.0
+
+
 def test_unused_pure_callback_is_dropped_unused_io_callback_is_not() -> None:
     log: list[str] = []
     sd = plait.ShapeDtypeStruct((2,), F32)

@@ -52,6 +52,13 @@ def _split(args: Any) -> tuple[list[Any], Callable[[list[Any]], Any]]:
     return arrays, rebuild
 
 
+def _canonical(value: np.ndarray) -> np.ndarray:
+    """``value`` in its canonical dtype (64-bit values narrowed unless x64 is
+    on), as JAX treats a callback's results."""
+    dtype = dtypes.canonicalize_dtype(value.dtype)
+    return value if dtype == value.dtype else value.astype(dtype)
+
+
 def _result_avals(fn: str, result_shape_dtypes: Any) -> tuple[list[ShapedArray], Any]:
     leaves, tree = tree_flatten(result_shape_dtypes)
     avals = []
@@ -85,7 +92,7 @@ def _bind(
         leaves, tree = tree_flatten(out)
         if tree != out_tree:
             raise RuntimeError(f"{fn}: the callback returned the structure {tree}, expected {out_tree}")
-        return [np.asarray(v) for v in leaves]
+        return [_canonical(np.asarray(v)) for v in leaves]
 
     name = getattr(callback, "__name__", type(callback).__name__)
     outs = callback_p.bind(
