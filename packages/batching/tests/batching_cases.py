@@ -278,6 +278,7 @@ case("dim_as_value", lambda x: bind("add", x, bind("dim_as_value", dim=5)), [arr
 TESTED_ELSEWHERE = {
     **dict.fromkeys(["custom_lin", "invertible_lin"], "test_ad_linear.py"),
     **dict.fromkeys(["cond", "while", "scan"], "test_control_flow.py"),
+    **dict.fromkeys(["cholesky", "triangular_solve", "lu", "qr", "eigh", "svd", "eig"], "test_factorizations.py"),
     **dict.fromkeys(["psum", "pmax", "pmin", "pmean", "all_gather", "axis_index"], "test_collectives.py"),
     **dict.fromkeys(
         ["closed_call", "custom_jvp_call", "custom_vjp_call", "checkpoint", "invertible_call", "custom_ivjp_call",
