@@ -2,8 +2,9 @@
 
 One public API over the plait packages: the language (plait-core) and its
 interpreters.  ``plait.numpy``, ``plait.lax``, ``plait.random``, ``plait.nn``,
-``plait.tree_util``, ``plait.tree``, ``plait.scipy`` (with ``special`` and
-``stats``) and ``plait.flatten_util`` are the core modules themselves, so
+``plait.tree_util``, ``plait.tree``, ``plait.scipy`` (with ``special``,
+``stats``, ``linalg`` and ``signal``) and ``plait.flatten_util`` are the core
+modules themselves, so
 ``import plait.numpy as pnp`` works as ``import jax.numpy as jnp`` does.
 """
 
