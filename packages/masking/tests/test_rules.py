@@ -401,6 +401,30 @@ COMPLEX_FFT = [
 ]
 
 _ENVS_N = [{"n": 6}, {"n": 3}, {"n": 1}]
+
+
+def _spd(x: Any) -> Any:
+    """A stack of symmetric positive definite matrices made from ``x``."""
+    return lax.batch_matmul(x, pnp.swapaxes(x, -1, -2)) + 3 * pnp.eye(x.shape[-1], dtype=x.dtype)
+
+
+_L = lax.linalg
+FACTORIZATIONS = [  # a masked stack of matrices (a masked matrix axis is refused: test_factorizations.py)
+    Case("cholesky of a masked stack", lambda x: _L.cholesky(_spd(x)), ["(n, 3, 3)"], "(n, 3, 3)",
+         [((6, 3, 3), F32)], _ENVS_N, rtol=1e-4),
+    Case("triangular_solve of masked stacks", lambda a, b: _L.triangular_solve(_spd(a), b, left_side=True, lower=True),
+         ["(n, 3, 3)", "(n, 3, 2)"], "(n, 3, 2)", [((6, 3, 3), F32), ((6, 3, 2), F32)], _ENVS_N, rtol=1e-4),
+    Case("lu of a masked stack", _L.lu, ["(n, 4, 3)"], ("(n, 4, 3)", "(n, 3)", "(n, 4)"), [((6, 4, 3), F32)],
+         _ENVS_N, rtol=1e-4),
+    Case("qr of a masked stack", lambda x: _L.qr(x, full_matrices=False), ["(n, 4, 3)"], ("(n, 4, 3)", "(n, 3, 3)"),
+         [((6, 4, 3), F32)], _ENVS_N, rtol=1e-4),
+    Case("eigh of a masked stack", lambda x: _L.eigh(x)[1], ["(n, 3, 3)"], "(n, 3)", [((6, 3, 3), F32)], _ENVS_N,
+         rtol=1e-4),
+    Case("svd of a masked stack", lambda x: _L.svd(x, full_matrices=False), ["(n, 4, 3)"],
+         ("(n, 4, 3)", "(n, 3)", "(n, 3, 3)"), [((6, 4, 3), F32)], _ENVS_N, rtol=1e-4),
+    Case("eig of a masked stack", lambda x: _L.eig(x, compute_left_eigenvectors=False), ["(n, 3, 3)"],
+         ["(n, 3)", "(n, 3, 3)"], [((6, 3, 3), F32)], _ENVS_N, rtol=1e-4),
+]  # fmt: skip
 _WIN = dict(window_dimensions=(1, 2), window_strides=(1, 2), padding=((0, 0), (1, 0)))
 _WIN5 = {**_WIN, "base_dilation": (1, 1), "window_dilation": (1, 1)}
 WINDOWS = [
@@ -423,7 +447,7 @@ HOST_CALLBACKS = [
          ["(n, 5)"], "(n, 5)", [((6, 5), F32)], _ENVS_N),
 ]  # fmt: skip
 
-ALL_CASES = ELEMENTWISE + REDUCTIONS + LINALG + STRUCTURAL + INDEXING + CONTROL_FLOW + CALLS + COMPLEX_FFT + WINDOWS + HOST_CALLBACKS
+ALL_CASES = ELEMENTWISE + REDUCTIONS + LINALG + FACTORIZATIONS + STRUCTURAL + INDEXING + CONTROL_FLOW + CALLS + COMPLEX_FFT + WINDOWS + HOST_CALLBACKS
 
 
 @pytest.mark.parametrize("case", ALL_CASES, ids=repr)
