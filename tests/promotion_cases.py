@@ -34,8 +34,14 @@ ALL_KINDS = ARRAY_KINDS + tuple(PY_SCALARS)
 
 BINARY = (
     "add", "subtract", "multiply", "true_divide", "floor_divide", "remainder", "power", "maximum",
-    "minimum", "arctan2", "bitwise_and", "bitwise_xor", "logical_and", "equal", "less", "greater_equal",
-    "where",
+    "minimum", "arctan2", "bitwise_and", "bitwise_xor", "logical_and", "equal", "not_equal", "less",
+    "less_equal", "greater", "greater_equal", "where",
+)  # fmt: skip
+LAX_BINARY = ("add", "mul", "div", "rem", "max", "pow", "atan2", "eq", "lt", "bitwise_and", "nextafter")
+LAX_UNARY = ("neg", "exp", "abs", "sign", "is_finite", "square", "real", "imag", "integer_pow")
+LAX_REDUCTIONS = (
+    "reduce_sum", "reduce_prod", "reduce_max", "reduce_min", "reduce_and", "reduce_or", "argmax", "cumsum",
+    "cummax",
 )  # fmt: skip
 UNARY = (
     "negative", "positive", "abs", "square", "sqrt", "exp", "sin", "tanh", "log1p", "floor", "ceil",
@@ -44,9 +50,10 @@ UNARY = (
 )  # fmt: skip
 REDUCTIONS = (
     "sum", "prod", "max", "min", "mean", "var", "std", "all", "any", "argmax", "argmin", "cumsum",
-    "cumprod", "count_nonzero", "ptp", "nansum", "nanmax", "median",
+    "cumprod", "count_nonzero", "ptp", "nansum", "nanmax", "nanmin", "nanmean", "nanprod",
+    "median", "average",
 )  # fmt: skip
-UPDATES = ("set", "add", "multiply", "min", "max")
+UPDATES = ("set", "add", "subtract", "multiply", "divide", "power", "min", "max")
 UPDATE_VALUES = ("py_int", "py_float", "float16", "int8")
 UPDATE_INDICES = {"0": 0, ":": slice(None)}
 
@@ -71,18 +78,48 @@ def _reduction(api: Any, op: str, axis: int | None) -> Callable[[Any], Any]:
     return lambda a: f(a, axis=axis)
 
 
+def _lax_unary(api: Any, op: str) -> Callable[[Any], Any]:
+    f = getattr(api.lax, op)
+    if op == "integer_pow":
+        return lambda a: f(a, 3)
+    return f  # type: ignore[no-any-return]
+
+
+def _lax_reduction(api: Any, op: str) -> Callable[[Any], Any]:
+    f = getattr(api.lax, op)
+    if op == "argmax":
+        return lambda a: f(a, 0, api.numpy.int32)
+    if op in ("cumsum", "cummax"):
+        return lambda a: f(a, 0)
+    return lambda a: f(a, (0,))
+
+
 def _update(method: str, index: Any) -> Callable[[Any, Any], Any]:
     return lambda x, v: getattr(x.at[index], method)(v)
 
 
 def cases(api: Any) -> Iterator[Case]:
-    """Every case: binary functions over every pair of kinds, unary functions
-    and reductions over every kind, ``.at[]`` updates over array kinds."""
+    """Every case: binary functions (``numpy`` and ``lax``) over every pair of
+    kinds, unary functions and reductions over every kind (``lax`` reductions
+    over array kinds), ``.at[]`` updates over array kinds."""
     for op in BINARY:
         f2 = _binary(api, op)
         for a in PAIR_KINDS:
             for b in PAIR_KINDS:
                 yield f"{op}({a},{b})", f2, (a, b)
+    for op in LAX_BINARY:
+        f2 = getattr(api.lax, op)
+        for a in PAIR_KINDS:
+            for b in PAIR_KINDS:
+                yield f"lax.{op}({a},{b})", f2, (a, b)
+    for op in LAX_UNARY:
+        f1 = _lax_unary(api, op)
+        for a in ALL_KINDS:
+            yield f"lax.{op}({a})", f1, (a,)
+    for op in LAX_REDUCTIONS:
+        f1 = _lax_reduction(api, op)
+        for a in ARRAY_KINDS:
+            yield f"lax.{op}({a})", f1, (a,)
     for op in UNARY:
         f1 = _unary(api, op)
         for a in ALL_KINDS:

@@ -291,8 +291,9 @@ def test_at_dtype_handling_and_errors() -> None:
     with pytest.raises(ValueError, match=r"\.at\[\.\.\.\]\.set: values of shape \(3,\) cannot be broadcast to the "
                                          r"indexed shape \(2,\)"):
         at(x)[:2].set(np.ones(3))
-    with pytest.raises(TypeError, match=r"\.at\[\.\.\.\]\.divide needs a floating-point array; got int32"):
-        at(x)[0].divide(2)
+    # As JAX: divide is x / (ones with the values multiplied in), a float for integer x.
+    check(lambda v: at(v)[0].divide(2), x, expected=[0.0, 1.0, 2.0, 3.0], dtype=F32)
+    check(lambda v: at(v)[np.array([2, 2])].power(2), x, expected=[0, 1, 16, 3], dtype=I32)  # exponents multiply
     with pytest.raises(ValueError, match=r"\.at\[\.\.\.\]\.add: unknown mode 'nope'"):
         at(x)[0].add(1, mode="nope")
 

@@ -25,6 +25,7 @@ from plait_core.numpy._util import (
     broadcast_to_shape,
     convert,
     dtype_of,
+    full_like_value,
     shape_str,
 )
 from plait_core.numpy.indexing import (
@@ -73,8 +74,6 @@ def scatter_update(x: ArrayLike, idx: Any, values: ArrayLike, kind: str, *, mode
     _check_mode(mode, ("clip", "drop", "fill", "promise_in_bounds"), name)
     x = as_array(x, name)
     xaval = get_aval(x)
-    if kind in ("min", "max") and dtypes.is_complex(xaval.dtype):
-        raise TypeError(f"{name} does not accept complex arrays (complex numbers have no natural order)")
     shape = tuple(xaval.shape)
     entries, new_axes, index_dims_first = _parse(shape, idx)
     xe = lax.expand_dims(x, tuple(new_axes)) if new_axes else x
@@ -170,22 +169,26 @@ class _IndexUpdateRef:
 
     def divide(self, values: ArrayLike, *, mode: Any = None, indices_are_sorted: builtins.bool = False,
                unique_indices: builtins.bool = False) -> Array:
-        """``x`` with ``x[idx] /= values`` (inexact dtypes only)."""
-        from plait_core.numpy.math import reciprocal
+        """``x`` with ``x[idx] /= values``, as JAX computes it: ``x`` divided by ones
+        scattered-multiplied by ``values`` (so integer ``x`` gives a float result,
+        and repeated indices divide repeatedly)."""
+        from plait_core.numpy.math import true_divide
 
-        if not dtypes.is_inexact(dtype_of(self.array)):
-            raise TypeError(".at[...].divide needs a floating-point array; "
-                            f"got {dtype_of(self.array).name}")
-        v = convert(as_array(values, ".at[...].divide", "values"), dtype_of(self.array))
-        return self._update("mul", reciprocal(v), mode, indices_are_sorted, unique_indices)
+        return true_divide(self.array, self._ones_times(values, mode, indices_are_sorted, unique_indices))
 
     def power(self, values: ArrayLike, *, mode: Any = None, indices_are_sorted: builtins.bool = False,
               unique_indices: builtins.bool = False) -> Array:
-        """``x`` with ``x[idx] **= values`` (indices should be unique)."""
+        """``x`` with ``x[idx] **= values``, as JAX computes it: ``x`` to the power of
+        ones scattered-multiplied by ``values`` (repeated indices multiply their exponents)."""
         from plait_core.numpy.math import power
 
-        current = getitem(self.array, self.index, mode="clip" if mode is None else mode)
-        return self._update("set", power(current, values), mode, indices_are_sorted, unique_indices)
+        return power(self.array, self._ones_times(values, mode, indices_are_sorted, unique_indices))
+
+    def _ones_times(self, values: ArrayLike, mode: Any, indices_are_sorted: builtins.bool,
+                    unique_indices: builtins.bool) -> Array:
+        ones = full_like_value(as_array(self.array, ".at[...]"), 1)
+        return scatter_update(ones, self.index, values, "mul", mode=mode, indices_are_sorted=indices_are_sorted,
+                              unique_indices=unique_indices)
 
     def min(self, values: ArrayLike, *, mode: Any = None, indices_are_sorted: builtins.bool = False,
             unique_indices: builtins.bool = False) -> Array:
