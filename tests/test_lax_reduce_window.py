@@ -168,3 +168,16 @@ def test_mask_windows_static_axes_only() -> None:
         plait.mask(windowed, ["(5, n)"], "(5, n - 1)")([x], dict(n=4))
     with pytest.raises(NotImplementedError, match="padding 'SAME' along axis 1 of symbolic size n"):
         plait.mask(_f(lax.add, 0.0, ((1, 2), (1, 2), "SAME", None, None)), ["(5, n)"], "(5, n)")([x], dict(n=4))
+
+
+def test_vmap_over_piles_windows_static_axes_only() -> None:
+    pile = plait.Pile.from_arrays([np.arange(6, dtype=np.float32).reshape(3, 2), np.arange(10, dtype=np.float32).reshape(5, 2)])
+    f = _f(lax.max, -np.inf, ((1, 2), (1, 1), [(0, 0), (0, 0)], None, None))
+    out = plait.vmap(f, in_axes=plait.pile_axis, out_axes=plait.pile_axis)(pile)
+    assert [np.asarray(a).ravel().tolist() for a in out.unpack()] == [[1.0, 3.0, 5.0], [1.0, 3.0, 5.0, 7.0, 9.0]]
+    grads = plait.vmap(plait.grad(lambda v: f(v).sum()), in_axes=plait.pile_axis, out_axes=plait.pile_axis)(pile)
+    for g, n in zip(grads.unpack(), (3, 5)):
+        np.testing.assert_array_equal(np.asarray(g), np.tile([0.0, 1.0], (n, 1)))
+    windowed = _f(lax.add, 0.0, ((2, 1), (1, 1), [(0, 0), (0, 0)], None, None))
+    with pytest.raises(ValueError, match=r"reduce_window_sum has a window of 2 .* along the ragged axis 0"):
+        plait.vmap(windowed, in_axes=plait.pile_axis, out_axes=plait.pile_axis)(pile)
