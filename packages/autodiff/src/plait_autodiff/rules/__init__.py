@@ -13,6 +13,7 @@ from plait_autodiff.rules import (
     factorizations,
     fft,
     inverse,
+    inverse_fft,
     invertible,
     linalg,
     optimization_barrier,
@@ -23,4 +24,4 @@ from plait_autodiff.rules import (
     structural,
 )
 
-__all__ = ["ad_helpers", "callbacks", "calls", "collectives", "complex_numbers", "control_flow", "custom_vmap", "elementwise", "factorizations", "fft", "inverse", "invertible", "linalg", "optimization_barrier", "reduce_window", "reductions", "shapes", "sharding", "structural"]
+__all__ = ["ad_helpers", "callbacks", "calls", "collectives", "complex_numbers", "control_flow", "custom_vmap", "elementwise", "factorizations", "fft", "inverse", "inverse_fft", "invertible", "linalg", "optimization_barrier", "reduce_window", "reductions", "shapes", "sharding", "structural"]
