@@ -139,3 +139,11 @@ def test_transposes_pass_the_dot_product_test(mesh: Mesh, name: str, body: objec
     c = rng.standard_normal(fx.shape).astype(np.float32)
     g = np.asarray(plait.grad(lambda v: pnp.sum(f(v) * c))(x))
     np.testing.assert_allclose(float(np.sum(fx * c)), float(np.sum(x * g)), rtol=1e-4)
+
+
+def test_a_pile_of_sharded_data(mesh: Mesh) -> None:
+    # The sharded axis (the pile's batch axis) is not the ragged one.
+    lengths = np.array([2, 4, 1, 3, 4, 0, 2, 1])
+    x = plait.device_put(X, NamedSharding(mesh, P(("x", "y"))))
+    out = plait.vmap(lambda r: pnp.sum(r * 2), in_axes=plait.pile_axis)(plait.Pile(x, lengths))
+    np.testing.assert_allclose(np.asarray(out), [2 * X[i, :n].sum() for i, n in enumerate(lengths)], rtol=1e-6)

@@ -255,3 +255,10 @@ def test_pmap_size_errors() -> None:
         pmap(lambda a: a, devices=devices()[:2])(np.zeros((3, 2), np.float32))
     with pytest.raises(ValueError, match="sizes 8 and 4"):
         pmap(lambda a, b: a + b)(np.zeros((8,), np.float32), np.zeros((4,), np.float32))
+
+
+def test_ahead_of_time_compile_of_a_sharded_call_says_why(mesh: Mesh) -> None:
+    x = device_put(X, NamedSharding(mesh, P("x")))
+    compiled = jit(lambda a: a + 1).lower(X).compile()
+    with pytest.raises(NotImplementedError, match=r"ahead-of-time lowering and compiling .* of SPMD programs is not"):
+        compiled(x)

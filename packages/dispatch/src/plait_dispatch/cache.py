@@ -188,6 +188,12 @@ def computation_device(
     for k, x in enumerate(operands):
         if type(x) is Array and x._committed:
             d = x._device
+            if d is None:  # jit and eager calls send these to the SPMD path first; ahead of time does not
+                raise NotImplementedError(
+                    f"{what}: {_describe(names, k)} lives on several devices ({x._sharding!r}); ahead-of-time "
+                    "lowering and compiling (.lower().compile()) of SPMD programs is not supported: call the "
+                    "jitted function itself, which compiles for its arguments' layouts"
+                )
             if device is None:
                 device, first = d, k
             elif d is not device:
