@@ -236,3 +236,13 @@ def test_triangular_solve_of_vectors() -> None:
     np.testing.assert_allclose(np.einsum("bij,bj->bi", a, x), b, rtol=1e-12)
     y = np.asarray(L.triangular_solve(a, b, left_side=False, lower=True, transpose_a=True))
     np.testing.assert_allclose(np.einsum("bj,bij->bi", y, a), b, rtol=1e-12)
+
+
+def test_a_matrix_holding_nan_gives_nan_results_and_leaves_the_others() -> None:
+    a = np.stack([hpd((3, 3), np.float64), np.full((3, 3), np.nan)])
+    v, w = (np.asarray(t) for t in L.eigh(a))
+    np.testing.assert_allclose(w[0], np.linalg.eigvalsh(a[0]), rtol=1e-12)
+    assert np.isnan(w[1]).all() and np.isnan(v[1]).all()
+    s = np.asarray(L.svd(a, compute_uv=False))
+    np.testing.assert_allclose(s[0], np.linalg.svd(a[0], compute_uv=False), rtol=1e-12)
+    assert np.isnan(s[1]).all()

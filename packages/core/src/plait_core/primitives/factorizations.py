@@ -36,6 +36,7 @@ NumPy, plus plain substitution loops where NumPy has no batched routine).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -110,6 +111,28 @@ def _batched(fn: Any, a: np.ndarray, *params: Any) -> list[np.ndarray]:
     if not outs:
         raise AssertionError("empty batches are handled by the callers")
     return [np.stack([o[k] for o in outs]).reshape(batch + outs[0][k].shape) for k in range(len(outs[0]))]
+
+
+def _or_nan(fn: Callable[[np.ndarray], list[np.ndarray]], a: np.ndarray) -> list[np.ndarray]:
+    """``fn`` of a stack of matrices; where NumPy's LAPACK fails on a matrix (it
+    does not converge, or the matrix holds NaN), that matrix's results are NaN,
+    as the kernels' ``info`` flags make them under XLA."""
+    try:
+        return fn(a)
+    except np.linalg.LinAlgError:
+        pass
+    flat = a.reshape((-1,) + a.shape[-2:])
+    template = fn(np.zeros_like(flat[:1]))
+    per: list[list[np.ndarray]] = []
+    for m in flat:
+        try:
+            per.append(fn(m[None]))
+        except np.linalg.LinAlgError:
+            per.append([np.full(t.shape, np.nan, t.dtype) for t in template])
+    return [
+        np.concatenate([o[k] for o in per]).reshape(a.shape[:-2] + template[k].shape[1:])
+        for k in range(len(template))
+    ]
 
 
 # ---------------------------------------------------------------------------
@@ -297,8 +320,11 @@ def _qr(a: np.ndarray, *, full_matrices: bool) -> list[np.ndarray]:
     if a.size == 0:
         q = np.broadcast_to(np.eye(m, k, dtype=a.dtype), (*batch, m, k)).copy()
         return [q, np.zeros((*batch, k, n), a.dtype)]
-    q, r = np.linalg.qr(a, mode="complete" if full_matrices else "reduced")
-    return [np.asarray(q, a.dtype), np.asarray(r, a.dtype)]
+    def decompose(x: np.ndarray) -> list[np.ndarray]:
+        q, r = np.linalg.qr(x, mode="complete") if full_matrices else np.linalg.qr(x, mode="reduced")
+        return [np.asarray(q, a.dtype), np.asarray(r, a.dtype)]
+
+    return _or_nan(decompose, a)
 
 
 qr_p = Primitive("qr", family="linalg", multiple_results=True)
@@ -318,8 +344,11 @@ def _eigh_rule(a: ShapedArray, *, lower: bool, sort_eigenvalues: bool) -> list[S
 def _eigh(a: np.ndarray, *, lower: bool, sort_eigenvalues: bool) -> list[np.ndarray]:
     if a.size == 0:
         return [a.copy(), np.zeros(a.shape[:-1], real_dtype(a.dtype))]
-    w, v = np.linalg.eigh(a, UPLO="L" if lower else "U")
-    return [np.asarray(v, a.dtype), np.asarray(w, real_dtype(a.dtype))]
+    def decompose(x: np.ndarray) -> list[np.ndarray]:
+        w, v = np.linalg.eigh(x, UPLO="L" if lower else "U")
+        return [np.asarray(v, a.dtype), np.asarray(w, real_dtype(a.dtype))]
+
+    return _or_nan(decompose, a)
 
 
 eigh_p = Primitive("eigh", family="linalg", multiple_results=True)
@@ -356,9 +385,13 @@ def _svd(a: np.ndarray, *, full_matrices: bool, compute_uv: bool) -> list[np.nda
         vh = np.broadcast_to(np.eye(kv, n, dtype=a.dtype), (*batch, kv, n)).copy()
         return [s, u, vh]
     if not compute_uv:
-        return [np.asarray(np.linalg.svd(a, compute_uv=False), rdt)]
-    u, s, vh = np.linalg.svd(a, full_matrices=full_matrices)
-    return [np.asarray(s, rdt), np.asarray(u, a.dtype), np.asarray(vh, a.dtype)]
+        return _or_nan(lambda x: [np.asarray(np.linalg.svd(x, compute_uv=False), rdt)], a)
+
+    def decompose(x: np.ndarray) -> list[np.ndarray]:
+        u, s, vh = np.linalg.svd(x, full_matrices=full_matrices)
+        return [np.asarray(s, rdt), np.asarray(u, a.dtype), np.asarray(vh, a.dtype)]
+
+    return _or_nan(decompose, a)
 
 
 svd_p = Primitive("svd", family="linalg", multiple_results=True)
@@ -394,15 +427,19 @@ def _eig(
         return [np.zeros(a.shape[:-1], c)] + [np.zeros(a.shape, c)] * (
             int(compute_left_eigenvectors) + int(compute_right_eigenvectors)
         )
-    w, vr = np.linalg.eig(a)
-    out = [np.asarray(w, c)]
-    if compute_left_eigenvectors:
-        # The rows of vr⁻¹ are left eigenvectors (conjugated): vr⁻¹ a = diag(w) vr⁻¹.
-        vl = np.conj(np.swapaxes(np.linalg.inv(vr), -1, -2))
-        out.append(np.asarray(_unit_columns(vl), c))
-    if compute_right_eigenvectors:
-        out.append(np.asarray(_unit_columns(vr), c))
-    return out
+
+    def decompose(x: np.ndarray) -> list[np.ndarray]:
+        w, vr = np.linalg.eig(x)
+        out = [np.asarray(w, c)]
+        if compute_left_eigenvectors:
+            # The rows of vr⁻¹ are left eigenvectors (conjugated): vr⁻¹ a = diag(w) vr⁻¹.
+            vl = np.conj(np.swapaxes(np.linalg.inv(vr), -1, -2))
+            out.append(np.asarray(_unit_columns(vl), c))
+        if compute_right_eigenvectors:
+            out.append(np.asarray(_unit_columns(vr), c))
+        return out
+
+    return _or_nan(decompose, a)
 
 
 eig_p = Primitive("eig", family="linalg", multiple_results=True)
