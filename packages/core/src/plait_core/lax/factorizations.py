@@ -1,7 +1,8 @@
 """``lax.linalg``'s factorisations, with JAX's names, signatures and output
 conventions: ``cholesky``, ``triangular_solve``, ``lu``,
-``lu_pivots_to_permutation``, ``qr``, ``eigh``, ``svd``, ``eig`` (and
-``tridiagonal``-free helpers they need).
+``lu_pivots_to_permutation``, ``qr``, ``eigh``, ``svd``, ``eig``; and the
+helpers the other layers share (``adjoint``, ``swap_last``, ``tril_mask``,
+``permute_rows``, ``permutation_matrix``, ``lu_solve``), which are not part of JAX's ``lax.linalg``.
 
 Each acts on the last two axes and batches over the leading ones; the
 primitives they bind are described in
