@@ -46,6 +46,9 @@ class FftType(enum.IntEnum):
     RFFT = 2
     IRFFT = 3
 
+    def __repr__(self) -> str:  # (how jaxprs print the parameter)
+        return f"FftType.{self.name}"
+
 
 fft_p = Primitive("fft", family="linalg")
 
