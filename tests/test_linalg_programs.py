@@ -304,3 +304,11 @@ def test_grad_of_det_is_the_adjugate_even_when_singular(x64: Any) -> None:
     batch = A
     want = np.linalg.det(batch)[:, None, None] * np.swapaxes(np.linalg.inv(batch), -1, -2)
     close(plait.vmap(plait.grad(pnp.linalg.det))(batch), want, rtol=1e-9, atol=1e-9)
+
+
+def test_hessian_of_log_det(x64: Any) -> None:
+    # d² log|det A| [E_ij, E_kl] = -(A⁻¹)[j, k] (A⁻¹)[l, i]: second derivatives through the LU rules.
+    a = A[1]
+    inv = np.linalg.inv(a)
+    want = -np.einsum("jk,li->ijkl", inv, inv)
+    close(plait.jit(plait.hessian(lambda m: pnp.linalg.slogdet(m).logabsdet))(a), want, rtol=1e-9, atol=1e-9)
