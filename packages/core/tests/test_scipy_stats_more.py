@@ -152,3 +152,18 @@ def test_distribution_functions() -> None:
     k = np.array([-1.0, 0.0, 1.0, 2.5, 3.0, 10.0])
     pmf = [math.exp(-2.5) * 2.5**j / math.factorial(j) for j in range(11)]
     close(stats.poisson.cdf(k, 2.5), [0.0 if v < 0 else sum(pmf[: int(v) + 1]) for v in k])
+
+
+def test_uniform_bernoulli_norm_remaining_functions() -> None:
+    x = np.array([-1.0, 0.0, 0.3, 1.0, 1.5, 3.0])
+    close(stats.uniform.cdf(x, 0.5, 2.0), np.clip((x - 0.5) / 2.0, 0, 1))
+    q = np.array([-0.1, 0.0, 0.3, 1.0, 1.2])
+    got = np.asarray(stats.uniform.ppf(q, 0.5, 2.0))
+    close(got[1:4], 0.5 + 2.0 * q[1:4])
+    assert np.isnan(got[0]) and np.isnan(got[-1])
+    close(stats.bernoulli.cdf(x, 0.3), [0.0, 0.7, 0.7, 1.0, 1.0, 1.0])
+    ppf = np.asarray(stats.bernoulli.ppf(np.array([-0.1, 0.0, 0.3, 0.7, 0.8, 1.0, 1.2]), 0.3))
+    close(ppf[1:-1], [0.0, 0.0, 0.0, 1.0, 1.0])
+    assert np.isnan(ppf[0]) and np.isnan(ppf[-1])
+    close(stats.norm.isf(np.array([0.1, 0.5, 0.9]), 1.0, 2.0), np.asarray(stats.norm.ppf(np.array([0.9, 0.5, 0.1]), 1.0, 2.0)))
+    close(stats.norm.logsf(x, 1.0, 2.0), np.log(np.asarray(stats.norm.cdf(-x, -1.0, 2.0))))

@@ -28,4 +28,18 @@ def pmf(k: Array, p: Array, loc: Array = 0) -> Array:
     return pnp.exp(logpmf(k, p, loc))
 
 
-__all__ = ["logpmf", "pmf"]
+def cdf(k: Array, p: Array, loc: Array = 0) -> Array:
+    """``P(K <= k)``: 0 below ``loc``, ``1 - p`` up to ``loc + 1``, then 1."""
+    k, p, loc = promote_args_inexact("bernoulli.cdf", k, p, loc)
+    x = k - loc
+    return pnp.where(x < 0, 0, pnp.where(x < 1, 1 - p, 1))
+
+
+def ppf(q: Array, p: Array) -> Array:
+    """The smallest ``k`` with ``cdf(k) >= q``: 0 for ``q <= 1 - p``, else 1 (NaN
+    outside ``[0, 1]``)."""
+    q, p = promote_args_inexact("bernoulli.ppf", q, p)
+    return pnp.where((q < 0) | (q > 1), np.nan, pnp.where(q <= 1 - p, 0, 1))
+
+
+__all__ = ["cdf", "logpmf", "pmf", "ppf"]

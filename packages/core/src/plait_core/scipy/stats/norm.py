@@ -56,4 +56,15 @@ def ppf(q: Array, loc: Array = 0, scale: Array = 1) -> Array:
     return loc + scale * _SQRT2 * special.erfinv(2 * q - 1)
 
 
-__all__ = ["cdf", "logcdf", "logpdf", "pdf", "ppf", "sf"]
+def logsf(x: Array, loc: Array = 0, scale: Array = 1) -> Array:
+    """``log P(X > x)``, as ``log(sf)``."""
+    return pnp.log(sf(x, loc, scale))
+
+
+def isf(q: Array, loc: Array = 0, scale: Array = 1) -> Array:
+    """The inverse survival function: ``loc + scale * sqrt 2 * erfinv(1 - 2q)``."""
+    q, loc, scale = promote_args_inexact("norm.isf", q, loc, scale)
+    return loc + scale * _SQRT2 * special.erfinv(1 - 2 * q)
+
+
+__all__ = ["cdf", "isf", "logcdf", "logpdf", "logsf", "pdf", "ppf", "sf"]

@@ -24,4 +24,16 @@ def pdf(x: Array, loc: Array = 0, scale: Array = 1) -> Array:
     return pnp.exp(logpdf(x, loc, scale))
 
 
-__all__ = ["logpdf", "pdf"]
+def cdf(x: Array, loc: Array = 0, scale: Array = 1) -> Array:
+    """``(x - loc) / scale`` clipped to ``[0, 1]``."""
+    x, loc, scale = promote_args_inexact("uniform.cdf", x, loc, scale)
+    return pnp.clip((x - loc) / scale, 0, 1)
+
+
+def ppf(q: Array, loc: Array = 0, scale: Array = 1) -> Array:
+    """The quantile ``loc + q * scale`` (NaN outside ``[0, 1]``)."""
+    q, loc, scale = promote_args_inexact("uniform.ppf", q, loc, scale)
+    return pnp.where((q < 0) | (q > 1), np.nan, loc + q * scale)
+
+
+__all__ = ["cdf", "logpdf", "pdf", "ppf"]
