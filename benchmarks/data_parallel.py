@@ -5,8 +5,9 @@ Each measurement is a fresh process (a process's device count is fixed when
 its backend starts), running :mod:`benchmarks.data_parallel_worker`: plait in
 this interpreter, JAX in the interpreter named by ``$JAX_PYTHON`` (default
 ``/work/jaxenv/bin/python``, skipped when absent).  Runs alternate plait and
-JAX, ``--rounds`` times per row; each figure is the median over rounds of the
-per-step medians.  The step: a 128-256-256-10 MLP, softmax cross-entropy on a
+JAX, ``--rounds`` times per row; each figure is the median over rounds of
+each run's fastest step (the machine is shared: the fastest step is the one
+least disturbed by other load, and it is what both frameworks can do).  The step: a 128-256-256-10 MLP, softmax cross-entropy on a
 global batch of 512 split over the devices, parameters replicated, one
 ``jit(step, in_shardings=, out_shardings=)``; XLA adds the gradient all-reduce.
 

@@ -467,7 +467,9 @@ def compile_spmd(text: str, devices: tuple[Device, ...], propagate: Sequence[boo
     options = _xc.CompileOptions()
     options.num_partitions = len(devices)
     options.num_replicas = 1
-    options.executable_build_options.use_spmd_partitioning = True
+    # One device needs no partitioner, unless the program has its custom calls
+    # (``@Sharding``: shard_map, with_sharding_constraint).
+    options.executable_build_options.use_spmd_partitioning = len(devices) > 1 or '"Sharding"' in text
     # Outputs without an ``mhlo.sharding`` take the layout XLA propagates to them.
     options.executable_build_options.allow_spmd_sharding_propagation_to_output = list(propagate) or [False]
     ids = np.array([[d.id for d in devices]], dtype=np.int32).reshape(1, len(devices))
