@@ -87,3 +87,32 @@ def test_precision_everywhere() -> None:
         np.testing.assert_allclose(np.asarray(got), want, rtol=1e-5, atol=1e-6)
     with pytest.raises(ValueError, match="unknown precision 'sloppy'"):
         lax.dot(a, b, precision="sloppy")
+
+
+CUMULATIVE = {
+    "cumsum": np.cumsum,
+    "cumprod": np.cumprod,
+    "cummax": np.maximum.accumulate,
+    "cummin": np.minimum.accumulate,
+    "cumlogsumexp": np.logaddexp.accumulate,
+}
+
+
+@pytest.mark.parametrize("name", sorted(CUMULATIVE))
+@pytest.mark.parametrize("reverse", [False, True])
+def test_cumulative_reductions_under_every_transformation(name: str, reverse: bool) -> None:
+    x = R.standard_normal((3, 5))
+    ref = CUMULATIVE[name]
+    want = np.flip(ref(np.flip(x, 1), axis=1), 1) if reverse else ref(x, axis=1)
+    with plait.enable_x64():
+        f = lambda v: getattr(lax, name)(v, axis=1, reverse=reverse)  # noqa: E731
+        np.testing.assert_allclose(np.asarray(plait.jit(f)(x)), want, rtol=1e-10)
+        np.testing.assert_allclose(np.asarray(plait.vmap(f, in_axes=2, out_axes=2)(x[:, :, None])[..., 0]), want,
+                                   rtol=1e-10)  # fmt: skip
+        d = R.standard_normal(x.shape)
+        loss = lambda v: (f(v) * np.arange(15.0).reshape(3, 5)).sum()  # noqa: E731
+        fd = (float(loss(x + 1e-6 * d)) - float(loss(x - 1e-6 * d))) / 2e-6
+        np.testing.assert_allclose(float((np.asarray(plait.grad(loss)(x)) * d).sum()), fd, rtol=1e-5)
+        masked = plait.mask(lambda v: getattr(lax, name)(v, axis=0, reverse=reverse), ["n"], "n")([x[0]], dict(n=3))
+        row = np.flip(ref(np.flip(x[0, :3]))) if reverse else ref(x[0, :3])
+        np.testing.assert_allclose(np.asarray(masked)[:3], row, rtol=1e-10)
