@@ -21,7 +21,7 @@ from fuzz.runner import Fuzzer, Report
 import plait
 import plait.numpy as pnp
 
-SHORT_RUN_SEEDS = range(16)
+SHORT_RUN_SEEDS = range(24)
 
 
 def test_short_fixed_seed_run_finds_no_failure() -> None:

@@ -559,9 +559,13 @@ GENERATORS: tuple[tuple[Gen, float], ...] = (
 
 
 def _random_shape(rng: random.Random) -> tuple[int, ...]:
+    """Half the arrays have the masked / ragged size ``N`` once, most often first."""
     nd = rng.choices([0, 1, 2, 3], weights=[1, 4, 4, 1])[0]
-    sizes = (N, *OTHER_SIZES)
-    return tuple(rng.choice(sizes) for _ in range(nd))
+    shape = [rng.choice((N, *OTHER_SIZES)) for _ in range(nd)]
+    if nd and rng.random() < 0.5:
+        shape = [rng.choice(OTHER_SIZES) for _ in range(nd)]
+        shape[0 if rng.random() < 0.7 else nd - 1] = N
+    return tuple(shape)
 
 
 def _random_inputs(rng: random.Random) -> list[Var]:
