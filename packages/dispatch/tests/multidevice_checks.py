@@ -262,3 +262,12 @@ def test_ahead_of_time_compile_of_a_sharded_call_says_why(mesh: Mesh) -> None:
     compiled = jit(lambda a: a + 1).lower(X).compile()
     with pytest.raises(NotImplementedError, match=r"ahead-of-time lowering and compiling .* of SPMD programs is not"):
         compiled(x)
+
+
+def test_nested_maps_say_what_to_do_instead(mesh: Mesh) -> None:
+    x = np.zeros((2, 4), np.float32)
+    with pytest.raises(NotImplementedError, match=r"shard_map of pmap\(<lambda>\): a shard_map \(or pmap\) inside"):
+        pmap(pmap(lambda a: a, "j"), "i")(x)
+    inner = shard_map(lambda a: a, mesh=mesh, in_specs=P(), out_specs=P())
+    with pytest.raises(NotImplementedError, match="map over one mesh with several axes instead"):
+        shard_map(lambda a: inner(a), mesh=mesh, in_specs=P(), out_specs=P())(x)

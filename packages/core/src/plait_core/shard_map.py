@@ -4,6 +4,7 @@ sharding primitives (:mod:`plait_core.primitives.sharding`)."""
 from __future__ import annotations
 
 import functools
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -46,6 +47,15 @@ def _spec(s: Any, what: str, where: str) -> PartitionSpec:
             f"{where}: {what} has None where a PartitionSpec belongs; use P() for a replicated value"
         )
     return s  # type: ignore[no-any-return]
+
+
+class _Tracing(threading.local):
+    def __init__(self) -> None:
+        self.meshes: list[Mesh] = []
+
+
+_tracing = _Tracing()
+"""The meshes of the shard_map functions being traced now (innermost last)."""
 
 
 def shard_map(
@@ -104,6 +114,12 @@ def shard_map(
 
     @functools.wraps(f)
     def mapped(*args: Any) -> Any:
+        if _tracing.meshes:
+            raise NotImplementedError(
+                f"{where}: a shard_map (or pmap) inside the function of another one is not supported; map over "
+                "one mesh with several axes instead (make_mesh((a, b), ('i', 'j')) and specs naming both), or "
+                "use vmap(..., axis_name=...) inside"
+            )
         leaves, in_tree = tree_flatten(args)
         specs = _broadcast_specs(tuple(in_specs) if isinstance(in_specs, list) else in_specs, args, "in_specs", where)
         avals = [get_aval(x, f"an argument of {where}") for x in leaves]
@@ -117,8 +133,12 @@ def shard_map(
             out_trees.append(out_tree)
             return out_leaves
 
-        with mesh_axis_env(the_mesh):
-            closed = trace_to_jaxpr(flat, shard_avals)
+        _tracing.meshes.append(the_mesh)
+        try:
+            with mesh_axis_env(the_mesh):
+                closed = trace_to_jaxpr(flat, shard_avals)
+        finally:
+            _tracing.meshes.pop()
         body, consts = hoist_consts(closed)
         out_tree = out_trees[0]
         placeholder = tree_unflatten(out_tree, [0] * out_tree.num_leaves)

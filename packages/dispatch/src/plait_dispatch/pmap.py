@@ -243,6 +243,8 @@ def _build(
             out_axes_leaves.append(oaxes)
             return [o if a is None else expand_dims(o, (a,)) for o, a in zip(outs, oaxes)]
 
+        body.__name__ = body.__qualname__ = f"pmap({fun_name(fun)})"
+
         # The output specs are known once the body is traced (out_axes is a
         # prefix of the output): shard_map asks for them after tracing.
         def specs(out_tree: Any) -> Any:
