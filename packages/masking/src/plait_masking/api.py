@@ -203,7 +203,11 @@ def shapecheck(in_shapes: Any, out_shape: Any, dtype: Any = np.float32) -> Calla
         args = [tree.unflatten([next(structs) for _ in range(n)]) for tree, n in zip(specs.trees, specs.counts)]
         try:
             out = eval_shape(fun, *args)
-        except (InconclusiveDimensionOperation, ValueError) as e:
+        except ShapeError:
+            raise
+        except (InconclusiveDimensionOperation, ValueError, TypeError) as e:
+            # Shape mismatches are ValueErrors, or TypeErrors where JAX raises those
+            # (contractions); a dtype error is reported as a shape error too, with its message.
             raise ShapeError(f"{what}: {e}") from e
         leaves, tree = tree_flatten(out)
         avals = [ShapedArray(x.shape, x.dtype) for x in leaves]
