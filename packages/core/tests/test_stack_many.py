@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -45,3 +46,13 @@ def test_promotion_and_weak_types_match_a_single_join() -> None:
     typed = pnp.stack([np.float32(1)] * 40, dtype=np.float16)
     assert get_aval(typed).dtype == np.float16
 
+
+
+def test_asarray_of_a_bfloat16_numpy_array() -> None:
+    """bfloat16 (NumPy kind 'V', from ml_dtypes) is an array dtype; structured data is not."""
+    raw = np.array([0.5, -1.25, 3.0], ml_dtypes.bfloat16)
+    x = pnp.asarray(raw)
+    assert get_aval(x).dtype == raw.dtype
+    np.testing.assert_array_equal(np.asarray(x).astype(np.float32), raw.astype(np.float32))
+    with pytest.raises(TypeError, match=r"array: cannot make an array of \[\('a', '<i4'\)\] data"):
+        pnp.asarray(np.zeros(2, dtype=[("a", "i4")]))

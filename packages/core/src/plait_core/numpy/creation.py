@@ -91,7 +91,7 @@ def _numpy_constant(obj: Any, name: str) -> np.ndarray:
         raw = np.asarray(obj)
     except (ValueError, TypeError) as e:
         raise TypeError(f"{name}: cannot convert {type(obj).__name__} to an array ({e})") from None
-    if raw.dtype == object or raw.dtype.kind in "USV":
+    if raw.dtype == object or raw.dtype.kind in "US" or (raw.dtype.kind == "V" and not dtypes.is_float(raw.dtype)):
         raise TypeError(f"{name}: cannot make an array of {raw.dtype} data from {_short(obj)}")
     target = dtypes.canonicalize_dtype(raw.dtype)
     if target != raw.dtype:
