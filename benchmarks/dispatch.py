@@ -61,6 +61,97 @@ def bench_jit_cached_call(jax: Any | None, repeats: int = 41) -> Result:
     return Result("cached call of a small jitted function", p, j, "≤ 0.8× JAX")
 
 
+def _params_tree(leaf: Callable[[], Any]) -> dict[str, Any]:
+    """A pytree of 100 leaves shaped like an MLP's parameters and its Adam
+    state (nested dicts and lists), every leaf made by ``leaf()``."""
+    layers = lambda: [{"w": leaf(), "b": leaf()} for _ in range(8)]  # noqa: E731
+    return {
+        "params": layers(),
+        "opt": {"mu": layers(), "nu": layers(), "count": leaf(), "extra": [leaf() for _ in range(51)]},
+    }
+
+
+def bench_jit_cached_calls(jax: Any | None, repeats: int = 41) -> list[Result]:
+    """Cached calls of jitted functions over the argument shapes users have:
+    one ``f32[4]``, a dict of 10 ``f32[4]`` (returning a dict of 10), a
+    pytree of 100 leaves (returning the same structure), Python scalars
+    mixed in, a static argument, a donated argument."""
+    import plait_dispatch as plait
+    from plait_core import tree_util as ptu
+
+    def cases(lib: Any, tmap: Callable[..., Any]) -> list[tuple[str, Callable[[], object]]]:
+        x = lib.device_put(np.arange(4, dtype=np.float32))
+        d10 = {f"w{i}": lib.device_put(np.full(4, i, np.float32)) for i in range(10)}
+        t100 = _params_tree(lambda: lib.device_put(np.ones(4, np.float32)))
+        one = lib.jit(lambda a: a * 2.0)
+        dict_f = lib.jit(lambda d: {k: v * 2.0 for k, v in d.items()})
+        tree_f = lib.jit(lambda t: tmap(lambda v: v * 2.0, t))
+        scal_f = lib.jit(lambda a, s, n: a * s + n)
+        stat_f = lib.jit(lambda a, n: a * n, static_argnums=1)
+        don_f = lib.jit(lambda a: a * 2.0, donate_argnums=0)
+        state = {"x": lib.device_put(np.arange(4, dtype=np.float32))}
+
+        def donate() -> object:
+            state["x"] = don_f(state["x"])
+            return state["x"]
+
+        out = [
+            ("jit cached call: one f32[4]", lambda: one(x)),
+            ("jit cached call: dict of 10 f32[4] -> dict of 10", lambda: dict_f(d10)),
+            ("jit cached call: pytree of 100 leaves (MLP params + Adam state) -> same", lambda: tree_f(t100)),
+            ("jit cached call: f32[4] with Python scalars (a, 2.0, 3)", lambda: scal_f(x, 2.0, 3)),
+            ("jit cached call: f32[4] and a static int", lambda: stat_f(x, 3)),
+            ("jit cached call: donated f32[4] (x = f(x))", donate),
+        ]
+        for _, fn in out:
+            lib.block_until_ready(fn())
+        return out
+
+    plait_cases = cases(plait, ptu.tree_map)
+    jax_cases = cases(jax, jax.tree_util.tree_map) if jax is not None else [None] * len(plait_cases)
+    results = []
+    for (name, pf), jc in zip(plait_cases, jax_cases):
+        jf = None if jc is None else jc[1]
+        p, j = _scaled(*interleaved(_per_call(pf), None if jf is None else _per_call(jf), repeats))
+        results.append(Result(name, p, j, "≤ 0.9× JAX"))
+    return results
+
+
+def bench_mlp_loop(jax: Any | None, repeats: int = 5, steps: int = 1000) -> Result | None:
+    """A 1,000-step SGD training loop of a small MLP (4-32-32-1, batch 16,
+    params a list of (w, b) pairs), end to end: every step a cached jit call
+    on the params pytree; one wait at the end."""
+    import plait_core
+    import plait_dispatch as plait
+
+    grad = _plait_grad()
+    if grad is None:
+        return None
+    sizes = [4, 32, 32, 1]
+    rng = np.random.default_rng(2)
+    xb = rng.standard_normal((16, 4)).astype(np.float32)
+    yb = rng.standard_normal((16, 1)).astype(np.float32)
+
+    def loop(lib: Any, lnp: Any, g: Any) -> Callable[[], object]:
+        step = lib.jit(_mlp_step(lnp, g))
+        x, y = lib.device_put(xb), lib.device_put(yb)
+        p0 = lib.device_put(_mlp_init(sizes))
+        lib.block_until_ready(step(p0, x, y))
+
+        def run() -> object:
+            p = p0
+            for _ in range(steps):
+                p = step(p, x, y)
+            return lib.block_until_ready(p)
+
+        return run
+
+    pf = loop(plait, plait_core.numpy, grad)
+    jf = None if jax is None else loop(jax, jax.numpy, jax.grad)
+    p, j = interleaved(pf, jf, repeats)
+    return Result(f"{steps}-step small-MLP (4-32-32-1) SGD loop, end to end", p, j, "≤ 0.95× JAX")
+
+
 def bench_eager_ops(jax: Any | None, repeats: int = 41) -> list[Result]:
     """Eager operations on ``f32[8]``: a primitive through ``lax``, NumPy-style
     functions and operators, with array and Python-scalar operands, and a
@@ -101,6 +192,21 @@ def bench_eager_ops(jax: Any | None, repeats: int = 41) -> list[Result]:
             "eager op: numpy sum of f32[8]",
             lambda: pnp.sum(x),
             None if jax is None else (lambda: jax.numpy.sum(jx)),
+        ),
+        (
+            "eager op: numpy add of two f32[8]",
+            lambda: pnp.add(x, x),
+            None if jax is None else (lambda: jax.numpy.add(jx, jx)),
+        ),
+        (
+            "eager op: x[0] on f32[8]",
+            lambda: x[0],
+            None if jax is None else (lambda: jx[0]),
+        ),
+        (
+            "eager op: x.at[0].set(1.0) on f32[8]",
+            lambda: x.at[0].set(1.0),
+            None if jax is None else (lambda: jx.at[0].set(1.0)),
         ),
     ]
     out = []

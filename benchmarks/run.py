@@ -64,7 +64,12 @@ SECTIONS = [
     Section(
         "latency",
         "Dispatch latency (per call, warm)",
-        rows=_concat(_rows("dispatch", "bench_jit_cached_call"), _rows("dispatch", "bench_eager_ops")),
+        rows=_concat(
+            _rows("dispatch", "bench_jit_cached_call"),
+            _rows("dispatch", "bench_jit_cached_calls"),
+            _rows("dispatch", "bench_eager_ops"),
+            _rows("dispatch", "bench_mlp_loop"),
+        ),
     ),
     Section(
         "tracing",
