@@ -184,3 +184,39 @@ __all__ = [
 ]
 
 from plait_core.scipy._incomplete import betainc, gammainc, gammaincc  # noqa: E402  (they use gammaln, above)
+from plait_core.scipy.special_extras import (  # noqa: E402  (they use erfc, above)
+    bernoulli,
+    beta,
+    betaln,
+    boxcox,
+    boxcox1p,
+    comb,
+    dawsn,
+    erfcx,
+    exp1,
+    expi,
+    expn,
+    factorial,
+    gamma,
+    gammasgn,
+    i0,
+    i0e,
+    i1,
+    i1e,
+    kl_div,
+    log_ndtr,
+    loggamma,
+    multigammaln,
+    ndtr,
+    ndtri,
+    poch,
+    polygamma,
+    rel_entr,
+    zeta,
+)
+
+__all__ += [
+    "bernoulli", "beta", "betaln", "boxcox", "boxcox1p", "comb", "dawsn", "erfcx", "exp1", "expi", "expn",
+    "factorial", "gamma", "gammasgn", "i0", "i0e", "i1", "i1e", "kl_div", "log_ndtr", "loggamma",
+    "multigammaln", "ndtr", "ndtri", "poch", "polygamma", "rel_entr", "zeta",
+]
