@@ -50,6 +50,7 @@ CASES: list[tuple[str, str]] = [
     ("randint_wide", "random.randint(random.key(4), (4,), -2**31, 2**31 - 1)"),
     ("gumbel", "random.gumbel(random.key(6), (5,))"),
     ("gumbel_high", "random.gumbel(random.key(6), (3,), mode='high')"),
+    ("gumbel_highest", "random.gumbel(random.key(6), (6,), mode='highest')"),
     ("exponential", "random.exponential(random.key(6), (5,))"),
     ("categorical", f"random.categorical(random.key(7), np.log(np.array([0.2, 0.5, 0.3], {_F})), shape=(8,))"),
     ("categorical_axis0", f"random.categorical(random.key(7), np.zeros((3, 2), {_F}), axis=0)"),

@@ -26,7 +26,7 @@ TABLE = RECORDED["cases"]
 EXACT = [
     "PRNGKey", "PRNGKey_arrays", "key_data", "split", "split_typed", "fold_in", "fold_in_typed", "bits32",
     "bits8", "uniform", "uniform_bounds", "uniform_f16", "normal", "normal_typed", "truncated_normal",
-    "bernoulli", "gumbel", "exponential", "categorical", "permutation_int", "choice_noreplace", "laplace",
+    "bernoulli", "gumbel", "gumbel_highest", "exponential", "categorical", "permutation_int", "choice_noreplace", "laplace",
     "logistic", "cauchy", "rademacher", "gamma", "pareto", "geometric",
 ]
 EXPR = dict(cases.CASES)
@@ -166,9 +166,7 @@ def test_differentiating_with_respect_to_a_key_is_refused_and_float0_tangents_wo
     np.testing.assert_array_equal(np.asarray(t), np.asarray(random.normal(key)))
 
 
-def test_fold_in_under_vmap_and_unsupported_gumbel_mode() -> None:
+def test_fold_in_under_vmap() -> None:
     key = random.key(0)
     folded = plait.vmap(lambda i: random.key_data(random.fold_in(key, i)))(np.arange(3, dtype=np.int32))
     np.testing.assert_array_equal(np.asarray(folded), np.asarray(random.key_data(random.split(key, 3))))
-    with pytest.raises(NotImplementedError, match=r"random\.gumbel: mode='highest' for float32 is not supported"):
-        random.gumbel(key, (2,), mode="highest")

@@ -8,11 +8,9 @@ scalar key array; see :mod:`plait_core.prng`) or raw ``uint32[2]`` arrays
 (``random.PRNGKey(seed)``); functions return keys in the form they were given.
 Like JAX, samplers take a single key (``vmap`` maps over arrays of keys).
 
-Not supported (each raises ``NotImplementedError`` saying so):
-``gumbel(..., mode="highest")`` for float32 (needs a count-leading-zeros
-primitive plait does not have), and derivatives of ``gamma``-family samples
-with respect to their shape parameters (JAX's implicit gradient needs the
-derivative of the incomplete gamma function).  ``random.clone`` returns its
+Not supported (raising ``NotImplementedError`` saying so): derivatives of
+``gamma``-family samples with respect to their shape parameters (JAX's implicit
+gradient needs the derivative of the incomplete gamma function).  ``random.clone`` returns its
 key (plait has no key-reuse checker).  Only the ``threefry2x32``
 implementation exists (``impl=`` / ``dtype=`` naming another is a ValueError).
 
@@ -52,6 +50,7 @@ from plait_core.prng import (
 from plait_core.random_floats import (
     const,
     exponential_floats,
+    gumbel_highest_float32,
     normal_floats,
     split_keys,
     to_dtype,
@@ -441,10 +440,7 @@ def _gumbel(data: Array, shape: tuple[int, ...], dt: Any, mode: str) -> Array:
         u = uniform_floats(data, shape, dt, float(info.tiny), 1.0)
         return lax.neg(lax.log(lax.neg(lax.log(u))))
     if mode == "highest" and dt == dtypes.float32:
-        raise NotImplementedError(
-            "random.gumbel: mode='highest' for float32 is not supported (it needs a count-leading-zeros "
-            "primitive plait does not have); use mode='high'"
-        )
+        return gumbel_highest_float32(data, shape)
     both = uniform_floats(data, (2, *shape), dt, 0.0, 1.0)
     high = lax.index_in_dim(both, 0, 0, keepdims=False)
     low = lax.index_in_dim(both, 1, 0, keepdims=False)

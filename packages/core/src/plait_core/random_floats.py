@@ -70,3 +70,53 @@ def exponential_floats(data: Array, shape: tuple[int, ...], dtype: Any) -> Array
     """Standard exponential floats ``-log1p(-u)``."""
     u = uniform_floats(data, shape, dtype, 0.0, 1.0)
     return lax.neg(lax.log1p(lax.neg(u)))
+
+
+def _u32(value: int) -> Array:
+    return np.uint32(value)
+
+
+def count_leading_zeros(x: Array) -> Array:
+    """The number of leading zero bits of each ``uint32`` of ``x`` (32 for 0):
+    smear the highest set bit rightwards, then count the set bits."""
+    for s in (1, 2, 4, 8, 16):
+        x = lax.bitwise_or(x, lax.shift_right_logical(x, _u32(s)))
+    v = lax.sub(x, lax.bitwise_and(lax.shift_right_logical(x, _u32(1)), _u32(0x55555555)))
+    v = lax.add(lax.bitwise_and(v, _u32(0x33333333)), lax.bitwise_and(lax.shift_right_logical(v, _u32(2)), _u32(0x33333333)))
+    v = lax.bitwise_and(lax.add(v, lax.shift_right_logical(v, _u32(4))), _u32(0x0F0F0F0F))
+    ones = lax.shift_right_logical(lax.mul(v, _u32(0x01010101)), _u32(24))
+    return lax.sub(_u32(32), ones)
+
+
+def _float32_of_fraction(hi: Array, lo: Array) -> Array:
+    """The float32 nearest below the 64-bit binary fraction ``0.hi lo`` (its
+    leading one found with :func:`count_leading_zeros`, the next 23 bits kept)."""
+    hi_clz = count_leading_zeros(hi)
+    lo_clz = count_leading_zeros(lo)
+    hi_empty = lax.eq(hi_clz, _u32(32))
+    top = lax.shift_left(hi, hi_clz)
+    below = lax.select(hi_empty, lax.shift_left(lo, lo_clz), lax.shift_right_logical(lo, lax.sub(_u32(32), hi_clz)))
+    mantissa = lax.shift_right_logical(lax.bitwise_or(top, below), _u32(8))
+    mantissa = lax.bitwise_and(mantissa, _u32((1 << 23) - 1))
+    zeros = lax.select(hi_empty, lax.add(_u32(32), lo_clz), hi_clz)
+    exponent = lax.shift_left(lax.sub(_u32(126), zeros), _u32(23))
+    exponent = lax.bitwise_and(exponent, _u32((1 << 30) - (1 << 22)))
+    return lax.bitcast_convert_type(lax.bitwise_or(exponent, mantissa), dtypes.float32)
+
+
+def gumbel_highest_float32(data: Array, shape: tuple[int, ...]) -> Array:
+    """float32 Gumbel samples from 64 random bits each (JAX's ``mode='highest'``):
+    a 64-bit uniform ``u`` below 1/2 gives ``-log(-log1p(-u))``, otherwise the
+    bits are negated (``1 - u``, exact) and ``-log(-log(1 - u))`` is taken, so
+    both tails keep full float32 resolution."""
+    both = random_bits(data, 32, (2, *shape))
+    hi = lax.index_in_dim(both, 0, 0, keepdims=False)
+    lo = lax.index_in_dim(both, 1, 0, keepdims=False)
+    not_hi, not_lo = lax.bitwise_not(hi), lax.bitwise_not(lo)
+    carry = lax.convert_element_type(lax.eq(not_lo, _u32(0xFFFFFFFF)), dtypes.uint32)
+    neg_hi, neg_lo = lax.add(not_hi, carry), lax.add(not_lo, _u32(1))
+    small = lax.lt(hi, _u32(1 << 31))
+    x = _float32_of_fraction(lax.select(small, hi, neg_hi), lax.select(small, lo, neg_lo))
+    from_small = lax.neg(lax.log(lax.neg(lax.log1p(lax.neg(x)))))
+    from_large = lax.neg(lax.log(lax.neg(lax.log(x))))
+    return lax.select(small, from_small, from_large)
