@@ -16,7 +16,7 @@ from plait_core.trace import Tracer, transformation
 from plait_core.tree_util import PyTreeDef, tree_flatten, tree_unflatten
 from plait_masking.env import MaskEnv
 from plait_masking.errors import ShapeError
-from plait_masking.sizes import check_logical_fits, logical_sizes, padded_sizes
+from plait_masking.sizes import check_logical_fits, concrete_int, logical_sizes, padded_sizes
 from plait_masking.specs import SpecDim, Wildcard, parse_spec, spec_names, spec_str
 from plait_masking.trace import MaskTrace, MaskTracer
 
@@ -51,6 +51,10 @@ class _Specs:
 def _parse_out(out_shape: Any, what: str) -> tuple[PyTreeDef, list[tuple[SpecDim, ...]]]:
     if out_shape is None:
         raise TypeError(f"{what}: out_shape is required (a shape spec, or a tree of them matching the output)")
+    return _parse_out_specs(out_shape)
+
+
+def _parse_out_specs(out_shape: Any) -> tuple[PyTreeDef, list[tuple[SpecDim, ...]]]:
     leaves, tree = tree_flatten(out_shape)
     return tree, [parse_spec(s) for s in leaves]
 
@@ -78,7 +82,9 @@ def _check_output(
             )
 
 
-def mask(fun: Callable[..., Any], in_shapes: Any, out_shape: Any) -> Callable[[Sequence[Any], Mapping[str, Any]], Any]:
+def mask(
+    fun: Callable[..., Any], in_shapes: Any, out_shape: Any = None
+) -> Callable[[Sequence[Any], Mapping[str, Any]], Any]:
     """Make ``fun`` work on padded arrays at any logical shape.
 
     ``in_shapes`` is a list of polymorphic shape specs, one per argument of
@@ -88,21 +94,31 @@ def mask(fun: Callable[..., Any], in_shapes: Any, out_shape: Any) -> Callable[[S
 
     The returned ``masked(args, logical_env)`` takes the list of padded
     arguments and a dict giving each named size its logical value (an integer
-    scalar; traced under ``jit``, batched under ``vmap``).  It returns the
-    padded result, shaped as ``out_shape`` at the padded sizes, whose logical
-    part equals ``fun`` applied to the logical parts of the arguments; values
-    past the logical end are unspecified.  Inside ``fun`` shapes are symbolic:
-    ``x.shape[0]`` is the polynomial ``n``.
+    scalar; traced under ``jit``, batched under ``vmap``); names no spec of
+    ``in_shapes`` uses are ignored, so one environment can serve several
+    masked functions.  It returns the padded result, shaped as ``out_shape``
+    at the padded sizes, whose logical part equals ``fun`` applied to the
+    logical parts of the arguments; values past the logical end are
+    unspecified.  Inside ``fun`` shapes are symbolic: ``x.shape[0]`` is the
+    polynomial ``n``.
 
-    Padded sizes are read off the padded arguments.  Errors: ``ValueError``
-    for a padded shape that does not fit its spec, for a logical size that is
-    larger than its padded size (when concrete) and for missing or unknown
-    names in ``logical_env``; :class:`ShapeError` when the result does not
-    match ``out_shape``.
+    Without ``out_shape``, ``masked(args, logical_env)`` returns ``(outputs,
+    logical_shapes)``: the padded outputs and, in the same tree, one
+    :class:`ShapeDtypeStruct` per output giving its logical shape in concrete
+    sizes (so the logical sizes its shape uses must be concrete: an error
+    under ``jit`` or ``vmap`` of the sizes, where ``out_shape`` is needed).
+
+    Padded sizes are read off the padded arguments.  Errors:
+    :class:`ShapeError` for a padded shape that does not fit its spec (its
+    rank, a constant dimension, a size no whole value gives) and for a name
+    whose padded size two arguments disagree on, naming both dimensions and
+    both sizes; also when the result does not match ``out_shape``.
+    ``ValueError`` for a logical size that is larger than its padded size
+    (when concrete) and for names the specs use but ``logical_env`` lacks.
     """
     what = f"mask({getattr(fun, '__name__', 'fun')})"
     specs = _Specs(in_shapes, what)
-    out_tree, out_specs = _parse_out(out_shape, what)
+    out_tree, out_specs = _parse_out_specs(out_shape) if out_shape is not None else (None, [])
     unknown = sorted(set(spec_names(out_specs)) - set(specs.names))
     if unknown:
         raise ValueError(
@@ -121,7 +137,7 @@ def mask(fun: Callable[..., Any], in_shapes: Any, out_shape: Any) -> Callable[[S
             try:
                 padded_leaves.extend(tree.flatten_up_to(arg))
             except ValueError as e:
-                raise ValueError(f"{what}: argument {i} does not match its spec tree {tree}: {e}") from None
+                raise ShapeError(f"{what}: argument {i} does not match its spec tree {tree}: {e}") from None
         avals = [get_aval(x, f"{what} {w}") for x, w in zip(padded_leaves, specs.wheres)]
         shapes: list[tuple[int, ...]] = []
         for a, w in zip(avals, specs.wheres):
@@ -145,11 +161,36 @@ def mask(fun: Callable[..., Any], in_shapes: Any, out_shape: Any) -> Callable[[S
             out = fun(*call_args)
             leaves, tree = tree_flatten(out)
             out_avals = [_out_aval(x, trace, what, i) for i, x in enumerate(leaves)]
-            _check_output(what, out_tree, out_specs, tree, out_avals)
+            if out_tree is not None:
+                _check_output(what, out_tree, out_specs, tree, out_avals)
             results = [trace.unwrap(x) for x in leaves]
-        return tree_unflatten(tree, results)
+        outputs = tree_unflatten(tree, results)
+        if out_tree is not None:
+            return outputs
+        return outputs, tree_unflatten(tree, [_logical_struct(what, a, logical) for a in out_avals])
 
     return masked
+
+
+def _logical_struct(what: str, aval: ShapedArray, logical: Mapping[str, Any]) -> ShapeDtypeStruct:
+    """An output's logical shape in concrete sizes, for ``mask`` without ``out_shape``."""
+    dims: list[int] = []
+    for d in aval.shape:
+        if not isinstance(d, SymbolicDim):
+            dims.append(int(d))
+            continue
+        values: dict[str, int] = {}
+        for n in sorted(d.free_names()):
+            c = concrete_int(logical[n])
+            if c is None:
+                raise ValueError(
+                    f"{what}: without out_shape the masked function returns each output's logical shape in "
+                    f"concrete sizes, but the logical size {n} is traced (under jit or vmap); pass out_shape "
+                    "to mask instead"
+                )
+            values[n] = c
+        dims.append(int(d.evaluate(values)))
+    return ShapeDtypeStruct(tuple(dims), aval.dtype, weak_type=aval.weak_type)
 
 
 def _logical_shape(spec: tuple[SpecDim, ...], padded: tuple[int, ...]) -> tuple[Dim, ...]:

@@ -19,9 +19,10 @@ from plait_core.abstract import get_aval
 from plait_core.dims import Dim, SymbolicDim
 from plait_core.primitives import elementwise as ew
 from plait_core.trace import Tracer
+from plait_masking.errors import ShapeError
 from plait_masking.specs import SpecDim, Wildcard, spec_str
 
-__all__ = ["check_logical_fits", "logical_sizes", "padded_sizes"]
+__all__ = ["check_logical_fits", "concrete_int", "logical_sizes", "padded_sizes"]
 
 #: Where a dimension is: (argument description, dimension index).
 Where = tuple[str, int]
@@ -49,16 +50,18 @@ def padded_sizes(
 ) -> dict[str, int]:
     """The padded value of every named size, solved from the padded shapes.
 
-    Raises ``ValueError`` naming the argument and the dimension for a padded
-    shape that does not fit its spec (wrong rank, a constant that differs, a
-    size no whole value of the name gives), for two arguments that disagree on
-    a name, and for a name whose padded value no linear dimension gives."""
+    Raises :class:`ShapeError` naming the argument and the dimension for a
+    padded shape that does not fit its spec (wrong rank, a constant that
+    differs, a size no whole value of the name gives) and for two arguments
+    that disagree on a name (naming both dimensions and both sizes);
+    ``ValueError`` for a name whose padded value no linear dimension gives
+    (the specs alone cannot be solved)."""
     padded: dict[str, int] = {}
     source: dict[str, str] = {}
     deferred: list[tuple[SymbolicDim, int, str, int, tuple[SpecDim, ...], tuple[int, ...]]] = []
     for spec, shape, where in zip(specs, shapes, wheres):
         if len(spec) != len(shape):
-            raise ValueError(
+            raise ShapeError(
                 f"mask: {where} has the padded shape {tuple(shape)} of rank {len(shape)}, but its spec "
                 f"{spec_str(spec)} has rank {len(spec)}"
             )
@@ -67,7 +70,7 @@ def padded_sizes(
                 continue
             if type(d) is int:
                 if d != size:
-                    raise ValueError(
+                    raise ShapeError(
                         f"mask: {where} has the padded shape {tuple(shape)}, which does not fit its spec "
                         f"{spec_str(spec)}: dimension {k} must be {d}, got {size}"
                     )
@@ -80,14 +83,14 @@ def padded_sizes(
             name, a, b = lin
             value, rem = divmod(size - b, a)
             if rem or value < 1:
-                raise ValueError(
+                raise ShapeError(
                     f"mask: {where} has the padded shape {tuple(shape)}, which does not fit its spec "
                     f"{spec_str(spec)}: dimension {k} is {d}, which is never {size} for a whole size "
                     f"{name} >= 1"
                 )
-            here = f"dimension {k} ({d}) of {where}"
+            here = f"dimension {k} ({d}) of {where}, of padded size {size},"
             if name in padded and padded[name] != value:
-                raise ValueError(
+                raise ShapeError(
                     f"mask: the padded inputs disagree on the size {name}: {source[name]} gives "
                     f"{name} = {padded[name]} but {here} gives {name} = {value}"
                 )
@@ -104,7 +107,7 @@ def padded_sizes(
         expected = d.evaluate(padded)
         if expected != size:
             values = ", ".join(f"{n} = {padded[n]}" for n in sorted(d.free_names()))
-            raise ValueError(
+            raise ShapeError(
                 f"mask: {where} has the padded shape {tuple(shape)}, which does not fit its spec "
                 f"{spec_str(spec)}: dimension {k} is {d} = {expected} at the padded sizes ({values}), "
                 f"got {size}"
@@ -112,7 +115,7 @@ def padded_sizes(
     return padded
 
 
-def _concrete_int(value: Any) -> int | None:
+def concrete_int(value: Any) -> int | None:
     """The int behind a concrete scalar, or ``None`` when it is traced."""
     while isinstance(value, Tracer):
         value = value.to_concrete_value()
@@ -125,9 +128,10 @@ def _concrete_int(value: Any) -> int | None:
 def logical_sizes(names: Sequence[str], logical_env: Any) -> dict[str, Any]:
     """The logical sizes as integer scalars of the default int dtype.
 
-    ``logical_env`` must map every name in ``names`` (and nothing else) to an
-    integer scalar: a Python int, a NumPy integer or integer array of shape
-    ``()``, or a traced integer scalar."""
+    ``logical_env`` must map every name in ``names`` to an integer scalar: a
+    Python int, a NumPy integer or integer array of shape ``()``, or a traced
+    integer scalar.  Other names are ignored, so one environment can serve
+    several masked functions."""
     if not isinstance(logical_env, Mapping):
         raise TypeError(
             f"mask: logical_env must be a dict from size names to sizes, got {type(logical_env).__name__}"
@@ -137,10 +141,6 @@ def logical_sizes(names: Sequence[str], logical_env: Any) -> dict[str, Any]:
         raise ValueError(
             f"mask: logical_env has no size for {', '.join(missing)} (the in_shapes name {', '.join(names)})"
         )
-    unknown = sorted(str(k) for k in logical_env if k not in names)
-    if unknown:
-        known = ", ".join(names) or "no sizes"
-        raise ValueError(f"mask: logical_env gives sizes for {', '.join(unknown)}, but the in_shapes name {known}")
     dt = dtypes.default_int_dtype()
     out: dict[str, Any] = {}
     for n in names:
@@ -174,10 +174,18 @@ def check_logical_fits(
     logical_env: Mapping[str, Any],
 ) -> None:
     """``ValueError`` naming the size or the dimension when a concrete logical
-    size is below 1 or a logical dimension is larger than its padded size."""
+    size the specs use is below 1 or a logical dimension is larger than its
+    padded size (names the specs do not use are not looked at)."""
+    used: set[str] = set()
+    for spec in specs:
+        for d in spec:
+            if isinstance(d, SymbolicDim):
+                used |= d.free_names()
     known: dict[str, int] = {}
     for n, v in logical_env.items():
-        c = _concrete_int(v)
+        if n not in used:
+            continue
+        c = concrete_int(v)
         if c is None:
             continue
         if c < 1:
