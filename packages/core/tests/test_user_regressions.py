@@ -121,14 +121,7 @@ def test_dynamic_slice_start_may_be_a_symbolic_dimension() -> None:
 
 
 # ---------------------------------------------------------------------------
-# numpy.linalg functions that need a factorisation: a clear AttributeError.
-
-
-@pytest.mark.parametrize("name", ["solve", "cholesky", "inv", "eigh", "svd", "slogdet"])
-def test_missing_linalg_factorisations_say_why(name: str) -> None:
-    assert not hasattr(pnp.linalg, name)
-    with pytest.raises(AttributeError, match=rf"plait.numpy.linalg.{name} is not supported: it needs a matrix"):
-        getattr(pnp.linalg, name)
+# numpy.linalg: the factorisations exist now (issue 14); other names are plain AttributeErrors.
 
 
 def test_other_missing_linalg_names_are_plain_attribute_errors() -> None:
