@@ -109,6 +109,11 @@ def test_the_same_program_without_the_bug_passes() -> None:
          Outcome("ok", [np.array([1.0, 2.1])], ["float32"], [False]), Checks(), "values differ at (1,)"),
         (Outcome("error", error="TypeError: no"), Outcome("ok", [np.ones(1)], ["float32"], [False]), Checks(),
          "error where the oracle computes a value: TypeError: no"),
+        (Outcome("error", error="ValueError: no", error_classes=["ValueError", "Exception"], error_base="ValueError"),
+         Outcome("error", error="TypeError: no", error_classes=["TypeError"], error_base="TypeError"), Checks(),
+         "error class: raises ValueError: no, the oracle a TypeError"),
+        (Outcome("error", error="ShapeError: no", error_classes=["ShapeError", "TypeError"], error_base="TypeError"),
+         Outcome("error", error="TypeError: no", error_classes=["TypeError"], error_base="TypeError"), Checks(), None),
     ],
 )
 def test_compare_names_the_first_difference(got: Outcome, want: Outcome, checks: Checks, message: str | None) -> None:

@@ -59,6 +59,8 @@ def compare(got: Outcome, want: Outcome, checks: Checks, slack: list[np.ndarray]
         return None
     if got.status == "error" or want.status == "error":
         if got.status == want.status:
+            if want.error_base and got.error_classes and want.error_base not in got.error_classes:
+                return f"error class: raises {got.error}, the oracle a {want.error_base} ({want.error})"
             return None
         if got.status == "error":
             return f"error where the oracle computes a value: {got.error}"

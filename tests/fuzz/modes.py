@@ -42,6 +42,8 @@ class Outcome:
     dtypes: list[str] = field(default_factory=list)
     weak: list[bool | None] = field(default_factory=list)
     error: str = ""
+    error_classes: list[str] = field(default_factory=list)  # the exception's class and its bases, by name
+    error_base: str = ""  # its first builtin class (what ``except`` clauses written for JAX name)
 
 
 def applicable(program: Program, mode: str) -> bool:
@@ -79,7 +81,13 @@ def record(tree: Any) -> Outcome:
 
 
 def _error(e: BaseException) -> Outcome:
-    return Outcome("error", error=f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:400])
+    mro = type(e).__mro__
+    return Outcome(
+        "error",
+        error=f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:400],
+        error_classes=[c.__name__ for c in mro],
+        error_base=next(c.__name__ for c in mro if c.__module__ == "builtins"),
+    )
 
 
 def _compute(backend: Backend, program: Program, data: Data, mode: str) -> Any:

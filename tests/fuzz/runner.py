@@ -94,6 +94,8 @@ class Report:
 
 
 def category(message: str) -> str:
+    if message.startswith("error class"):
+        return "error class"
     if "weak_type" in message:
         return "weak type"
     if "dtype" in message:
