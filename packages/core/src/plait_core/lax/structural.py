@@ -21,6 +21,7 @@ from plait_core import dtypes
 from plait_core.abstract import ShapedArray, get_aval
 from plait_core.dims import Dim, SymbolicDim, canonicalize_shape, definitely_equal, shape_size, simplify
 from plait_core.primitive import primitive_by_name
+from plait_core.primitives.elementwise import convert_element_type_p
 from plait_core.primitives.shapes import dimension_as_value
 from plait_core.primitives.structural import (
     GatherDimensionNumbers,
@@ -45,7 +46,7 @@ from plait_core.primitives.structural import (
     squeeze_p,
     transpose_p,
 )
-from plait_core.trace import Tracer
+from plait_core.trace import Tracer, dim_or_concrete
 
 __all__ = [
     "GatherDimensionNumbers",
@@ -63,6 +64,7 @@ __all__ = [
     "dynamic_update_slice",
     "dynamic_update_slice_in_dim",
     "expand_dims",
+    "full",
     "gather",
     "index_in_dim",
     "iota",
@@ -138,6 +140,31 @@ def _as_dtype(fn: str, arg: str, x: Any, dtype: np.dtype[Any]) -> Any:
     return x
 
 
+def _size(fn: str, arg: str, d: Any) -> Any:
+    """One entry of a shape argument with a traced size resolved: the dimension
+    the tracer's trace offers for it (inside ``vmap`` over sizes, a ragged size
+    bound to the batched values), else its concrete value as an int; a
+    concretization error naming ``fn`` and ``arg`` when it has neither."""
+    what = f"lax.{fn}: a dimension of {arg}"
+    d = dim_or_concrete(d, what)
+    if isinstance(d, SymbolicDim):
+        return d
+    value = np.asarray(d)
+    if value.shape != () or not dtypes.is_int(value.dtype):
+        raise TypeError(f"{what} must be an integer scalar, got {value.dtype.name}{list(value.shape)}")
+    return int(value)
+
+
+def _shape(fn: str, arg: str, shape: Any) -> tuple[Dim, ...]:
+    """A shape argument as a canonical shape, its traced sizes resolved as
+    :func:`plait_core.numpy.ones` resolves them (see :func:`_size`)."""
+    if isinstance(shape, Tracer):
+        shape = (_size(fn, arg, shape),)
+    elif isinstance(shape, (tuple, list)) and any(isinstance(d, Tracer) for d in shape):
+        shape = tuple(_size(fn, arg, d) if isinstance(d, Tracer) else d for d in shape)
+    return canonicalize_shape(shape, f"lax.{fn} {arg}")
+
+
 # ---------------------------------------------------------------------------
 # Broadcasting and reshaping
 
@@ -145,9 +172,10 @@ def _as_dtype(fn: str, arg: str, x: Any, dtype: np.dtype[Any]) -> Any:
 def broadcast_in_dim(operand: Any, shape: Sequence[Dim], broadcast_dimensions: Sequence[int]) -> Any:
     """Broadcast ``operand`` to ``shape``: operand dimension ``i`` becomes result
     dimension ``broadcast_dimensions[i]`` (strictly increasing) and must have size
-    1 or the size of that result dimension; the other result dimensions are new."""
+    1 or the size of that result dimension; the other result dimensions are new.
+    A size of ``shape`` may be a traced integer inside ``vmap`` over sizes."""
     aval = _aval(operand, "broadcast_in_dim", "operand")
-    shape_t = canonicalize_shape(shape, "lax.broadcast_in_dim shape")
+    shape_t = _shape("broadcast_in_dim", "shape", shape)
     bdims = _ints("broadcast_in_dim", "broadcast_dimensions", broadcast_dimensions)
     if (_is_array(operand) and bdims == tuple(range(aval.ndim))
             and definitely_equal_shape(aval.shape, shape_t)):
@@ -163,7 +191,7 @@ def definitely_equal_shape(a: Sequence[Dim], b: Sequence[Dim]) -> bool:
 def broadcast(operand: Any, sizes: Sequence[Dim]) -> Any:
     """Add leading dimensions of ``sizes`` to ``operand`` (result shape ``sizes + operand.shape``)."""
     aval = _aval(operand, "broadcast", "operand")
-    sizes_t = canonicalize_shape(sizes, "lax.broadcast sizes")
+    sizes_t = _shape("broadcast", "sizes", sizes)
     n = len(sizes_t)
     return broadcast_in_dim(operand, sizes_t + aval.shape, tuple(range(n, n + aval.ndim)))
 
@@ -172,7 +200,7 @@ def reshape(operand: Any, new_sizes: Sequence[Dim], dimensions: Sequence[int] | 
     """Reshape ``operand`` to ``new_sizes`` (same number of elements, row-major order).
     With ``dimensions``, the operand is first transposed by that permutation."""
     aval = _aval(operand, "reshape", "operand")
-    sizes = canonicalize_shape(new_sizes, "lax.reshape new_sizes")
+    sizes = _shape("reshape", "new_sizes", new_sizes)
     dims = None if dimensions is None else _ints("reshape", "dimensions", dimensions)
     if dims == tuple(range(aval.ndim)):
         dims = None
@@ -656,14 +684,38 @@ def scatter_max(
 
 
 def broadcasted_iota(dtype: Any, shape: Sequence[Dim], dimension: int) -> Any:
-    """An array of ``shape`` whose entries count ``0, 1, ...`` along ``dimension``."""
+    """An array of ``shape`` whose entries count ``0, 1, ...`` along ``dimension``
+    (a size may be symbolic, or a traced integer inside ``vmap`` over sizes)."""
     dt = dtypes.canonicalize_dtype(dtype)
-    shape_t = canonicalize_shape(shape, "lax.broadcasted_iota shape")
+    shape_t = _shape("broadcasted_iota", "shape", shape)
     dim = _axis("broadcasted_iota", "dimension", dimension, len(shape_t)) if shape_t else _int(
         "broadcasted_iota", "dimension", dimension)
     return iota_p.bind(dtype=dt, shape=shape_t, dimension=dim)
 
 
 def iota(dtype: Any, size: Dim) -> Any:
-    """``[0, 1, ..., size - 1]`` as a 1-D array of ``dtype`` (``size`` may be symbolic)."""
-    return broadcasted_iota(dtype, (size,), 0)
+    """``[0, 1, ..., size - 1]`` as a 1-D array of ``dtype`` (``size`` may be
+    symbolic, or a traced integer inside ``vmap`` over sizes)."""
+    dt = dtypes.canonicalize_dtype(dtype)
+    return iota_p.bind(dtype=dt, shape=_shape("iota", "size", (size,)), dimension=0)
+
+
+def full(shape: Sequence[Dim], fill_value: Any, dtype: Any = None) -> Any:
+    """An array of ``shape`` whose every entry is the scalar ``fill_value``,
+    of ``dtype`` (by default ``fill_value``'s dtype; a Python scalar stays
+    weakly typed).  A size may be symbolic, or a traced integer inside
+    ``vmap`` over sizes (the result is then ragged)."""
+    shape_t = _shape("full", "shape", shape)
+    if isinstance(fill_value, _PY_SCALARS):
+        dt = dtypes.python_scalar_dtype(fill_value) if dtype is None else dtypes.canonicalize_dtype(dtype)
+        weak = dtype is None and type(fill_value) is not builtins.bool
+        value: Any = np.asarray(fill_value, dt)
+    else:
+        aval = _aval(fill_value, "full", "fill_value")
+        if aval.shape != ():
+            raise TypeError(f"lax.full: fill_value must be a scalar, got {aval.str_short()}")
+        dt = aval.dtype if dtype is None else dtypes.canonicalize_dtype(dtype)
+        weak = aval.weak_type and dtype is None
+        value = fill_value
+    value = convert_element_type_p.bind(value, new_dtype=dt, weak_type=weak)
+    return broadcast_in_dim(value, shape_t, ())
