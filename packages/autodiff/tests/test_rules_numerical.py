@@ -24,6 +24,7 @@ from plait_core.primitives import linalg as la
 from plait_core.primitives import optimization_barrier as ob
 from plait_core.primitives import reduce_window as rw
 from plait_core.primitives import reductions as red
+from plait_core.primitives import sharding as sh
 from plait_core.primitives import structural as st
 from plait_core.primitives.fft import FftType, fft_p
 from plait_core.primitives.indexing_prims import (
@@ -33,6 +34,7 @@ from plait_core.primitives.indexing_prims import (
 )
 from plait_core.primitives.linalg import ConvDimensionNumbers
 from plait_core.primitives.shapes import dim_as_value_p
+from plait_core.sharding import Mesh, NamedSharding, P
 
 R = np.random.default_rng(0)
 f64 = np.float64
@@ -366,6 +368,11 @@ for _lengths in [(6,), (3, 4), (2, 3, 4)]:
         _half = (2, *_lengths[:-1], _n // 2 + 1)
         case("fft", f"irfft_{_label}_n{_n}", _fft(FftType.IRFFT, (*_lengths[:-1], _n)), normal(*_half), normal(*_half))
 
+# Any objects stand for devices: the constraint only lays the value out.
+_MESH = Mesh(np.array([object(), object()]), ("d",))
+case("sharding_constraint", "rows",
+     lambda x: ew.mul_p.bind(sh.sharding_constraint_p.bind(ew.sin_p.bind(x), sharding=NamedSharding(_MESH, P("d", None))),
+                             x), normal(2, 3))  # fmt: skip
 case("optimization_barrier", "two_operands",
      lambda x, y: ew.mul_p.bind(*ob.optimization_barrier_p.bind(ew.sin_p.bind(x), y)), normal(3), normal(3))  # fmt: skip
 
@@ -404,6 +411,9 @@ ELSEWHERE = {
     "psum": "test_collectives.py", "pmax": "test_collectives.py", "pmin": "test_collectives.py",
     "pmean": "test_collectives.py", "all_gather": "test_collectives.py", "axis_index": "test_collectives.py",
     "reduce_window": "test_reduce_window.py",
+    # Need a mesh of real devices: checked on 8 CPU devices (grad of shard_map, the dot-product test of
+    # each collective's transpose) in tests/multidevice_program_checks.py.
+    **{name: "tests/multidevice_program_checks.py" for name in ("shard_map", "ppermute", "psum_scatter", "all_to_all")},
     "callback": "test_callbacks.py",
     **{name: "test_factorizations.py" for name in ("cholesky", "triangular_solve", "lu", "qr", "eigh", "svd", "eig")},
 }  # fmt: skip

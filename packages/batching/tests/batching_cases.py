@@ -21,6 +21,7 @@ from plait_core.primitives.indexing_prims import (
     ScatterDimensionNumbers,
 )
 from plait_core.primitives.linalg import ConvDimensionNumbers
+from plait_core.sharding import Mesh, NamedSharding, PartitionSpec
 
 f32, i32, u8, bf16 = np.float32, np.int32, np.uint8, np.dtype("bfloat16")
 
@@ -221,6 +222,11 @@ case("conv-fgc", _conv(_NCH, (1,), ((1, 1),), (1,), (1,), fgc=2), [arr((2, 4, 6)
 case("conv-bgc", _conv(_NCH, (1,), ((0, 0),), (1,), (1,), bgc=2), [arr((4, 2, 6)), arr((4, 2, 3))],
      "conv_general_dilated")  # fmt: skip
 
+# Any objects stand for devices: the constraint only lays values out (the batch axis unsharded).
+_MESH = Mesh(np.array([object(), object()]), ("d",))
+case("sharding_constraint",
+     lambda x: bind("mul", bind("sharding_constraint", x, sharding=NamedSharding(_MESH, PartitionSpec("d", None))), x),
+     [arr((2, 3))])
 case("optimization_barrier", lambda x, y: lax.optimization_barrier((x, y)), [arr((3,)), arr((2, 2), i32)])
 
 # ---------------------------------------------------------------------------
@@ -279,7 +285,10 @@ TESTED_ELSEWHERE = {
     **dict.fromkeys(["custom_lin", "invertible_lin"], "test_ad_linear.py"),
     **dict.fromkeys(["cond", "while", "scan"], "test_control_flow.py"),
     **dict.fromkeys(["cholesky", "triangular_solve", "lu", "qr", "eigh", "svd", "eig"], "test_factorizations.py"),
-    **dict.fromkeys(["psum", "pmax", "pmin", "pmean", "all_gather", "axis_index"], "test_collectives.py"),
+    **dict.fromkeys(["psum", "pmax", "pmin", "pmean", "all_gather", "axis_index", "ppermute", "psum_scatter",
+                     "all_to_all"], "test_collectives.py"),
+    # shard_map runs on a mesh of real devices: vmap of it is checked on 8 CPU devices.
+    "shard_map": "tests/multidevice_program_checks.py (test_vmap_of_shard_map)",
     **dict.fromkeys(
         ["closed_call", "custom_jvp_call", "custom_vjp_call", "checkpoint", "invertible_call", "custom_ivjp_call",
          "custom_vmap_call"], "test_calls.py"),

@@ -29,6 +29,7 @@ from plait_core.primitives.indexing_prims import (
     ScatterDimensionNumbers,
 )
 from plait_core.primitives.linalg import ConvDimensionNumbers
+from plait_core.sharding import Mesh, NamedSharding, PartitionSpec
 from plait_masking import masking_rules
 
 F32, I32, BOOL = np.float32, np.int32, np.bool_
@@ -438,7 +439,13 @@ WINDOWS = [
          ["(n, 3)", "(n, 5)"], "(n, 5)", [((6, 3), F32), ((6, 5), F32)], _ENVS_N),
 ]  # fmt: skip
 
+# Any objects stand for devices: a constraint only lays the value out, and the NumPy
+# backend ignores layouts.
+_MESH = Mesh(np.array([object(), object()]), ("d",))
+
 HOST_CALLBACKS = [
+    Case("sharding_constraint passes the padded value through", lambda x: lax.mul(PRIMS["sharding_constraint"].bind(
+        x, sharding=NamedSharding(_MESH, PartitionSpec(None, None))), x), ["(n, 5)"], "(n, 5)", [((6, 5), F32)], _ENVS_N),
     Case("optimization_barrier", lambda x: lax.add(lax.optimization_barrier(x), x), ["(n, 5)"], "(n, 5)",
          [((6, 5), F32)], _ENVS_N),
     Case("pure_callback on a static operand", lambda x: lax.add(x, lax.broadcast_in_dim(host_callbacks.pure_callback(
@@ -457,7 +464,10 @@ def test_rule_matches_numpy_on_the_logical_part(case: Case) -> None:
 
 #: Primitives whose values need a named axis (an enclosing vmap): their
 #: masking is tested in the meta-package's composition tests and staged below.
-NEEDS_AXIS = {"psum", "pmax", "pmin", "pmean", "all_gather", "axis_index"}
+# Collectives and shard_map need an axis bound by a mapping (vmap, shard_map); their
+# masking rules are exercised in tests/multidevice_program_checks.py (mask of sharded data).
+NEEDS_AXIS = {"psum", "pmax", "pmin", "pmean", "all_gather", "axis_index", "ppermute", "psum_scatter", "all_to_all",
+              "shard_map"}
 
 
 def test_every_rule_has_a_case() -> None:
