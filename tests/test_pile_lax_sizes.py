@@ -159,3 +159,60 @@ def test_lax_full_outside_vmap() -> None:
     assert lax.full((2,), True).dtype == np.bool_
     with pytest.raises(TypeError, match=r"lax.full: fill_value must be a scalar, got f32\[2\]"):
         lax.full((2,), np.ones(2, np.float32))
+
+
+# ---------------------------------------------------------------------------
+# jit inside vmap over sizes
+
+
+def test_jit_inside_vmap_over_sizes_makes_a_pile() -> None:
+    got = vmap(jit(lambda n: lax.iota(pnp.int32, n)), out_axes=P)(SIZES)
+    _same_elements(got, [np.arange(k, dtype=np.int32) for k in SIZES])
+
+
+def test_jit_inside_vmap_over_sizes_reduced_is_an_ordinary_array() -> None:
+    got = vmap(jit(lambda n: pnp.arange(n).sum()))(SIZES)
+    assert not isinstance(got, Pile)
+    np.testing.assert_array_equal(np.asarray(got), [sum(range(k)) for k in SIZES])
+
+
+def test_jit_inside_vmap_over_sizes_with_static_and_keyword_arguments() -> None:
+    f = jit(lambda n, k, *, scale: lax.full((n, k), scale) * lax.broadcasted_iota(pnp.float32, (n, k), 0),
+            static_argnums=1)  # fmt: skip
+    got = vmap(lambda n: f(n, 3, scale=2.0), out_axes=P)(SIZES)
+    _same_elements(got, [2.0 * np.broadcast_to(np.arange(k, dtype=np.float32)[:, None], (k, 3)) for k in SIZES])
+
+
+def test_jit_inside_vmap_over_sizes_and_a_pile() -> None:
+    p = _pile(lambda k: (k, 2))
+    f = jit(lambda x, n: x * lax.broadcast_in_dim(lax.iota(pnp.float32, n), (n, 2), (0,)))
+    got = vmap(f, in_axes=(P, 0), out_axes=P)(p, SIZES)
+    _same_elements(got, [a * np.arange(a.shape[0], dtype=np.float32)[:, None] for a in _elements(p)])
+
+
+def test_jit_inside_vmap_over_sizes_under_grad() -> None:
+    x = RNG.standard_normal(len(SIZES)).astype(np.float32)
+    step = jit(lambda v, n: pnp.sum(lax.full((n,), 1.0) * pnp.sin(v)))
+
+    def loss(v: Any) -> Any:
+        return pnp.sum(vmap(step)(v, SIZES))
+
+    np.testing.assert_allclose(np.asarray(grad(loss)(x)), SIZES * np.cos(x), rtol=1e-5)
+
+
+def test_jit_inside_vmap_stays_one_call_when_no_size_is_batched() -> None:
+    """Only a function that needs a batched integer as a size is traced under vmap."""
+    xs = RNG.standard_normal((len(SIZES), 5)).astype(np.float32)
+    closed = plait.make_jaxpr(vmap(jit(lambda i, x: x[i] * 2.0)))(SIZES, xs)
+    assert [e.primitive.name for e in closed.jaxpr.eqns] == ["closed_call"]
+    got = vmap(jit(lambda i, x: x[i] * 2.0))(SIZES, xs)
+    np.testing.assert_allclose(np.asarray(got), [2 * xs[j, k] for j, k in enumerate(SIZES)], rtol=1e-6)
+
+
+def test_jit_inside_vmap_over_traced_sizes_is_an_error() -> None:
+    with pytest.raises(plait.ConcretizationTypeError, match=r"lax.iota: a dimension of size: a size taken from a "
+                                                           r"batched integer makes a ragged value"):
+        jit(vmap(jit(lambda n: lax.iota(pnp.int32, n)), out_axes=P))(SIZES)
+    with pytest.raises(plait.ConcretizationTypeError, match=r"bool\(\) needs a concrete value, but got a traced "
+                                                           r"value bool\[\] \(by staging to a jaxpr\)"):
+        vmap(jit(lambda x: x if x > 0 else -x))(np.ones(3, np.float32))

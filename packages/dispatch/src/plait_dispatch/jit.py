@@ -27,6 +27,7 @@ from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import Any, Final, Protocol, TypeVar, cast
 
 from plait_core import (
+    ConcretizationTypeError,
     ShapedArray,
     ShapeDtypeStruct,
     Tracer,
@@ -42,7 +43,7 @@ from plait_core.primitives.calls import (
     hoist_consts,
 )
 from plait_core.staging import check_output_leaves
-from plait_core.trace import EvalTrace
+from plait_core.trace import EvalTrace, Trace
 from plait_core.trace import _state as _trace_state
 from plait_core.tree_util import (
     DictKey,
@@ -593,7 +594,16 @@ class _JitState:
     def call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """The general path: flatten, find or trace the signature, then run it
         (outside transformations) or bind it as a call (inside)."""
-        entry, leaves = self.staged(args, kwargs)
+        try:
+            entry, leaves = self.staged(args, kwargs)
+        except ConcretizationTypeError:
+            if not _sizes_from_vmap(args, kwargs):
+                raise
+            # Inside vmap over sizes, an integer argument used as a size
+            # (``iota(n)``) has one value per element: no one jaxpr has those
+            # shapes, so the body is traced under vmap itself, which makes the
+            # value ragged (a pile when returned with out_axes=pile_axis).
+            return self.fun(*args, **kwargs)
         if _trace_state.trace.__class__ is EvalTrace:
             return self.run(entry, leaves, args, kwargs)
         if self.inline:
@@ -656,6 +666,17 @@ class _JitState:
             entry.out_tree,
             [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in entry.out_avals],
         )
+
+
+def _sizes_from_vmap(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+    """Whether an argument is an integer scalar of a trace that can use such a
+    value as a size (``vmap`` over sizes: see ``Trace.to_symbolic_dim``)."""
+    for x in tree_flatten((args, kwargs))[0]:
+        if isinstance(x, Tracer) and type(x._trace).to_symbolic_dim is not Trace.to_symbolic_dim:
+            aval = x.aval
+            if aval.shape == () and aval.dtype.kind in "iu":
+                return True
+    return False
 
 
 def _positions(nums: tuple[int, ...], nargs: int) -> set[int]:
