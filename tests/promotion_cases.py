@@ -35,7 +35,9 @@ ALL_KINDS = ARRAY_KINDS + tuple(PY_SCALARS)
 BINARY = (
     "add", "subtract", "multiply", "true_divide", "floor_divide", "remainder", "power", "maximum",
     "minimum", "arctan2", "bitwise_and", "bitwise_xor", "logical_and", "equal", "not_equal", "less",
-    "less_equal", "greater", "greater_equal", "where",
+    "less_equal", "greater", "greater_equal", "where", "hypot", "copysign", "logaddexp", "logaddexp2", "fmax",
+    "fmin", "heaviside", "fmod", "nextafter", "float_power", "left_shift", "right_shift", "bitwise_or",
+    "logical_or", "logical_xor",
 )  # fmt: skip
 LAX_BINARY = ("add", "mul", "div", "rem", "max", "pow", "atan2", "eq", "lt", "bitwise_and", "nextafter")
 LAX_UNARY = ("neg", "exp", "abs", "sign", "is_finite", "square", "real", "imag", "integer_pow")
@@ -46,7 +48,11 @@ LAX_REDUCTIONS = (
 UNARY = (
     "negative", "positive", "abs", "square", "sqrt", "exp", "sin", "tanh", "log1p", "floor", "ceil",
     "round", "rint", "trunc", "sign", "isfinite", "isnan", "signbit", "real", "imag", "conj",
-    "reciprocal", "logical_not", "invert", "nn.relu", "nn.softplus", "nn.sigmoid",
+    "reciprocal", "logical_not", "invert", "exp2", "log", "log2", "log10", "expm1", "cos", "tan", "arcsin",
+    "arccos", "arctan", "sinh", "cosh", "arcsinh", "arccosh", "arctanh", "cbrt", "deg2rad", "rad2deg", "sinc",
+    "absolute", "isinf", "isposinf", "isneginf", "nan_to_num", "angle", "nn.relu", "nn.softplus",
+    "nn.sigmoid", "nn.gelu", "nn.silu", "nn.elu", "nn.leaky_relu", "nn.log_sigmoid", "nn.softmax",
+    "nn.log_softmax", "nn.relu6", "nn.hard_tanh", "nn.celu", "nn.selu",
 )  # fmt: skip
 REDUCTIONS = (
     "sum", "prod", "max", "min", "mean", "var", "std", "all", "any", "argmax", "argmin", "cumsum",

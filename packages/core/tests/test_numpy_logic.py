@@ -66,8 +66,10 @@ def test_shifts(xs: list[int], shift: int) -> None:
 def test_bitwise_errors() -> None:
     with pytest.raises(TypeError, match="bitwise_and does not accept float32 inputs; it needs integer or boolean"):
         pnp.bitwise_and(np.ones(2, np.float32), 1)
-    with pytest.raises(TypeError, match="left_shift does not accept bool inputs; it needs integer arrays"):
-        pnp.left_shift(np.array([True]), np.array([True]))
+    with pytest.raises(TypeError, match="left_shift does not accept float32 inputs; it needs integer arrays"):
+        pnp.left_shift(np.ones(2, np.float32), np.array([1], np.int32))
+    # Booleans shift as int32, as in JAX.
+    check(pnp.left_shift, np.array([True, False]), np.array([True, True]), expected=[2, 0], dtype=np.int32)
     with pytest.raises(TypeError, match="right_shift does not accept float32 inputs"):
         pnp.right_shift(np.ones(2, np.float32), 1)
 

@@ -28,7 +28,7 @@ from plait_core.nn_extras import (
     squareplus,
     tanh,
 )
-from plait_core.numpy._util import promote_args_inexact
+from plait_core.numpy._util import promote_args_inexact, promote_dtypes_inexact
 
 Array = Any
 Axis = int | Sequence[int] | None
@@ -45,7 +45,8 @@ def relu6(x: Array) -> Array:
     """``min(max(x, 0), 6)``; its derivative at 0 and at 6 is 0 (as in JAX),
     and NaN stays NaN."""
     x = pnp.asarray(x)
-    return pnp.where(x <= 0, 0, pnp.where(x >= 6, 6, x))
+    # 6.0, a weak float: integers give a weak float, as JAX's min(max(x, 0), 6.) does.
+    return pnp.where(x <= 0, 0, pnp.where(x >= 6, 6.0, x))
 
 
 def sigmoid(x: Array) -> Array:
@@ -74,12 +75,15 @@ swish = silu
 
 
 def gelu(x: Array, approximate: bool = True) -> Array:
-    """Gaussian error linear unit; the tanh approximation by default, as JAX."""
-    x = pnp.asarray(x)
+    """Gaussian error linear unit; the tanh approximation by default, as JAX.
+    Computed in ``x``'s inexact dtype (16-bit floats stay 16-bit); the result is
+    strongly typed, as JAX's."""
+    (x,) = promote_dtypes_inexact("gelu", x)
+    dt = pnp.result_type(x)
     if approximate:
-        c = np.sqrt(2.0 / np.pi)
+        c = np.asarray(np.sqrt(2.0 / np.pi), dt)  # a strong constant of x's dtype
         return 0.5 * x * (1.0 + pnp.tanh(c * (x + 0.044715 * (x * x * x))))
-    return 0.5 * x * (1.0 + lax.erf(x / np.sqrt(2.0)))
+    return 0.5 * x * (1.0 + lax.erf(x / np.asarray(np.sqrt(2.0), dt)))
 
 
 def elu(x: Array, alpha: float = 1.0) -> Array:
@@ -87,7 +91,8 @@ def elu(x: Array, alpha: float = 1.0) -> Array:
     x = pnp.asarray(x)
     # The inner where (not minimum, whose tie rule halves the derivative) makes
     # the derivative at 0 that of the negative branch, alpha, as in JAX.
-    return pnp.where(x > 0, x, alpha * pnp.expm1(pnp.where(x > 0, 0, x)))
+    # (0.0, a weak float: integers give a weak float, as in JAX.)
+    return pnp.where(x > 0, x, alpha * pnp.expm1(pnp.where(x > 0, 0.0, x)))
 
 
 def celu(x: Array, alpha: float = 1.0) -> Array:

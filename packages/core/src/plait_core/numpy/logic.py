@@ -25,6 +25,7 @@ from plait_core.numpy._util import (
     full_like_value,
     promote_args,
     promote_args_inexact,
+    promote_args_numeric,
     promote_dtypes,
 )
 
@@ -131,7 +132,7 @@ invert = bitwise_invert = bitwise_not
 
 def left_shift(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     """``x1 << x2`` for integers."""
-    x1, x2 = promote_args("left_shift", x1, x2)
+    x1, x2 = promote_args_numeric("left_shift", x1, x2)
     if not dtypes.is_int(dtype_of(x1)):
         raise TypeError(f"left_shift does not accept {dtype_of(x1).name} inputs; it needs integer arrays")
     return lax.shift_left(x1, x2)
@@ -139,7 +140,7 @@ def left_shift(x1: ArrayLike, x2: ArrayLike, /) -> Array:
 
 def right_shift(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     """``x1 >> x2`` for integers: arithmetic for signed, logical for unsigned."""
-    x1, x2 = promote_args("right_shift", x1, x2)
+    x1, x2 = promote_args_numeric("right_shift", x1, x2)
     dt = dtype_of(x1)
     if not dtypes.is_int(dt):
         raise TypeError(f"right_shift does not accept {dt.name} inputs; it needs integer arrays")

@@ -25,6 +25,7 @@ from plait_core.numpy._util import (
     as_array,
     broadcast_args,
     check_arraylike,
+    const_like,
     convert,
     dtype_of,
     full_like_value,
@@ -33,7 +34,6 @@ from plait_core.numpy._util import (
     promote_args_numeric,
     promote_dtypes_inexact,
     promote_dtypes_numeric,
-    result_dtype,
     scalar_like,
     to_inexact,
 )
@@ -112,13 +112,13 @@ def reciprocal(x: ArrayLike, /) -> Array:
 def deg2rad(x: ArrayLike, /) -> Array:
     """Degrees to radians."""
     (x,) = promote_dtypes_inexact("deg2rad", x)
-    return lax.mul(x, convert(np.pi / 180, dtype_of(x)))
+    return lax.mul(x, const_like(x, np.pi / 180))
 
 
 def rad2deg(x: ArrayLike, /) -> Array:
     """Radians to degrees."""
     (x,) = promote_dtypes_inexact("rad2deg", x)
-    return lax.mul(x, convert(180 / np.pi, dtype_of(x)))
+    return lax.mul(x, const_like(x, 180 / np.pi))
 
 
 radians, degrees = deg2rad, rad2deg
@@ -130,7 +130,7 @@ def sinc(x: ArrayLike, /) -> Array:
     dt = dtype_of(x)
     zero = lax.eq(x, convert(0, dt))
     safe = lax.select_n(zero, x, full_like_value(x, 1))
-    pix = lax.mul(safe, convert(np.pi, dt))
+    pix = lax.mul(safe, const_like(x, np.pi))
     return lax.select_n(zero, lax.div(lax.sin(pix), pix), full_like_value(x, 1))
 
 
@@ -354,8 +354,7 @@ def divmod(x1: ArrayLike, x2: ArrayLike, /) -> tuple[Array, Array]:
 
 def fmod(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     """The remainder of truncated division: it has the sign of ``x1`` (C's ``fmod``)."""
-    x1, x2 = promote_args("fmod", x1, x2)
-    _no_bool("fmod", x1)
+    x1, x2 = promote_args_numeric("fmod", x1, x2)
     return lax.rem(x1, x2)
 
 
@@ -420,13 +419,9 @@ pow = power
 
 
 def float_power(x1: ArrayLike, x2: ArrayLike, /) -> Array:
-    """``x1 ** x2`` computed in the widest float dtype available (float64 with x64)."""
-    check_arraylike("float_power", x1, x2)
-    wide = dtypes.canonicalize_dtype(dtypes.float64)
-    dt, _ = result_dtype("float_power", x1, x2)
-    if dtypes.is_complex(dt):
-        wide = dtypes.canonicalize_dtype(dtypes.complex128)
-    x1, x2 = promote_args("float_power", convert(x1, wide), convert(x2, wide))
+    """``x1 ** x2`` computed in floating point: the operands are promoted to their
+    common inexact dtype (as JAX does; NumPy would widen to float64)."""
+    x1, x2 = promote_args_inexact("float_power", x1, x2)
     return lax.pow(x1, x2)
 
 
@@ -483,16 +478,17 @@ atan2 = arctan2
 def hypot(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     """``sqrt(x1**2 + x2**2)`` without intermediate overflow or underflow."""
     x1, x2 = promote_args_inexact("hypot", x1, x2)
+    if dtypes.is_complex(dtype_of(x1)):
+        raise ValueError("hypot is not defined for complex inputs (as in JAX)")
     a, b = lax.abs(x1), lax.abs(x2)
     big, small = lax.max(a, b), lax.min(a, b)
-    dt = dtype_of(big)
-    zero = lax.eq(big, convert(0, dt))
+    zero = lax.eq(big, const_like(big, 0))
     safe_big = lax.select_n(zero, big, full_like_value(big, 1))
     ratio = lax.div(small, safe_big)
-    result = lax.mul(big, lax.sqrt(lax.add(convert(1, dt), lax.mul(ratio, ratio))))
+    result = lax.mul(big, lax.sqrt(lax.add(const_like(ratio, 1), lax.mul(ratio, ratio))))
     result = lax.select_n(zero, result, big)
     # An infinite side makes the hypotenuse infinite even when the other is NaN.
-    inf = convert(np.inf, dt)
+    inf = const_like(a, np.inf)
     is_inf = lax.bitwise_or(lax.eq(a, inf), lax.eq(b, inf))
     return lax.select_n(is_inf, result, full_like_value(result, np.inf))
 
@@ -505,10 +501,9 @@ def nextafter(x1: ArrayLike, x2: ArrayLike, /) -> Array:
 
 def heaviside(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     """The Heaviside step: 0 for ``x1 < 0``, ``x2`` for ``x1 == 0``, 1 for ``x1 > 0``."""
-    x1, x2 = promote_args_inexact("heaviside", x1, x2, keep_scalars=False)
-    dt = dtype_of(x1)
-    zero = convert(0, dt)
-    step = lax.select_n(lax.gt(x1, zero), full_like_value(x1, 0), full_like_value(x1, 1))
+    x1, x2 = promote_args_inexact("heaviside", x1, x2)
+    x1, x2, zero, one = broadcast_args("heaviside", x1, x2, const_like(x1, 0), const_like(x1, 1))
+    step = lax.select_n(lax.gt(x1, zero), zero, one)
     return lax.select_n(lax.eq(x1, zero), step, x2)
 
 
@@ -549,9 +544,8 @@ def logaddexp(x1: ArrayLike, x2: ArrayLike, /) -> Array:
 def logaddexp2(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     """``log2(2**x1 + 2**x2)`` computed without overflow."""
     x1, x2 = promote_args_inexact("logaddexp2", x1, x2)
-    dt = dtype_of(x1)
-    ln2 = convert(np.log(2.0), dt)
     big = lax.max(x1, x2)
+    ln2 = const_like(big, float(np.log(2.0)))  # weak only when both inputs are weak scalars, as in JAX
     delta = lax.sub(x1, x2)
     tail = lax.div(lax.log1p(lax.exp2(lax.neg(lax.abs(delta)))), ln2)
     return lax.select_n(lax.ne(delta, delta), lax.add(big, tail), lax.add(x1, x2))
@@ -586,9 +580,15 @@ def isinf(x: ArrayLike, /) -> Array:
     return lax.eq(lax.abs(x), convert(np.inf, to_inexact(dtype_of(lax.abs(x)))))
 
 
+def _no_complex(name: str, x: Array) -> None:
+    if dtypes.is_complex(dtype_of(x)):
+        raise ValueError(f"{name} is not defined for complex inputs (as in JAX)")
+
+
 def isposinf(x: ArrayLike, /) -> Array:
     """True where ``x`` is ``+inf``."""
     x = as_array(x, "isposinf")
+    _no_complex("isposinf", x)
     if not dtypes.is_inexact(dtype_of(x)):
         return full_like_value(x, False, dtypes.bool_)
     return lax.eq(x, convert(np.inf, dtype_of(x)))
@@ -597,6 +597,7 @@ def isposinf(x: ArrayLike, /) -> Array:
 def isneginf(x: ArrayLike, /) -> Array:
     """True where ``x`` is ``-inf``."""
     x = as_array(x, "isneginf")
+    _no_complex("isneginf", x)
     if not dtypes.is_inexact(dtype_of(x)):
         return full_like_value(x, False, dtypes.bool_)
     return lax.eq(x, convert(-np.inf, dtype_of(x)))
@@ -609,8 +610,14 @@ def nan_to_num(x: ArrayLike, copy: builtins.bool = True, nan: float = 0.0,
     del copy
     x = as_array(x, "nan_to_num")
     dt = dtype_of(x)
+    if dtypes.is_complex(dt):  # each part on its own
+        def part(v: Array) -> Array:
+            return nan_to_num(v, nan=nan, posinf=posinf, neginf=neginf)
+
+        return lax.complex(part(lax.real(x)), part(lax.imag(x)))
     if not dtypes.is_float(dt):
         return x
+    x = convert(x, dt)  # the result is strongly typed, as in JAX
     info = dtypes.finfo(dt)
     hi = float(info.max) if posinf is None else posinf
     lo = float(info.min) if neginf is None else neginf
