@@ -106,6 +106,16 @@ X64_CASES: list[tuple[str, str]] = [
     ("x64_poisson", "random.poisson(random.key(6), 20.0, (3,))"),
 ]
 
+# Gradients of samples with respect to their shape parameters (``grad`` is ``jax.grad`` or ``plait.grad``).
+_A = "np.array([0.3, 1.0, 2.5, 9.0, 40.0], np.float32)"
+GRAD_CASES: list[tuple[str, str]] = [
+    ("grad_gamma", f"grad(lambda a: random.gamma(random.key(3), a).sum())({_A})"),
+    ("grad_loggamma", f"grad(lambda a: random.loggamma(random.key(3), a).sum())({_A})"),
+    ("grad_beta", f"grad(lambda a: random.beta(random.key(3), a, 2.0).sum())({_A})"),
+    ("grad_dirichlet", f"grad(lambda a: (random.dirichlet(random.key(3), a) * np.arange(5)).sum())({_A})"),
+    ("grad_t", f"grad(lambda a: random.t(random.key(3), a).sum())({_A})"),
+]
+
 
 def encode(value: Any) -> Any:
     """A JSON form of an array (or a list of them): dtype, shape, hex bytes."""
@@ -122,9 +132,9 @@ def decode(entry: Any) -> Any:
     return np.frombuffer(bytes.fromhex(entry["hex"]), dtype=entry["dtype"]).reshape(entry["shape"])
 
 
-def run_cases(random: Any, cases: list[tuple[str, str]] = CASES) -> dict[str, Any]:
-    """Every case drawn with ``random``, encoded."""
-    return {name: encode(eval(expr, {"random": random, "np": np})) for name, expr in cases}
+def run_cases(random: Any, cases: list[tuple[str, str]] = CASES, grad: Any = None) -> dict[str, Any]:
+    """Every case drawn with ``random`` (and ``grad``), encoded."""
+    return {name: encode(eval(expr, {"random": random, "np": np, "grad": grad})) for name, expr in cases}
 
 
 def main() -> None:
@@ -133,6 +143,7 @@ def main() -> None:
 
     names = sorted(n for n in dir(jax.random) if not n.startswith("_"))
     table = {"jax_version": jax.__version__, "names": names, "cases": run_cases(jax.random)}
+    table["grad_cases"] = run_cases(jax.random, GRAD_CASES, jax.grad)
     jax.config.update("jax_enable_x64", True)
     table["x64_cases"] = run_cases(jax.random, X64_CASES)
     if len(sys.argv) > 1 and sys.argv[1] == "-":

@@ -51,6 +51,14 @@ def test_bit_for_bit_with_recorded_jax_in_x64(name: str) -> None:
     assert got == RECORDED["x64_cases"][name], cases.decode(RECORDED["x64_cases"][name])
 
 
+@pytest.mark.parametrize("name,expr", cases.GRAD_CASES, ids=[n for n, _ in cases.GRAD_CASES])
+def test_shape_parameter_gradients_match_jax(name: str, expr: str) -> None:
+    got = np.asarray(eval(expr, {"random": random, "np": np, "grad": plait.grad}))
+    want = cases.decode(RECORDED["grad_cases"][name])
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=2e-5, atol=1e-7)
+
+
 def _jax_python() -> str | None:
     path = os.environ.get("PLAIT_JAX_PYTHON")
     if not path:
@@ -70,6 +78,7 @@ def test_recorded_table_is_what_jax_draws_now() -> None:
     live = live_table["cases"]
     assert live == TABLE
     assert live_table["x64_cases"] == RECORDED["x64_cases"]
+    assert live_table["grad_cases"] == RECORDED["grad_cases"]
     for name in EXACT[:8]:
         assert _draw(name) == live[name]
 

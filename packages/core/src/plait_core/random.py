@@ -8,9 +8,10 @@ scalar key array; see :mod:`plait_core.prng`) or raw ``uint32[2]`` arrays
 (``random.PRNGKey(seed)``); functions return keys in the form they were given.
 Like JAX, samplers take a single key (``vmap`` maps over arrays of keys).
 
-Not supported (raising ``NotImplementedError`` saying so): derivatives of
-``gamma``-family samples with respect to their shape parameters (JAX's implicit
-gradient needs the derivative of the incomplete gamma function).  ``random.clone`` returns its
+Samples of ``gamma`` and the distributions built on it (``loggamma``,
+``beta``, ``dirichlet``, ``chisquare``, ``f``, ``t``, ``generalized_normal``)
+are differentiable in their shape parameters (implicit reparameterisation,
+as JAX).  ``random.clone`` returns its
 key (plait has no key-reuse checker).  Only the ``threefry2x32``
 implementation exists (``impl=`` / ``dtype=`` naming another is a ValueError).
 
@@ -792,7 +793,7 @@ def _gamma(key: KeyArray, a: Any, shape: Any, dtype: Any, where: str, log_space:
 def gamma(key: KeyArray, a: Any, shape: Sequence[int] | None = None, dtype: Any = None) -> Array:
     """Gamma(a, 1) samples (Marsaglia and Tsang's method per entry, each entry
     with its own key), ``a`` broadcast to ``shape`` (its shape by default).
-    Differentiating with respect to ``a`` raises ``NotImplementedError``."""
+    Differentiable in ``a`` (the sample's derivative at its fixed CDF level)."""
     return _gamma(key, a, shape, dtype, "gamma", False)
 
 

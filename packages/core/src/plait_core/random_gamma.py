@@ -18,6 +18,7 @@ from plait_core.custom_derivatives import custom_jvp
 from plait_core.lax.control_flow import while_loop
 from plait_core.prng import split_data
 from plait_core.random_floats import const, exponential_floats, normal_floats, split_keys, uniform_floats
+from plait_core.random_gamma_grad import sample_derivative
 
 Array = Any
 
@@ -105,12 +106,17 @@ def _gamma_impl(data: Array, a: Array, log_space: bool) -> Array:
 
 
 def _gamma_jvp(data: Array, log_space: bool, primals: tuple[Array], tangents: tuple[Array]) -> Any:
-    raise NotImplementedError(
-        "random.gamma: derivatives with respect to the shape parameter (a, alpha, df) are not "
-        "supported (JAX's implicit reparameterisation gradient needs the derivative of the "
-        "incomplete gamma function, which plait does not have); wrap the parameter in "
-        "lax.stop_gradient to treat samples as constants"
-    )
+    """The implicit reparameterisation gradient: ``d sample / d a`` at the
+    sample's fixed uniform level (for log samples, divided by the sample)."""
+    (a,), (a_dot,) = primals, tangents
+    out = _gamma_impl(data, a, log_space)
+    if log_space:
+        x = lax.exp(out)
+        x = lax.select(lax.eq(x, _full(x, 0)), _full(x, float(dtypes.finfo(x.dtype).tiny)), x)
+        grad = lax.div(sample_derivative(a, x), x)
+    else:
+        grad = sample_derivative(a, out)
+    return out, lax.mul(a_dot, grad)
 
 
 _gamma_draw = custom_jvp(_gamma_impl, nondiff_argnums=(0, 2))
