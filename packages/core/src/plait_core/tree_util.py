@@ -290,6 +290,29 @@ def _register(nodetype: type, spec: _NodeSpec) -> None:
         )
     _registry[nodetype] = spec
     _cache[nodetype] = spec
+    for listener in _registration_listeners:
+        listener(nodetype, spec.flatten, spec.unflatten)
+
+
+_RegistrationListener: TypeAlias = "Callable[[type, _FlattenFn, _UnflattenFn], None]"
+_registration_listeners: list[_RegistrationListener] = []
+
+
+def add_registration_listener(listener: _RegistrationListener) -> None:
+    """Call ``listener(nodetype, flatten, unflatten)`` for every custom node
+    type registered so far and for every one registered later.
+
+    This is how an interpreter keeps a faster flattener of its own (plait-
+    dispatch's, for the cached ``jit`` call) in step with this registry:
+    ``flatten`` and ``unflatten`` are the callbacks :func:`tree_flatten` and
+    :func:`tree_unflatten` use for that type.  The built-in node kinds
+    (``None``, tuples, lists, dicts, ``OrderedDict``, ``defaultdict``, named
+    tuples) are not reported.
+    """
+    for nodetype, spec in list(_registry.items()):
+        if spec.builtin is None:
+            listener(nodetype, spec.flatten, spec.unflatten)
+    _registration_listeners.append(listener)
 
 
 def register_pytree_node(

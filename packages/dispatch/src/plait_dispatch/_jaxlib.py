@@ -663,6 +663,16 @@ consume_results: Any = _jax.ExecuteResults.consume_with_handlers
 buffer_is_deleted: Any = _jax.ArrayImpl.is_deleted
 
 
+def pytree_registry() -> Any:
+    """A fresh C++ pytree registry of jaxlib (``jaxlib._jax.pytree``) knowing
+    ``None``, tuples, named tuples, lists and dicts (children in sorted key
+    order, as plait's); more node types with ``register_node(type, flatten,
+    unflatten)``.  Its ``flatten(tree)`` returns ``(leaves, treedef)``; the
+    treedef is hashable and has ``unflatten(leaves)``.  See
+    :mod:`plait_dispatch.fast_tree` for how plait keeps it in step with core's."""
+    return _jax.pytree.PyTreeRegistry()
+
+
 def memory_stats(executable: Executable) -> dict[str, int]:
     """XLA's compiled memory statistics, by field name (``argument_size_in_bytes``,
     ``output_size_in_bytes``, ``alias_size_in_bytes``, ``temp_size_in_bytes``,

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import operator
 import threading
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import Any, Final, Protocol, TypeVar, cast
@@ -55,7 +56,7 @@ from plait_core.tree_util import (
     tree_structure,
     tree_unflatten,
 )
-from plait_dispatch import _jaxlib
+from plait_dispatch import _jaxlib, fast_tree
 from plait_dispatch.aot import Lowered, StagedCall, Traced
 from plait_dispatch.array import Array
 from plait_dispatch.cache import (
@@ -68,6 +69,7 @@ from plait_dispatch.cache import (
     operand_buffer,
     stats,
 )
+from plait_dispatch.eager import _HOST_SCALAR_TYPES, _host_scalars, _learn_host_scalars
 from plait_dispatch.layouts import ShardingRequest
 from plait_dispatch.spmd import run_spmd, wants_spmd
 
@@ -342,6 +344,11 @@ class _JitState:
         self.fast: dict[tuple[ShapedArray, ...], _Simple | _General] = {}
         self.memo: list[tuple[list[Any], Any]] = [([_MISS], None)]
         self.layouts: ShardingRequest | None = None
+        # Fast handlers of the other signatures (pytrees, host scalars, static
+        # and keyword arguments): by (C++ structure of the dynamic arguments,
+        # static values) -> [leaf types, handler] pairs.
+        self.tree_fast: dict[Hashable, tuple[list[Any], ...]] = {}
+        self.static_split: dict[int, tuple[tuple[int, ...], tuple[int, ...]]] = {}
 
     # -- the wrapper -------------------------------------------------------
 
@@ -352,6 +359,8 @@ class _JitState:
         cfg = config
         run, consume, is_deleted = _jaxlib.run_executable, _jaxlib.consume_results, _jaxlib.buffer_is_deleted
         memo = self.memo
+        tree_fast = self.tree_fast
+        tree_call = self.tree_call
 
         fun = self.fun
 
@@ -398,6 +407,10 @@ class _JitState:
                         out = handler(args, bufs)
                         if out is not _MISS:
                             return out
+            if tree_fast and state.trace.__class__ is EvalTrace:
+                out = tree_call(args, kwargs)
+                if out is not _MISS:
+                    return out
             return slow(args, kwargs)
 
         functools.update_wrapper(jitted, self.fun)
@@ -415,6 +428,7 @@ class _JitState:
         with self.lock:
             self.entries.clear()
             self.fast.clear()
+            self.tree_fast.clear()
             self.memo[0] = ([_MISS], None)
             self.seen.clear()
 
@@ -520,6 +534,7 @@ class _JitState:
                 if len(self.entries) >= _MAX_SIGNATURES:
                     self.entries.clear()
                     self.fast.clear()
+                    self.tree_fast.clear()
                 self.entries[key] = entry
             return entry, leaves
 
@@ -633,6 +648,8 @@ class _JitState:
             and entry.in_tree == _flat_tree(len(args))
         ):
             self.install_fast(entry, call)
+        elif not committed:
+            self.install_tree(entry, call, leaves, args, kwargs)
         return tree_unflatten(entry.out_tree, outs)
 
     def install_fast(self, entry: StagedCall, call: CompiledCall) -> None:
@@ -646,6 +663,109 @@ class _JitState:
         handler = _fast_handler(entry, call, const_bufs)
         with self.lock:
             self.fast[entry.in_avals] = handler
+
+    def fast_key(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Hashable]:
+        """``(dynamic arguments as (args, kwargs), static values)``: what the
+        tree fast path flattens and what it keys on besides the structure
+        (each static value with its type, as the tracing cache keys them)."""
+        if not self.has_statics:
+            return (args, kwargs), None
+        nargs = len(args)
+        split = self.static_split.get(nargs)
+        if split is None:
+            static_pos = _positions(self.static.nums, nargs)
+            split = (tuple(sorted(static_pos)), tuple(i for i in range(nargs) if i not in static_pos))
+            self.static_split[nargs] = split
+        spos, dpos = split
+        skey: list[Any] = [(args[i].__class__, args[i]) for i in spos]
+        dyn_kwargs = kwargs
+        if kwargs:
+            names = self.static.names
+            dyn_kwargs = {}
+            for k, v in kwargs.items():
+                if k in names:
+                    skey.append((k, v.__class__, v))
+                else:
+                    dyn_kwargs[k] = v
+        return (tuple([args[i] for i in dpos]), dyn_kwargs), tuple(skey)
+
+    def tree_call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """The fast path of a signature with pytree, host-scalar, static or
+        keyword arguments (outside transformations): the dynamic arguments
+        flattened in C++ (:mod:`plait_dispatch.fast_tree`), the handler found by
+        their structure and static values, then by the leaves' types; no
+        re-validation of what the tracing cache proved.  ``_MISS`` for
+        whatever is not a case it knows (the general path takes it)."""
+        try:
+            dyn, skey = self.fast_key(args, kwargs)
+            leaves, structure = _cpp_flatten(dyn)
+            cands = self.tree_fast.get((structure, skey))
+        except Exception:  # unhashable statics, unsortable keys: the general path says why
+            return _MISS
+        if cands is None:
+            return _MISS
+        try:
+            # Every leaf a live uncommitted Array (the common case): a few
+            # passes over the list in C instead of a Python loop.
+            bufs = list(map(_get_buf, leaves))
+            avals = list(map(_get_aval, leaves))
+            if any(map(_get_committed, leaves)) or any(map(_buffer_is_deleted, bufs)):
+                return _MISS
+        except (AttributeError, TypeError):
+            mixed = _mixed_leaves(leaves)
+            if mixed is None:
+                return _MISS
+            avals, bufs = mixed
+        for pair in cands:
+            if pair[0] == avals:
+                handler = pair[1]
+                # Identical types match faster next time (results of one
+                # computation share their abstract values).
+                pair[0] = avals
+                break
+        else:
+            return _MISS
+        if handler.x64 is not config.x64_enabled:
+            return _MISS
+        return handler(leaves, bufs)
+
+    def install_tree(
+        self, entry: StagedCall, call: CompiledCall, leaves: list[Any], args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> None:
+        """Remember a handler for calls of this signature whose leaves are all
+        uncommitted Arrays or host scalars (pytrees, statics, keywords)."""
+        if self.layouts is not None:
+            return
+        for x in leaves:
+            if type(x) is not Array and x.__class__ not in _HOST_SCALAR_TYPES:
+                return
+        try:
+            dyn, skey = self.fast_key(args, kwargs)
+            cpp_leaves, structure = _cpp_flatten(dyn)
+            key = (structure, skey)
+            hash(key)
+        except Exception:
+            return
+        if len(cpp_leaves) != len(leaves) or any(a is not b for a, b in zip(cpp_leaves, leaves)):
+            return  # the two flatteners disagree on this tree: leave it to core's
+        try:
+            const_bufs = [
+                operand_buffer(c, a, call.device, "use") for c, a in zip(entry.consts, entry.operand_avals)
+            ]
+        except Exception:
+            return
+        handler = _General(entry, call, const_bufs, config.x64_enabled)
+        if any(type(leaves[k]) is not Array for k in handler.donated):
+            return
+        _learn_host_scalars(leaves, entry.in_avals)
+        mixed = _mixed_leaves(leaves)
+        if mixed is None:
+            return  # a host scalar the table does not keep (0.0, NaN)
+        handler.out_structure = fast_tree.structure_of(entry.out_tree)
+        with self.lock:
+            cands = self.tree_fast.get(key, ())
+            if len(cands) < 8:
+                self.tree_fast[key] = (*cands, [mixed[0], handler])
 
     # -- ahead of time -------------------------------------------------------
 
@@ -696,6 +816,36 @@ def _tuple_tree(n: int) -> PyTreeDef:
 
 _LEAF: Final = tree_structure(0)
 
+_cpp_flatten = fast_tree.flatten
+_get_buf = operator.attrgetter("_buf")
+_get_aval = operator.attrgetter("aval")
+_get_committed = operator.attrgetter("_committed")
+_buffer_is_deleted = _jaxlib.buffer_is_deleted
+
+
+def _mixed_leaves(leaves: list[Any]) -> tuple[list[ShapedArray], list[Any]] | None:
+    """The types and buffers of leaves that are live uncommitted Arrays or host
+    scalars with a device scalar in the eager table; ``None`` otherwise."""
+    table = _host_scalars[config.x64_enabled]
+    avals: list[ShapedArray] = []
+    bufs: list[Any] = []
+    for a in leaves:
+        if a.__class__ is Array:
+            buf = a._buf
+            if a._committed or buf is None or _buffer_is_deleted(buf):
+                return None
+            avals.append(a.aval)
+            bufs.append(buf)
+        elif a.__class__ in _HOST_SCALAR_TYPES:
+            const = table.get((a.__class__, a))
+            if const is None:
+                return None
+            avals.append(const[0])
+            bufs.append(const[1])
+        else:
+            return None
+    return avals, bufs
+
 
 def _short(x: Any) -> str:
     r = repr(x)
@@ -727,7 +877,17 @@ class _General:
     (live uncommitted Arrays of the signature's types) and their buffers;
     returns ``_MISS`` when the run fails, for the general path to report."""
 
-    __slots__ = ("call", "donated", "flat_tuple", "out_tree", "passed_args", "passed_consts", "single", "x64")
+    __slots__ = (
+        "call",
+        "donated",
+        "flat_tuple",
+        "out_structure",
+        "out_tree",
+        "passed_args",
+        "passed_consts",
+        "single",
+        "x64",
+    )
 
     def __init__(self, entry: StagedCall, call: CompiledCall, const_bufs: list[Any], x64: bool) -> None:
         nc = len(entry.consts)
@@ -741,6 +901,7 @@ class _General:
         self.single = entry.out_tree == _LEAF and not call.float0_outs
         self.flat_tuple = entry.out_tree == _tuple_tree(len(entry.out_avals))
         self.x64 = x64
+        self.out_structure: Any = None  # the C++ output structure, when known (faster to rebuild)
 
     def __call__(self, args: tuple[Any, ...], bufs: list[Any]) -> Any:
         if self.donated and len({id(b) for b in bufs}) != len(bufs):
@@ -762,6 +923,8 @@ class _General:
             return res[0]
         if self.flat_tuple:
             return tuple(res)
+        if self.out_structure is not None:
+            return self.out_structure.unflatten(res)
         return tree_unflatten(self.out_tree, res)
 
 
