@@ -10,9 +10,13 @@ A ragged value is a :class:`~plait_batching.trace.BatchTracer` with
 ``ragged`` set: its ``aval`` is the element type with symbolic sizes, its
 ``val`` the elements padded along the ragged axes to the padded size of each
 name (the pile's padded size, or the largest length).  A value may have
-several ragged axes only when they share one name (attention scores
-``n x n``); values of two different names never meet: the names are the
-same exactly when the lengths are (checked when concrete).
+several ragged axes: of one name (self-attention scores ``n x n``) or, for
+the rules that treat each axis on its own (elementwise, broadcasting and
+transposing, reductions, ``dot_general``: see ``several_sizes`` of
+:func:`padded_rule`), of different names (cross-attention scores ``n x m``
+between two piles).  Other rules refuse an equation that involves two names
+(:func:`check_one_size`).  The names are the same exactly when the lengths
+are (checked when concrete).
 
 The rules (:data:`~plait_batching.registries.ragged_rules`, rule(trace, prim,
 args, params) returning the results on ``trace``) compute on the padded
@@ -65,6 +69,7 @@ __all__ = [
     "check_one_size",
     "env_of",
     "fill_padding",
+    "names_involved",
     "operands",
     "ragged_axes",
     "refuse",
@@ -291,18 +296,25 @@ def _types(ops: Sequence[Operand]) -> str:
     return ", ".join(o.aval.str_short() for o in ops)
 
 
-def check_one_size(env: RaggedEnv, prim: Primitive, ops: Sequence[Operand], params: dict[str, Any]) -> frozenset[str]:
-    """The ragged names an equation involves; ``ValueError`` if more than one."""
+def names_involved(env: RaggedEnv, ops: Sequence[Operand], params: dict[str, Any]) -> frozenset[str]:
+    """The ragged names an equation's operands and params mention."""
     names: frozenset[str] = frozenset()
     for o in ops:
         names = names | env.names_in_shape(o.aval.shape)
     in_params = frozenset().union(*(env.names_in_params(v) for v in params.values())) if params else frozenset()
-    names = names | in_params
+    return names | in_params
+
+
+def check_one_size(env: RaggedEnv, prim: Primitive, ops: Sequence[Operand], params: dict[str, Any]) -> frozenset[str]:
+    """The ragged names an equation involves; ``ValueError`` if more than one."""
+    names = names_involved(env, ops, params)
     if len(names) > 1:
         raise ValueError(
             f"vmap over piles: {prim.name} combines values of different ragged sizes (operands {_types(ops)}; "
             f"{env.describe(names)}). Piles combine only when their lengths are equal (checked when the lengths "
-            "are concrete; under jit pass the same lengths value to both), and a value has one ragged size"
+            "are concrete; under jit pass the same lengths value to both); different ragged sizes meet only "
+            "along different axes (an n x m value), in elementwise operations, broadcasts, transposes, "
+            "reductions and dot_general"
         )
     return names
 
@@ -371,17 +383,28 @@ Check = Callable[[RaggedEnv, Primitive, Sequence[Operand], dict[str, Any]], None
 Prepare = Callable[[RaggedEnv, Sequence[Operand], dict[str, Any]], list[Any]]
 
 
-def padded_rule(check: Check | None = None, prepare: Prepare | None = None) -> RaggedRule:
+def padded_rule(
+    check: Check | None = None, prepare: Prepare | None = None, *, several_sizes: bool = False
+) -> RaggedRule:
     """A ragged rule that runs the primitive's batching rule on the padded data,
     with ragged sizes in params replaced by padded sizes.  ``check`` refuses
     layouts where that would be wrong; ``prepare`` fills padding the
-    primitive would read (see :func:`fill_padding`)."""
+    primitive would read (see :func:`fill_padding`).  ``several_sizes`` lets
+    an equation involve ragged axes of different names (an ``n x m`` value
+    between two piles): right for primitives that treat each axis on its own,
+    since each name has its own padded size and mask; otherwise such an
+    equation is refused (:func:`check_one_size`)."""
 
     def rule(trace: BatchTrace, prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> Any:
         env = env_of(trace)
         ops = operands(trace, prim, args)
-        names = check_one_size(env, prim, ops, params)
-        out_avals = element_abstract_eval(env, prim, ops, params, names)
+        names = names_involved(env, ops, params) if several_sizes else check_one_size(env, prim, ops, params)
+        try:
+            out_avals = element_abstract_eval(env, prim, ops, params, names)
+        except (TypeError, ValueError):
+            if len(names) > 1:  # two sizes met along one axis: say so (piles of different lengths)
+                check_one_size(env, prim, ops, params)
+            raise
         if check is not None:
             check(env, prim, ops, params)
         with set_current_trace(trace.parent_trace):

@@ -6,7 +6,9 @@ padding of the result is computed from the padding of the operands and is
 never read into a true entry.  Operands of one ragged size line up because
 each size has one padded size; broadcasting against static shapes and
 scalars works as the batching rules do.  The AD helpers ``stop_gradient``,
-``zeros_like`` and ``add_any`` are elementwise too.
+``zeros_like`` and ``add_any`` are elementwise too.  Operands may have ragged
+axes of different sizes (an ``n x m`` value between two piles): each size
+has its own padded size, so equal element shapes have equal padded shapes.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from plait_core.primitives.ad_helpers import (
     zeros_like_p,
 )
 
-_padded = padded_rule()
+_padded = padded_rule(several_sizes=True)
 
 for _p in (*UNARY, *BINARY, ew.select_n_p, ew.clamp_p, ew.bitcast_convert_type_p, stop_gradient_p, zeros_like_p,
            add_any_p):  # fmt: skip

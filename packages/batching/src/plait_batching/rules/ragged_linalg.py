@@ -5,7 +5,8 @@ contracts a ragged axis (``scores @ values`` in attention) the padding of
 both operands along it is set to zero first, so it adds nothing to the sum
 (zeroing both keeps a non-finite value in one operand's padding from making
 ``0 * inf``).  Contracted axes must have the same ragged size, which the
-shape rule checks.
+shape rule checks; free axes may have different ragged sizes (queries of one
+pile against keys of another give ``n x m`` scores).
 
 ``conv_general_dilated`` over a ragged spatial axis of its lhs (1-D or 2-D
 convolutions over sequences of different lengths) sets the lhs padding to
@@ -56,7 +57,7 @@ def _zero_contracted(env: RaggedEnv, ops: Sequence[Operand], params: dict[str, A
     ]
 
 
-ragged_rules[dot_general_p] = padded_rule(prepare=_zero_contracted)
+ragged_rules[dot_general_p] = padded_rule(prepare=_zero_contracted, several_sizes=True)
 
 
 # ---------------------------------------------------------------------------

@@ -3,7 +3,8 @@
 A reduction over a ragged axis first fills the padding with the reduction's
 identity (0 for sums, 1 for products, the lowest value for maxima, ...), so
 the padding never changes a result; reductions over static axes run on the
-padded data as they are.  Cumulative operations run from the start of the
+padded data as they are.  Each reduced axis is filled by its own size's mask,
+so a value with ragged axes of different sizes (``n x m``) reduces over either.  Cumulative operations run from the start of the
 axis, so only the reverse ones need the fill.  ``sort`` along a ragged axis
 sorts each element's true entries and puts the padding after them: a first
 key "is padding" (0 or 1) goes in front of the sort's keys, so the true
@@ -84,10 +85,10 @@ for _p, _id in (
     (r.reduce_min_p, _highest), (r.reduce_and_p, _const(True)), (r.reduce_or_p, _const(False)),
     (r.argmax_p, _lowest), (r.argmin_p, _highest),
 ):  # fmt: skip
-    ragged_rules[_p] = padded_rule(prepare=_filled(_id, _axes))
+    ragged_rules[_p] = padded_rule(prepare=_filled(_id, _axes), several_sizes=True)
 
 for _p, _id in ((r.cumsum_p, _const(0)), (r.cumprod_p, _const(1)), (r.cummax_p, _lowest), (r.cummin_p, _highest)):
-    ragged_rules[_p] = padded_rule(prepare=_filled(_id, _reverse_axis))
+    ragged_rules[_p] = padded_rule(prepare=_filled(_id, _reverse_axis), several_sizes=True)
 
 
 def _sort(trace: BatchTrace, prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> Any:

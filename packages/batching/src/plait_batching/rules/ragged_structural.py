@@ -65,7 +65,8 @@ from plait_core.primitives.elementwise import add_p, and_p, ge_p, lt_p, select_n
 from plait_core.primitives.indexing_prims import GatherDimensionNumbers, GatherScatterMode
 
 _I32 = np.dtype(np.int32)
-_padded = padded_rule()
+# Each axis on its own: these also take values with ragged axes of different sizes (n x m).
+_padded = padded_rule(several_sizes=True)
 
 for _p in (st.broadcast_in_dim_p, st.squeeze_p, st.expand_dims_p, st.transpose_p, st.iota_p, st.copy_p):
     ragged_rules[_p] = _padded
@@ -144,7 +145,7 @@ def _check_reshape(env: RaggedEnv, prim: Primitive, ops: Sequence[Operand], para
         )  # fmt: skip
 
 
-ragged_rules[st.reshape_p] = padded_rule(_check_reshape)
+ragged_rules[st.reshape_p] = padded_rule(_check_reshape, several_sizes=True)
 
 
 
