@@ -1,8 +1,9 @@
 """Dtype promotion and weak types against JAX 0.10.2, case by case.
 
-The cases (``tests/promotion_cases.py``): every binary operator over every
-pair of dtypes and weakly typed Python scalars, unary functions, reductions
-and ``.at[]`` updates over every dtype and weak kind, with x64 off and on.
+The cases (``tests/promotion_cases.py``): every binary operator (``numpy``
+and ``lax``) over every pair of dtypes and weakly typed Python scalars, unary
+functions (``numpy``, ``nn``, ``lax``), reductions and ``.at[]`` updates over
+every dtype and weak kind, with x64 off and on (about 18,600 cases).
 JAX's results come from a fresh run of ``tools/record_promotion_table.py``
 when ``PLAIT_JAX_PYTHON`` names an interpreter that imports JAX 0.10.2, and
 otherwise from the table it recorded (``tests/data/promotion_table.json``).
@@ -12,7 +13,7 @@ eagerly, where the XLA backend compiles each operation (set
 ``PLAIT_PROMOTION_EAGER=all`` to run every case eagerly, which takes minutes).
 
 :data:`DEVIATIONS` lists, in this one place, the cases where plait knowingly
-differs from JAX and what it gives instead; those results are asserted too.
+differs from JAX, what it gives instead (asserted too) and why.
 """
 
 from __future__ import annotations
