@@ -198,7 +198,8 @@ class Array:
         buf = self._buf
         if self._state == _LIVE:
             self._forget(_DONATED)
-            _jaxlib.delete(buf)
+            if not _jaxlib.buffer_is_deleted(buf):  # XLA reused it: nothing left to free
+                _jaxlib.delete(buf)
 
     def _move(self, committed: bool) -> Array:
         """A new Array taking over this one's buffer; this one counts as donated.

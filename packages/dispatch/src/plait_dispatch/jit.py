@@ -347,7 +347,7 @@ class _JitState:
         # Fast handlers of the other signatures (pytrees, host scalars, static
         # and keyword arguments): by (C++ structure of the dynamic arguments,
         # static values) -> [leaf types, handler] pairs.
-        self.tree_fast: dict[Hashable, tuple[list[Any], ...]] = {}
+        self.tree_fast: dict[Hashable, tuple[list[Any], ...]] = {}  # [types, _Simple | _General]
         self.static_split: dict[int, tuple[tuple[int, ...], tuple[int, ...]]] = {}
 
     # -- the wrapper -------------------------------------------------------
@@ -727,6 +727,12 @@ class _JitState:
             return _MISS
         if handler.x64 is not config.x64_enabled:
             return _MISS
+        if handler.__class__ is _Simple:
+            try:
+                outs = _consume(_run(handler.executable, bufs), handler.handlers)
+            except _jaxlib.XlaRuntimeError:
+                return _MISS  # the general path reports it
+            return Array(outs[0], handler.aval, handler.device, False)
         return handler(leaves, bufs)
 
     def install_tree(
@@ -754,14 +760,15 @@ class _JitState:
             ]
         except Exception:
             return
-        handler = _General(entry, call, const_bufs, config.x64_enabled)
-        if any(type(leaves[k]) is not Array for k in handler.donated):
+        handler = _fast_handler(entry, call, const_bufs)
+        if handler.__class__ is _General and any(type(leaves[k]) is not Array for k in handler.donated):
             return
         _learn_host_scalars(leaves, entry.in_avals)
         mixed = _mixed_leaves(leaves)
         if mixed is None:
             return  # a host scalar the table does not keep (0.0, NaN)
-        handler.out_structure = fast_tree.structure_of(entry.out_tree)
+        if handler.__class__ is _General:
+            handler.out_structure = fast_tree.structure_of(entry.out_tree)
         with self.lock:
             cands = self.tree_fast.get(key, ())
             if len(cands) < 8:
@@ -821,6 +828,8 @@ _get_buf = operator.attrgetter("_buf")
 _get_aval = operator.attrgetter("aval")
 _get_committed = operator.attrgetter("_committed")
 _buffer_is_deleted = _jaxlib.buffer_is_deleted
+_run = _jaxlib.run_executable
+_consume = _jaxlib.consume_results
 
 
 def _mixed_leaves(leaves: list[Any]) -> tuple[list[ShapedArray], list[Any]] | None:
@@ -879,8 +888,12 @@ class _General:
 
     __slots__ = (
         "call",
+        "device",
         "donated",
+        "executable",
         "flat_tuple",
+        "handlers",
+        "out_avals",
         "out_structure",
         "out_tree",
         "passed_args",
@@ -893,7 +906,13 @@ class _General:
         nc = len(entry.consts)
         passed = call.kept
         self.call = call
-        self.passed_consts = [const_bufs[k] for k in passed if k < nc]
+        # Buffers passed before the arguments': the compiled call's own
+        # constants, then the captured constants the executable keeps.
+        self.passed_consts = call.const_bufs + [const_bufs[k] for k in passed if k < nc]
+        self.executable = call.executable
+        self.handlers = call.handlers
+        self.device = call.device
+        self.out_avals = None if call.float0_outs else call.out_avals
         passed_args = tuple(k - nc for k in passed if k >= nc)
         self.passed_args = None if passed_args == tuple(range(len(entry.in_avals))) else passed_args
         self.donated = tuple(k - nc for k, d in enumerate(call.donated) if d and k >= nc)
@@ -913,12 +932,17 @@ class _General:
         if self.passed_consts:
             bufs = self.passed_consts + bufs
         try:
-            outs = self.call.execute(bufs)
+            outs = _consume(_run(self.executable, bufs), self.handlers)
         except _jaxlib.XlaRuntimeError:
             return _MISS
         for k in self.donated:
             args[k]._donate()
-        res = self.call.wrap(outs, False)
+        avals = self.out_avals
+        if avals is None:
+            res = self.call.wrap(outs, False)
+        else:
+            device = self.device
+            res = [Array(b, a, device, False) for b, a in zip(outs, avals)]
         if self.single:
             return res[0]
         if self.flat_tuple:
