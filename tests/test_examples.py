@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
-NAMES = ["mlp", "revnet", "ragged_transformer", "masked_rnn", "data_parallel"]
+NAMES = ["mlp", "revnet", "ragged_transformer", "masked_rnn", "data_parallel", "cross_attention_piles"]
 
 
 def run(name: str) -> str:
@@ -41,6 +41,9 @@ def test_example_runs_and_checks_itself(name: str) -> None:
         assert len({r[2] for r in rows}) == 1  # invertible: the same bytes at every depth
     elif name == "ragged_transformer":
         assert float(re.search(r"each sequence alone\| = ([\d.e+-]+)", out).group(1)) < 1e-4  # type: ignore[union-attr]
+    elif name == "cross_attention_piles":
+        assert float(re.search(r"each pair alone\| = ([\d.e+-]+)", out).group(1)) < 1e-5  # type: ignore[union-attr]
+        assert float(re.search(r"per-pair grads\| = ([\d.e+-]+)", out).group(1)) < 1e-5  # type: ignore[union-attr]
     elif name == "data_parallel":
         assert "1 process(es), 8 devices, batch 64 split 8 ways here" in out
         assert len(re.findall(r"^step \d: loss [\d.]+$", out, flags=re.M)) == 5
