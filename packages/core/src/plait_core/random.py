@@ -71,6 +71,8 @@ _MAX_PROGRAMS = 256
 
 def _static_value(value: Any) -> Hashable:
     """A static argument as a dictionary key (sequences of sizes as tuples)."""
+    if isinstance(value, np.integer):
+        return int(value)
     if isinstance(value, (np.ndarray, np.generic, Tracer)) or type(value) in registered_array_types():
         raise TypeError("an array is not a static argument")
     if isinstance(value, list):
