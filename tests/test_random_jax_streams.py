@@ -83,15 +83,8 @@ def test_recorded_table_is_what_jax_draws_now() -> None:
         assert _draw(name) == live[name]
 
 
-# Added to plait.random by the linear-algebra work (it needs a Cholesky factor).
-_ELSEWHERE = {"multivariate_normal"}
-
-
 def test_every_jax_random_name_is_implemented_or_listed() -> None:
-    missing = [
-        n for n in RECORDED["names"]
-        if not hasattr(random, n) and n not in random.NOT_SUPPORTED and n not in _ELSEWHERE
-    ]
+    missing = [n for n in RECORDED["names"] if not hasattr(random, n) and n not in random.NOT_SUPPORTED]
     assert missing == []
 
 
