@@ -361,13 +361,14 @@ class _JitState:
         memo = self.memo
         tree_fast = self.tree_fast
         tree_call = self.tree_call
+        has_statics = self.has_statics  # then no all-Array handlers (see run)
 
         fun = self.fun
 
         def jitted(*args: Any, **kwargs: Any) -> Any:
             if cfg.jit_disabled:
                 return fun(*args, **kwargs)
-            if not kwargs and state.trace.__class__ is EvalTrace:
+            if not kwargs and not has_statics and state.trace.__class__ is EvalTrace:
                 # Every argument a live, uncommitted Array: its buffer goes to
                 # the executable as it is.  Liveness is asked of the buffer
                 # itself (one shared with a deleted Array is dead too, and XLA
@@ -697,7 +698,10 @@ class _JitState:
         re-validation of what the tracing cache proved.  ``_MISS`` for
         whatever is not a case it knows (the general path takes it)."""
         try:
-            dyn, skey = self.fast_key(args, kwargs)
+            if self.has_statics:
+                dyn, skey = self.fast_key(args, kwargs)
+            else:
+                dyn, skey = (args, kwargs), None
             leaves, structure = _cpp_flatten(dyn)
             cands = self.tree_fast.get((structure, skey))
         except Exception:  # unhashable statics, unsortable keys: the general path says why
