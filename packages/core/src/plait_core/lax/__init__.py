@@ -16,3 +16,7 @@ from plait_core.lax.shapes import *
 from plait_core.lax.sharding import *
 from plait_core.lax.structural import *
 from plait_core.lax.windowed import *
+
+# isort: split
+# Compositions of the above (they use plait.numpy and plait.scipy.special, which use the above), last.
+from plait_core.lax.extras import *

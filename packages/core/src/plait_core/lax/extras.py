@@ -1,0 +1,286 @@
+"""More of ``jax.lax``, as compositions of existing operations: array builders
+(``full_like``, ``empty``, ``tile``, ``split``, ``stack``, ``unstack``,
+``broadcast_to_rank``, ``broadcast_like``, ``broadcast_shapes``, ``shape_as_value``),
+``dtype``, bit counts (``population_count``, ``clz``), ``scatter_sub``,
+``scatter_apply``, ``index_take``, ``approx_max_k``/``approx_min_k`` (exact on
+CPU, as JAX's CPU fallback), ``ragged_dot``, ``platform_dependent``, ``composite``,
+the special functions JAX also exposes in ``lax`` (``erfc``, ``igamma``,
+``igammac``, ``betainc``, ``polygamma``, ``zeta``, ``bessel_i0e``, ``bessel_i1e``),
+and the type aliases ``DotDimensionNumbers``, ``ConvGeneralDilatedDimensionNumbers``
+and ``PrecisionLike``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, TypeAlias
+
+import numpy as np
+
+from plait_core import dtypes
+from plait_core import numpy as pnp
+from plait_core.bessel import bessel_i0e as _i0e
+from plait_core.bessel import bessel_i1e as _i1e
+from plait_core.lax.convolution import Precision
+from plait_core.lax.reductions import top_k
+from plait_core.lax.structural import scatter, scatter_add
+from plait_core.primitives.indexing_prims import ScatterDimensionNumbers
+from plait_core.primitives.linalg import ConvDimensionNumbers
+from plait_core.scipy import special as _special
+
+Array = Any
+
+DotDimensionNumbers: TypeAlias = tuple[tuple[Sequence[int], Sequence[int]], tuple[Sequence[int], Sequence[int]]]
+"""``((lhs_contracting, rhs_contracting), (lhs_batch, rhs_batch))`` of ``dot_general``."""
+ConvGeneralDilatedDimensionNumbers: TypeAlias = tuple[str, str, str] | ConvDimensionNumbers | None
+"""The ``dimension_numbers`` argument of ``conv_general_dilated``."""
+PrecisionLike: TypeAlias = str | Precision | tuple[str, str] | tuple[Precision, Precision] | None
+"""What ``precision=`` accepts."""
+
+
+def dtype(x: Any) -> np.dtype[Any]:
+    """The canonical dtype of a value or dtype-like (64-bit narrowed when x64 is off)."""
+    if isinstance(x, (type, str, np.dtype)):
+        return dtypes.canonicalize_dtype(np.dtype(x))
+    return dtypes.canonicalize_dtype(pnp.result_type(x))
+
+
+def full_like(x: Array, fill_value: Array, dtype: Any = None, shape: Sequence[int] | None = None,
+              sharding: Any = None) -> Array:
+    """An array like ``x`` (its shape and dtype unless given) filled with ``fill_value``."""
+    if sharding is not None:
+        raise NotImplementedError("lax.full_like: sharding= is not supported; use plait.device_put")
+    return pnp.full_like(x, fill_value, dtype, shape)
+
+
+def empty(shape: Sequence[int], dtype: Any, *, out_sharding: Any = None) -> Array:
+    """An array of ``shape`` and ``dtype`` whose values are unspecified (zeros here)."""
+    if out_sharding is not None:
+        raise NotImplementedError("lax.empty: out_sharding= is not supported")
+    return pnp.zeros(tuple(shape), dtype)
+
+
+def tile(operand: Array, reps: Sequence[int]) -> Array:
+    """``operand`` repeated ``reps[i]`` times along axis ``i`` (``len(reps)`` must be its rank)."""
+    x = pnp.asarray(operand)
+    if len(reps) != x.ndim:
+        raise ValueError(f"lax.tile: reps has {len(reps)} entries for an operand of rank {x.ndim}")
+    return pnp.tile(x, tuple(reps))
+
+
+def split(operand: Array, sizes: Sequence[int], axis: int = 0) -> list[Array]:
+    """Cut ``operand`` along ``axis`` into pieces of the given sizes (which must sum to its length)."""
+    x = pnp.asarray(operand)
+    if sum(sizes) != x.shape[axis] or any(s < 0 for s in sizes):
+        raise ValueError(f"lax.split: sizes {tuple(sizes)} must be non-negative and sum to {x.shape[axis]}")
+    cuts = np.cumsum(sizes)[:-1].tolist()
+    return list(pnp.split(x, cuts, axis=axis))
+
+
+def stack(operands: Sequence[Array], axis: int = 0) -> Array:
+    """Stack arrays of one shape along a new ``axis``."""
+    return pnp.stack(list(operands), axis=axis)
+
+
+def unstack(x: Array, axis: int = 0) -> tuple[Array, ...]:
+    """The slices of ``x`` along ``axis``."""
+    return pnp.unstack(x, axis=axis)
+
+
+def broadcast_to_rank(x: Array, rank: int) -> Array:
+    """``x`` with leading axes of size 1 added up to ``rank``."""
+    a = pnp.asarray(x)
+    return pnp.reshape(a, (1,) * max(rank - a.ndim, 0) + tuple(a.shape))
+
+
+def broadcast_like(arr: Array, like_arr: Array) -> Array:
+    """``arr`` broadcast to the shape of ``like_arr``."""
+    return pnp.broadcast_to(arr, pnp.shape(like_arr))
+
+
+def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
+    """The NumPy broadcast of shapes (a ``ValueError`` if they do not broadcast)."""
+    return tuple(int(d) for d in pnp.broadcast_shapes(*[tuple(s) for s in shapes]))
+
+
+def shape_as_value(shape: Sequence[int]) -> Array:
+    """The dimensions of ``shape`` as an int32 array."""
+    return pnp.asarray(np.asarray(tuple(shape), np.int32))
+
+
+def _check_int(name: str, x: Array) -> tuple[Array, np.dtype[Any]]:
+    a = pnp.asarray(x)
+    dt = np.dtype(a.dtype)
+    if not dtypes.is_int(dt):
+        raise TypeError(f"lax.{name}: the operand must be an integer array, got {dt}")
+    return a, dt
+
+
+def population_count(x: Array) -> Array:
+    """The number of 1 bits of each integer (in two's complement), in ``x``'s dtype."""
+    a, dt = _check_int("population_count", x)
+    ux = a.astype(np.dtype(f"uint{dt.itemsize * 8}"))
+    count = pnp.zeros(a.shape, ux.dtype)
+    for i in range(dt.itemsize * 8):
+        count = count + ((ux >> i) & 1)
+    return count.astype(dt)
+
+
+def clz(x: Array) -> Array:
+    """The number of leading zero bits of each integer, in ``x``'s dtype."""
+    a, dt = _check_int("clz", x)
+    bits = dt.itemsize * 8
+    ux = a.astype(np.dtype(f"uint{bits}"))
+    count = pnp.zeros(a.shape, np.int32)
+    seen = pnp.zeros(a.shape, bool)
+    for i in range(bits - 1, -1, -1):
+        seen = seen | (((ux >> i) & 1) == 1)
+        count = count + (~seen).astype(np.int32)
+    return count.astype(dt)
+
+
+def scatter_sub(operand: Array, scatter_indices: Array, updates: Array,
+                dimension_numbers: ScatterDimensionNumbers, *, indices_are_sorted: bool = False,
+                unique_indices: bool = False, mode: Any = None) -> Array:
+    """``scatter_add`` of ``-updates``."""
+    return scatter_add(operand, scatter_indices, -pnp.asarray(updates), dimension_numbers,
+                       indices_are_sorted=indices_are_sorted, unique_indices=unique_indices, mode=mode)
+
+
+def scatter_apply(operand: Array, scatter_indices: Array, func: Callable[[Array], Array],
+                  dimension_numbers: ScatterDimensionNumbers, *, update_shape: Sequence[int] = (),
+                  indices_are_sorted: bool = False, unique_indices: bool = False, mode: Any = None) -> Array:
+    """``operand`` with ``func`` applied to the entries the scatter addresses (each
+    once, whatever the number of times it is addressed)."""
+    x = pnp.asarray(operand)
+    count_shape = tuple(update_shape) if update_shape else pnp.shape(scatter_indices)[:-1]
+    hit = scatter(pnp.zeros(x.shape, bool), scatter_indices, pnp.ones(count_shape, bool), dimension_numbers,
+                  indices_are_sorted=indices_are_sorted, unique_indices=unique_indices, mode=mode)
+    return pnp.where(hit, func(x), x)
+
+
+def index_take(src: Array, idxs: Sequence[Array], axes: Sequence[int]) -> Array:
+    """``src`` gathered at the index arrays ``idxs`` along ``axes`` (one array per
+    axis, broadcast together); the other axes are kept whole."""
+    index: list[Any] = [slice(None)] * pnp.ndim(src)
+    for ax, ix in zip(axes, idxs):
+        index[ax] = ix
+    return pnp.asarray(src)[tuple(index)]
+
+
+def _top(operand: Array, k: int, reduction_dimension: int, sign: int) -> tuple[Array, Array]:
+    x = pnp.asarray(operand)
+    dim = reduction_dimension % x.ndim
+    moved = pnp.moveaxis(x, dim, -1)
+    values, indices = top_k(moved * sign if sign < 0 else moved, k)
+    if sign < 0:
+        values = -values
+    return pnp.moveaxis(values, -1, dim), pnp.moveaxis(indices, -1, dim)
+
+
+def approx_max_k(operand: Array, k: int, reduction_dimension: int = -1, recall_target: float = 0.95,
+                 reduction_input_size_override: int = -1, aggregate_to_topk: bool = True) -> tuple[Array, Array]:
+    """The ``k`` largest values along ``reduction_dimension`` and their indices.  On
+    CPU JAX computes these exactly; so does plait (``recall_target`` is met at 1)."""
+    return _top(operand, k, reduction_dimension, 1)
+
+
+def approx_min_k(operand: Array, k: int, reduction_dimension: int = -1, recall_target: float = 0.95,
+                 reduction_input_size_override: int = -1, aggregate_to_topk: bool = True) -> tuple[Array, Array]:
+    """The ``k`` smallest values along ``reduction_dimension`` and their indices (exact)."""
+    return _top(operand, k, reduction_dimension, -1)
+
+
+def ragged_dot(lhs: Array, rhs: Array, group_sizes: Array, precision: Any = None,
+               preferred_element_type: Any = None, group_offset: Array | None = None,
+               out_sharding: Any = None) -> Array:
+    """Grouped matrix product: rows of ``lhs`` (``[m, k]``) are split into consecutive
+    groups of ``group_sizes`` (``[g]``) and group ``i`` is multiplied by ``rhs[i]``
+    (``[g, k, n]``); rows past the groups give 0."""
+    if group_offset is not None or out_sharding is not None:
+        raise NotImplementedError("lax.ragged_dot: group_offset= and out_sharding= are not supported")
+    a, b = pnp.asarray(lhs), pnp.asarray(rhs)
+    if a.ndim != 2 or b.ndim != 3 or a.shape[1] != b.shape[1]:
+        raise TypeError(f"lax.ragged_dot: expected lhs [m, k] and rhs [g, k, n], got {a.shape} and {b.shape}")
+    ends = pnp.cumsum(pnp.asarray(group_sizes))
+    starts = ends - pnp.asarray(group_sizes)
+    rows = pnp.arange(a.shape[0])
+    member = (rows[None, :] >= starts[:, None]) & (rows[None, :] < ends[:, None])  # [g, m]
+    per_group = pnp.einsum("mk,gkn->gmn", a, b, precision=precision, preferred_element_type=preferred_element_type)
+    out = pnp.sum(pnp.where(member[:, :, None], per_group, 0), axis=0)
+    return out.astype(preferred_element_type) if preferred_element_type is not None else out
+
+
+def platform_dependent(*args: Any, default: Callable[..., Any] | None = None,
+                       **per_platform: Callable[..., Any]) -> Any:
+    """Call the branch for the platform the program runs on (plait runs on ``cpu``),
+    or ``default``; an error if there is neither."""
+    branch = per_platform.get("cpu", default)
+    if branch is None:
+        raise NotImplementedError(
+            f"lax.platform_dependent: no branch for 'cpu' and no default (branches: {sorted(per_platform)})"
+        )
+    return branch(*args)
+
+
+def composite(decomposition: Callable[..., Any], name: str, version: int = 0) -> Callable[..., Any]:
+    """Mark ``decomposition`` as a named composite operation; calling the result
+    computes ``decomposition`` (plait lowers its operations directly)."""
+    if not isinstance(name, str):
+        raise TypeError(f"lax.composite: name must be a string, got {type(name).__name__}")
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        return decomposition(*args, **kwargs)
+
+    call.__name__ = name
+    call.__doc__ = decomposition.__doc__
+    return call
+
+
+def erfc(x: Array) -> Array:
+    """The complementary error function (floats only)."""
+    return _special.erfc(x)
+
+
+def igamma(a: Array, x: Array) -> Array:
+    """The regularised lower incomplete gamma function ``P(a, x)``."""
+    return _special.gammainc(a, x)
+
+
+def igammac(a: Array, x: Array) -> Array:
+    """The regularised upper incomplete gamma function ``Q(a, x) = 1 - P(a, x)``."""
+    return _special.gammaincc(a, x)
+
+
+def betainc(a: Array, b: Array, x: Array) -> Array:
+    """The regularised incomplete beta function ``I_x(a, b)``."""
+    return _special.betainc(a, b, x)
+
+
+def polygamma(m: Array, x: Array) -> Array:
+    """The ``m``-th derivative of the digamma function."""
+    return _special.polygamma(m, x)
+
+
+def zeta(x: Array, q: Array) -> Array:
+    """The Hurwitz zeta function ``sum_k (k + q)**-x``."""
+    return _special.zeta(x, q)
+
+
+def bessel_i0e(x: Array) -> Array:
+    """``exp(-|x|) I0(x)``."""
+    return _i0e(pnp.asarray(x))
+
+
+def bessel_i1e(x: Array) -> Array:
+    """``exp(-|x|) I1(x)``."""
+    return _i1e(pnp.asarray(x))
+
+
+__all__ = [
+    "ConvGeneralDilatedDimensionNumbers", "DotDimensionNumbers", "PrecisionLike", "approx_max_k", "approx_min_k",
+    "bessel_i0e", "bessel_i1e", "betainc", "broadcast_like", "broadcast_shapes", "broadcast_to_rank", "clz",
+    "composite", "dtype", "empty", "erfc", "full_like", "igamma", "igammac", "index_take",
+    "platform_dependent", "polygamma", "population_count", "ragged_dot", "scatter_apply", "scatter_sub",
+    "shape_as_value", "split", "stack", "tile", "unstack", "zeta",
+]
