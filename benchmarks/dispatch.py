@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.harness import Result, interleaved
+from benchmarks.harness import Result, interleaved, interleaved_ratio
 
 _BATCH = 200
 
@@ -57,8 +57,8 @@ def bench_jit_cached_call(jax: Any | None, repeats: int = 41) -> Result:
         jf = jax.jit(lambda a, b: a * b + a)
         jf(jx, jx).block_until_ready()
         jax_fn = _per_call(lambda: jf(jx, jx))
-    p, j = _scaled(*interleaved(plait_fn, jax_fn, repeats))
-    return Result("cached call of a small jitted function", p, j, "≤ 0.8× JAX")
+    p, j, r = interleaved_ratio(plait_fn, jax_fn, repeats)
+    return Result("cached call of a small jitted function", *_scaled(p, j), "≤ 0.8× JAX", r)
 
 
 def _params_tree(leaf: Callable[[], Any]) -> dict[str, Any]:
@@ -112,12 +112,12 @@ def bench_jit_cached_calls(jax: Any | None, repeats: int = 41) -> list[Result]:
     results = []
     for (name, pf), jc in zip(plait_cases, jax_cases):
         jf = None if jc is None else jc[1]
-        p, j = _scaled(*interleaved(_per_call(pf), None if jf is None else _per_call(jf), repeats))
-        results.append(Result(name, p, j, "≤ 0.9× JAX"))
+        p, j, r = interleaved_ratio(_per_call(pf), None if jf is None else _per_call(jf), repeats)
+        results.append(Result(name, *_scaled(p, j), "≤ 0.9× JAX", r))
     return results
 
 
-def bench_mlp_loop(jax: Any | None, repeats: int = 5, steps: int = 1000) -> Result | None:
+def bench_mlp_loop(jax: Any | None, repeats: int = 11, steps: int = 1000) -> Result | None:
     """A 1,000-step SGD training loop of a small MLP (4-32-32-1, batch 16,
     params a list of (w, b) pairs), end to end: every step a cached jit call
     on the params pytree; one wait at the end."""
@@ -148,8 +148,8 @@ def bench_mlp_loop(jax: Any | None, repeats: int = 5, steps: int = 1000) -> Resu
 
     pf = loop(plait, plait_core.numpy, grad)
     jf = None if jax is None else loop(jax, jax.numpy, jax.grad)
-    p, j = interleaved(pf, jf, repeats)
-    return Result(f"{steps}-step small-MLP (4-32-32-1) SGD loop, end to end", p, j, "≤ 0.95× JAX")
+    p, j, r = interleaved_ratio(pf, jf, repeats)
+    return Result(f"{steps}-step small-MLP (4-32-32-1) SGD loop, end to end", p, j, "≤ 0.95× JAX", r)
 
 
 def bench_eager_ops(jax: Any | None, repeats: int = 41) -> list[Result]:
@@ -214,8 +214,8 @@ def bench_eager_ops(jax: Any | None, repeats: int = 41) -> list[Result]:
         pf()
         if jf is not None:
             jf()
-        p, j = _scaled(*interleaved(_per_call(pf), None if jf is None else _per_call(jf), repeats))
-        out.append(Result(name, p, j, "≤ 0.8× JAX"))
+        p, j, r = interleaved_ratio(_per_call(pf), None if jf is None else _per_call(jf), repeats)
+        out.append(Result(name, *_scaled(p, j), "≤ 0.8× JAX", r))
     return out
 
 

@@ -20,10 +20,15 @@ class Result:
     plait: float
     jax: float | None
     target: str
+    neighbour_ratio: float | None = None
+    """The median of the per-repetition ratios (see :func:`interleaved_ratio`),
+    when the row measured it: steadier than the ratio of the medians on a busy machine."""
 
     @property
     def ratio(self) -> float | None:
-        return None if self.jax is None else self.plait / self.jax
+        if self.jax is None:
+            return None
+        return self.neighbour_ratio if self.neighbour_ratio is not None else self.plait / self.jax
 
 
 def interleaved(plait_fn: Callable[[], object], jax_fn: Callable[[], object] | None, repeats: int) -> tuple[float, float | None]:
@@ -39,6 +44,27 @@ def interleaved(plait_fn: Callable[[], object], jax_fn: Callable[[], object] | N
             jax_fn()
             j_times.append(time.perf_counter() - t)
     return statistics.median(p_times), (statistics.median(j_times) if j_times else None)
+
+
+def interleaved_ratio(
+    plait_fn: Callable[[], object], jax_fn: Callable[[], object] | None, repeats: int
+) -> tuple[float, float | None, float | None]:
+    """As :func:`interleaved`, plus the median of the ratios of neighbouring
+    samples (plait's repetition over the JAX repetition right after it)."""
+    p_times: list[float] = []
+    j_times: list[float] = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        plait_fn()
+        p_times.append(time.perf_counter() - t)
+        if jax_fn is not None:
+            t = time.perf_counter()
+            jax_fn()
+            j_times.append(time.perf_counter() - t)
+    if not j_times:
+        return statistics.median(p_times), None, None
+    ratios = [p / j for p, j in zip(p_times, j_times)]
+    return statistics.median(p_times), statistics.median(j_times), statistics.median(ratios)
 
 
 def fmt_seconds(s: float | None) -> str:
