@@ -169,3 +169,23 @@ def test_nn_activations_against_numpy() -> None:
     _close(g, nn.sparse_sigmoid(x))
     s = 1 / (1 + np.exp(-X))
     _close(plait.vmap(plait.grad(nn.mish))(x), np.tanh(sp) + X * (1 - np.tanh(sp) ** 2) * s, 1e-4)
+
+
+def test_orthogonal_initializers() -> None:
+    key = plait.random.PRNGKey(0)
+    wide = np.asarray(nn.initializers.orthogonal()(key, (3, 5)), np.float64)
+    _close(wide @ wide.T, np.eye(3))
+    tall = np.asarray(nn.initializers.orthogonal(scale=2.0)(key, (6, 4)), np.float64)
+    _close(tall.T @ tall, 4 * np.eye(4))
+    conv = np.asarray(nn.initializers.orthogonal(column_axis=0)(key, (4, 2, 3)), np.float64)
+    flat = np.moveaxis(conv, 0, -1).reshape(6, 4)
+    _close(flat.T @ flat, np.eye(4))
+    delta = np.asarray(nn.initializers.delta_orthogonal()(key, (3, 3, 2, 4)), np.float64)
+    centre = delta[1, 1]
+    _close(centre @ centre.T, np.eye(2))
+    delta[1, 1] = 0
+    assert not delta.any()
+    with pytest.raises(ValueError, match="at least 2 dimensions"):
+        nn.initializers.orthogonal()(key, (3,))
+    with pytest.raises(ValueError, match="`fan_in` must be less or equal than `fan_out`"):
+        nn.initializers.delta_orthogonal()(key, (3, 3, 4, 2))

@@ -186,3 +186,7 @@ __all__ = [
     "kaiming_uniform", "lecun_normal", "lecun_uniform", "normal", "ones", "truncated_normal", "uniform",
     "variance_scaling", "xavier_normal", "xavier_uniform", "zeros",
 ]
+
+from plait_core.nn_orthogonal import delta_orthogonal, orthogonal  # noqa: E402  (kept apart: QR-based)
+
+__all__ += ["delta_orthogonal", "orthogonal"]
