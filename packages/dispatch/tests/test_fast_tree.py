@@ -211,3 +211,31 @@ def test_x64_flag_is_part_of_the_signature() -> None:
         assert float(out) == 2.5 and out.dtype == np.float32
         assert f({"a": plait.device_put(np.float64(1.0))}, 1.5).dtype == np.float64
     assert f(d, 1.5).dtype == np.float32
+
+
+def test_pytree_calls_from_eight_threads() -> None:
+    import threading
+
+    f = plait.jit(lambda t, s: {"sum": t["a"] + t["b"][0], "scaled": [v * s for v in t["b"]]})
+    errors: list[BaseException] = []
+    barrier = threading.Barrier(8)
+
+    def work(k: int) -> None:
+        try:
+            barrier.wait()
+            for r in range(30):
+                a, b0, b1 = float(k), float(r), float(k + r)
+                out = f({"a": _arr(a), "b": [_arr(b0), _arr(b1)]}, float(r + 1))
+                assert float(out["sum"]) == a + b0
+                assert [float(v) for v in out["scaled"]] == [b0 * (r + 1), b1 * (r + 1)]
+        except BaseException as e:  # reported by the main thread
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=300)
+    assert not errors, errors[0]
+    assert f._cache_size() == 1
+    assert _handlers(f) >= 1
