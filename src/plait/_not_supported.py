@@ -1,0 +1,106 @@
+"""JAX 0.10.2's public names that plait does not have, with why.
+
+One list for every module the name-coverage test (``tests/test_public_names.py``)
+walks: ``NOT_SUPPORTED[module][name]`` is the reason ``plait``'s module of the
+same path (``jax.numpy`` -> ``plait.numpy``) has no ``name``.  A listed name that
+plait does have is an error of the test, so the list never goes stale; the one
+exception is a reason starting with ``"owned by"``: work another part of the
+project is doing, which may land at any time.
+"""
+
+from __future__ import annotations
+
+from plait_core import random as _random
+
+_CONFIG = "a JAX configuration context manager for a behaviour plait does not make configurable"
+_REFS = "JAX's mutable array references (Ref) are not part of plait's language"
+_DEVICES = "owned by the multi-device issue (sharding, meshes, devices and named-axis collectives)"
+_STATS = "owned by the scipy.stats additions of issue 13 (another engineer), not landed yet"
+_HELPER = "a helper JAX's module imports for its own use (not part of its API)"
+_NARROW = "a narrow ML number type (float8/float6/float4, 1-4 bit integers) plait's dtype lattice does not carry"
+_MICROSCALING = "microscaling (block-scaled) dots for narrow float types plait does not carry"
+_TODO = "not implemented yet"
+
+
+def _all(names: str, why: str) -> dict[str, str]:
+    return dict.fromkeys(names.split(), why)
+
+
+NOT_SUPPORTED: dict[str, dict[str, str]] = {
+    "jax": {
+        **_all("Ref new_ref empty_ref free_ref freeze", _REFS),
+        "ds": "a slice helper for Ref / Pallas indexing; plait has no Refs",
+        **_all("Device NamedSharding P Shard make_mesh set_mesh reshard smap default_device live_arrays "
+               "host_count host_id host_ids process_indices memory", _DEVICES),
+        "ad": "JAX's internal autodiff namespace (jax._src.interpreters.ad), not API",
+        "jax2tf_associative_scan_reductions": "configures jax2tf, which plait does not have",
+        "auto_pcast": _CONFIG + " (automatic pcast of varying values in shard_map)",
+        "remove_size_one_mesh_axis_from_type": _CONFIG + " (sharding-in-types)",
+        "thread_guard": _CONFIG + " (multi-threaded dispatch guards)",
+        "array_garbage_collection_guard": _CONFIG + " (jax.Array garbage-collection logging)",
+        "make_user_context": "JAX's config internals (user contexts for custom config states)",
+        "enable_custom_prng": _CONFIG + " (the pre-typed-key custom PRNG switch; typed keys are always on)",
+        "legacy_prng_key": _CONFIG + " (warnings on raw uint32 keys)",
+        "allow_f16_reductions": _CONFIG + " (float16 reductions)",
+        "softmax_custom_jvp": _CONFIG + " (softmax's derivative rule)",
+        "log_compiles": _TODO + ": logging each compilation (plait.config's explain_cache_misses explains retraces)",
+        "no_tracing": _TODO + ": a guard that makes any tracing an error",
+        "no_execution": _TODO + ": a guard that makes any execution an error",
+        "effects_barrier": _TODO + ": waiting for outstanding host-callback effects",
+        "fwd_and_bwd": _TODO + ": a VJP split into separately compiled forward and backward functions",
+    },
+    "jax.debug": {
+        "DebugEffect": "JAX's effect-system classes; plait's callbacks carry their ordering as a parameter",
+        "OrderedDebugEffect": "JAX's effect-system classes; plait's callbacks carry their ordering as a parameter",
+        "breakpoint": _TODO + ": an interactive debugger stopping inside compiled code",
+        **_all("inspect_array_sharding visualize_array_sharding visualize_sharding", _DEVICES),
+    },
+    "jax.example_libraries.optimizers": _all("map namedtuple partial safe_map safe_zip unzip2 zip", _HELPER),
+    "jax.lax": {
+        "AccuracyMode": "accuracy controls of transcendental functions on accelerators; XLA CPU has one implementation",
+        "Tolerance": "accuracy controls of transcendental functions on accelerators; XLA CPU has one implementation",
+        "DotAlgorithm": "dot-algorithm selection for accelerators; XLA CPU computes float32 dots in one way",
+        "DotAlgorithmPreset": "dot-algorithm selection for accelerators; XLA CPU computes float32 dots in one way",
+        "RaggedDotDimensionNumbers": _TODO + ": the general ragged dot (plait has lax.ragged_dot)",
+        "ragged_dot_general": _TODO + ": the general ragged dot (plait has lax.ragged_dot)",
+        **_all("RandomAlgorithm rng_bit_generator rng_uniform",
+               "XLA's RngBitGenerator and stateful RNG are not plait primitives (plait.random draws JAX's "
+               "Threefry streams)"),
+        **_all("after_all create_token", "XLA tokens are not part of plait's language (ordered effects thread "
+                                         "their own)"),
+        **_all("axis_size pbroadcast pcast precv psend pshuffle pswapaxes ragged_all_to_all", _DEVICES),
+        **_all("conv_general_dilated_local conv_general_dilated_patches conv_general_permutations", _TODO),
+        **_all("custom_linear_solve custom_root", _TODO + ": implicit differentiation of solvers"),
+        **_all("dce_sink stage", "JAX compiler internals (a dead-code-elimination sink, a staging marker)"),
+        **_all("igamma_grad_a random_gamma_grad", "derivative helpers of JAX's own igamma / random_gamma "
+                                                  "primitives; plait differentiates its compositions directly"),
+        **_all("mulhi reduce_precision reduce_xor", _TODO),
+        "scaled_dot": _MICROSCALING,
+    },
+    "jax.nn": _all("get_scaled_dot_general_config scaled_dot_general scaled_matmul", _MICROSCALING),
+    "jax.numpy": _all("float4_e2m1fn float6_e2m3fn float6_e3m2fn float8_e3m4 float8_e4m3 float8_e4m3b11fnuz "
+                      "float8_e4m3fn float8_e4m3fnuz float8_e5m2 float8_e5m2fnuz float8_e8m0fnu int1 int2 int4 "
+                      "uint1 uint2 uint4", _NARROW),
+    "jax.random": dict(_random.NOT_SUPPORTED),
+    "jax.scipy.special": _all("bessel_jn fresnel hyp1f1 hyp2f1 owens_t sici spence sph_harm_y wofz",
+                              _TODO + ": each needs an algorithm accurate in float32 across its domain"),
+    "jax.scipy.stats": _all("gaussian_kde mode rankdata sem", _STATS),
+    "jax.scipy.stats.betabinom": _all("logpmf pmf", _STATS),
+    "jax.scipy.stats.binom": _all("logpmf pmf", _STATS),
+    "jax.scipy.stats.dirichlet": _all("logpdf pdf", _STATS),
+    "jax.scipy.stats.gennorm": _all("cdf logpdf pdf", _STATS),
+    "jax.scipy.stats.geom": _all("logpmf pmf", _STATS),
+    "jax.scipy.stats.gumbel_l": _all("cdf logcdf logpdf logsf pdf ppf sf", _STATS),
+    "jax.scipy.stats.gumbel_r": _all("cdf logcdf logpdf logsf pdf ppf sf", _STATS),
+    "jax.scipy.stats.multinomial": _all("logpmf pmf", _STATS),
+    "jax.scipy.stats.nbinom": _all("logpmf pmf", _STATS),
+    "jax.scipy.stats.pareto": _all("cdf logcdf logpdf logsf pdf ppf sf", _STATS),
+    "jax.scipy.stats.poisson": _all("entropy", _STATS),
+    "jax.scipy.stats.truncnorm": _all("cdf logcdf logpdf logsf pdf sf", _STATS),
+    "jax.scipy.stats.vonmises": _all("logpdf pdf", _STATS),
+    "jax.scipy.stats.wrapcauchy": _all("logpdf pdf", _STATS),
+    "jax.tree_util": {
+        "default_registry": "JAX's C++ PyTreeRegistry object; plait's registry is behind register_pytree_node",
+    },
+}
+"""Per JAX module, the public names plait does not have and why."""
