@@ -25,6 +25,7 @@ import inspect
 import operator
 import threading
 from collections.abc import Callable, Hashable, Iterable, Sequence
+from itertools import repeat
 from typing import Any, Final, Protocol, TypeVar, cast
 
 from plait_core import (
@@ -945,8 +946,8 @@ class _General:
         if avals is None:
             res = self.call.wrap(outs, False)
         else:
-            device = self.device
-            res = [Array(b, a, device, False) for b, a in zip(outs, avals)]
+            n = len(avals)  # one Array per output; map() spares the comprehension's loop
+            res = list(map(Array, outs, avals, repeat(self.device, n), repeat(False, n)))
         if self.single:
             return res[0]
         if self.flat_tuple:
