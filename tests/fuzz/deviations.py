@@ -49,13 +49,6 @@ DEVIATIONS: tuple[Deviation, ...] = (
         lambda p, mode, msg: mode in _DIFF_MODES and msg.startswith("a value where") and "scatter_mul" in msg,
     ),
     Deviation(
-        "float // tangent",
-        "known bug",
-        "the tangent of float x // y is an instantiated zero, not a symbolic one as in JAX, so a later function "
-        "with an infinite derivative there (cbrt, sqrt at 0) gives NaN where JAX gives 0",
-        lambda p, mode, msg: _derivative_value(p, mode, msg, "//") and "nan" in msg,
-    ),
-    Deviation(
         "pile .at[] slice past an element's end",
         "known bug",
         "under vmap over piles, x.at[a:b].op(...) on the ragged axis drops the whole update for an element "

@@ -311,7 +311,8 @@ def _float_floor_divmod(x1: Array, x2: Array) -> tuple[Array, Array]:
     quotient = _round_even(lax.div(lax.sub(x1, mod), x2))
     by_zero = lax.eq(x2, zero)
     quotient = lax.select_n(by_zero, quotient, lax.div(x1, x2))
-    return quotient, mod
+    # Piecewise constant: its derivative is a symbolic zero, as in JAX (so cbrt(x // 3) at 0 has tangent 0, not NaN).
+    return lax.stop_gradient(quotient), mod
 
 
 def _floor_divmod(name: str, x1: ArrayLike, x2: ArrayLike) -> tuple[Array, Array]:
