@@ -69,12 +69,12 @@ NOT_SUPPORTED: dict[str, dict[str, str]] = {
         **_all("after_all create_token", "XLA tokens are not part of plait's language (ordered effects thread "
                                          "their own)"),
         **_all("axis_size pbroadcast pcast precv psend pshuffle pswapaxes ragged_all_to_all", _DEVICES),
-        **_all("conv_general_dilated_local conv_general_dilated_patches conv_general_permutations", _TODO),
+        "conv_general_dilated_local": _TODO + ": convolutions with unshared (per-position) weights",
         **_all("custom_linear_solve custom_root", _TODO + ": implicit differentiation of solvers"),
         **_all("dce_sink stage", "JAX compiler internals (a dead-code-elimination sink, a staging marker)"),
         **_all("igamma_grad_a random_gamma_grad", "derivative helpers of JAX's own igamma / random_gamma "
                                                   "primitives; plait differentiates its compositions directly"),
-        **_all("mulhi reduce_precision reduce_xor", _TODO),
+        "reduce_precision": _TODO + ": rounding to a narrower float format (exponent and mantissa bits)",
         "scaled_dot": _MICROSCALING,
     },
     "jax.nn": _all("get_scaled_dot_general_config scaled_dot_general scaled_matmul", _MICROSCALING),

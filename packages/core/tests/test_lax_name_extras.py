@@ -85,3 +85,34 @@ def test_platform_dependent_composite_and_special() -> None:
     close(lax.zeta(2.0, 1.0), math.pi ** 2 / 6, 1e-5)
     close(lax.bessel_i0e(pnp.array([0.0])), [1.0])
     close(lax.bessel_i1e(pnp.array([0.0])), [0.0])
+
+
+def test_mulhi_and_reduce_xor() -> None:
+    a = np.array([2**30, -5, 7, -(2**31), 123456789], np.int32)
+    b = np.array([8, 3, -9, -(2**31), -987654321], np.int32)
+    close(lax.mulhi(pnp.asarray(a), pnp.asarray(b)), (a.astype(object) * b.astype(object)) >> 32)
+    ua = np.array([2**31 + 5, 7, 2**32 - 1], np.uint32)
+    ub = np.array([2**31 + 7, 3, 2**32 - 1], np.uint32)
+    close(lax.mulhi(pnp.asarray(ua), pnp.asarray(ub)), (ua.astype(object) * ub.astype(object)) >> 32)
+    close(lax.mulhi(pnp.array([100, -100], pnp.int8), pnp.array([100, 3], pnp.int8)), [39, -2])
+    x = np.array([[-1, 2, 5], [3, -7, 1]], np.int32)
+    close(lax.reduce_xor(pnp.asarray(x), (0,)), np.bitwise_xor.reduce(x, axis=0))
+    close(lax.reduce_xor(pnp.asarray(x), (0, 1)), np.bitwise_xor.reduce(x.ravel()))
+    assert bool(lax.reduce_xor(pnp.array([True, True, True]), (0,)))
+
+
+def test_conv_permutations_and_patches() -> None:
+    assert lax.conv_general_permutations(("NHWC", "HWIO", "NHWC")) == ((0, 3, 1, 2), (3, 2, 0, 1), (0, 3, 1, 2))
+    assert lax.conv_general_permutations(("NWHC", "WHIO", "CNHW")) == ((0, 3, 1, 2), (3, 2, 0, 1), (1, 0, 3, 2))
+    with pytest.raises(TypeError, match="invalid spec 'NHW'"):
+        lax.conv_general_permutations(("NHW", "HWIO", "NHWC"))
+    x = np.arange(2 * 3 * 4 * 5, dtype=np.float32).reshape(2, 3, 4, 5)
+    p = np.asarray(lax.conv_general_dilated_patches(pnp.asarray(x), (2, 3), (1, 1), "VALID"))
+    assert p.shape == (2, 18, 3, 3)
+    for c in range(3):
+        for i in range(2):
+            for j in range(3):
+                np.testing.assert_array_equal(p[:, c * 6 + i * 3 + j], x[:, c, i:i + 3, j:j + 3])
+    q = np.asarray(lax.conv_general_dilated_patches(pnp.asarray(x.transpose(0, 2, 3, 1)), (2, 3), (1, 1), "VALID",
+                                                    dimension_numbers=("NHWC", "HWIO", "NHWC")))
+    np.testing.assert_array_equal(q, p.transpose(0, 2, 3, 1))

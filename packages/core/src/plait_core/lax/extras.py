@@ -22,6 +22,7 @@ from plait_core import numpy as pnp
 from plait_core.bessel import bessel_i0e as _i0e
 from plait_core.bessel import bessel_i1e as _i1e
 from plait_core.lax.convolution import Precision
+from plait_core.lax.linalg import conv_general_dilated
 from plait_core.lax.reductions import top_k
 from plait_core.lax.structural import scatter, scatter_add
 from plait_core.primitives.indexing_prims import ScatterDimensionNumbers
@@ -277,9 +278,103 @@ def bessel_i1e(x: Array) -> Array:
     return _i1e(pnp.asarray(x))
 
 
+def mulhi(x: Array, y: Array, /) -> Array:
+    """The high half of the double-width product of integers of one dtype (signed
+    or unsigned), computed with half-width pieces."""
+    a, dt = _check_int("mulhi", x)
+    b = pnp.asarray(y)
+    if np.dtype(b.dtype) != dt:
+        raise TypeError(f"lax.mulhi: both operands must have one dtype, got {dt} and {b.dtype}")
+    bits = dt.itemsize * 8
+    udt = np.dtype(f"uint{bits}")
+    ua, ub = a.astype(udt), b.astype(udt)
+    half = bits // 2
+    mask = udt.type((1 << half) - 1)
+    al, ah, bl, bh = ua & mask, ua >> half, ub & mask, ub >> half
+    t = al * bl
+    k = t >> half
+    t = ah * bl + k
+    w1, w2 = t & mask, t >> half
+    t = al * bh + w1
+    hi = ah * bh + w2 + (t >> half)
+    if dtypes.is_signed_int(dt):
+        hi = hi - pnp.where(a < 0, ub, udt.type(0)) - pnp.where(b < 0, ua, udt.type(0))
+    return hi.astype(dt)
+
+
+def reduce_xor(operand: Array, axes: Sequence[int]) -> Array:
+    """The bitwise exclusive-or of ``operand``'s entries over ``axes`` (booleans: odd count of true)."""
+    x = pnp.asarray(operand)
+    dt = np.dtype(x.dtype)
+    axes_t = tuple(axes)
+    if dt == np.bool_:
+        return (pnp.sum(x.astype(np.int32), axis=axes_t) % 2) == 1
+    a, _ = _check_int("reduce_xor", x)
+    bits = dt.itemsize * 8
+    udt = np.dtype(f"uint{bits}")
+    ua = a.astype(udt)
+    out = pnp.zeros(tuple(d for i, d in enumerate(x.shape) if i not in axes_t), udt)
+    for i in range(bits):
+        parity = (pnp.sum(((ua >> i) & 1).astype(np.int32), axis=axes_t) % 2).astype(udt)
+        out = out | (parity << i)
+    return out.astype(dt)
+
+
+def conv_general_permutations(dimension_numbers: tuple[str, str, str]) -> tuple[tuple[int, ...], ...]:
+    """For string dimension numbers ``(lhs, rhs, out)``, the permutations that bring
+    each operand to ``(batch, feature, spatial...)`` order (``(out, in, spatial...)``
+    for the kernel), spatial dimensions in the kernel spec's order."""
+    lhs_spec, rhs_spec, out_spec = dimension_numbers
+    if not all(isinstance(s, str) for s in dimension_numbers):
+        raise TypeError(f"lax.conv_general_permutations: expected three strings, got {dimension_numbers!r}")
+    for spec, chars in ((lhs_spec, "NC"), (rhs_spec, "OI"), (out_spec, "NC")):
+        if len(set(spec)) != len(spec) or not set(chars) <= set(spec):
+            raise TypeError(f"lax.conv_general_permutations: invalid spec {spec!r} (needs {chars[0]} and {chars[1]})")
+    if not len(lhs_spec) == len(rhs_spec) == len(out_spec):
+        raise TypeError(f"lax.conv_general_permutations: specs of different ranks: {dimension_numbers!r}")
+    spatial = [c for c in rhs_spec if c not in "OI"]
+    if set(spatial) != set(lhs_spec) - set("NC") or set(spatial) != set(out_spec) - set("NC"):
+        raise TypeError(f"lax.conv_general_permutations: spatial dimensions differ: {dimension_numbers!r}")
+
+    def perm(spec: str, first: str, second: str) -> tuple[int, ...]:
+        return (spec.index(first), spec.index(second), *(spec.index(c) for c in spatial))
+
+    return perm(lhs_spec, "N", "C"), perm(rhs_spec, "O", "I"), perm(out_spec, "N", "C")
+
+
+def conv_general_dilated_patches(lhs: Array, filter_shape: Sequence[int], window_strides: Sequence[int],
+                                 padding: Any, lhs_dilation: Sequence[int] | None = None,
+                                 rhs_dilation: Sequence[int] | None = None, dimension_numbers: Any = None,
+                                 precision: Any = None, preferred_element_type: Any = None) -> Array:
+    """The patches a convolution with a ``filter_shape`` window would see: the feature
+    dimension of the result holds, for each input channel ``c`` and window position
+    ``p`` (row-major), the entry ``c * prod(filter_shape) + p``."""
+    x = pnp.asarray(lhs)
+    filt = tuple(int(d) for d in filter_shape)
+    n_spatial = x.ndim - 2
+    if len(filt) != n_spatial:
+        raise TypeError(f"lax.conv_general_dilated_patches: filter_shape has {len(filt)} dimensions for "
+                        f"{n_spatial} spatial dimensions")
+    if dimension_numbers is None:
+        lhs_spec = "NC" + "".join("HWDXYZ"[i] for i in range(n_spatial))
+        dimension_numbers = (lhs_spec, "OI" + lhs_spec[2:], lhs_spec)
+    lhs_perm = conv_general_permutations(dimension_numbers)[0] if isinstance(dimension_numbers[0], str) else None
+    channels = int(x.shape[lhs_perm[1]]) if lhs_perm is not None else int(x.shape[1])
+    size = int(np.prod(filt))
+    eye = np.eye(size, dtype=np.dtype(x.dtype)).reshape(size, 1, *filt)
+    kernel = np.tile(eye, (channels, 1) + (1,) * n_spatial)  # (O = C * size, I = 1, *filter) in OI... order
+    if isinstance(dimension_numbers[1], str):
+        rhs_perm = conv_general_permutations(dimension_numbers)[1]
+        kernel = np.transpose(kernel, np.argsort(rhs_perm))
+    return conv_general_dilated(x, pnp.asarray(kernel), tuple(window_strides), padding, lhs_dilation, rhs_dilation,
+                                dimension_numbers, feature_group_count=channels, precision=precision,
+                                preferred_element_type=preferred_element_type)
+
+
 __all__ = [
     "ConvGeneralDilatedDimensionNumbers", "DotDimensionNumbers", "PrecisionLike", "approx_max_k", "approx_min_k",
     "bessel_i0e", "bessel_i1e", "betainc", "broadcast_like", "broadcast_shapes", "broadcast_to_rank", "clz",
+    "conv_general_dilated_patches", "conv_general_permutations", "mulhi", "reduce_xor",
     "composite", "dtype", "empty", "erfc", "full_like", "igamma", "igammac", "index_take",
     "platform_dependent", "polygamma", "population_count", "ragged_dot", "scatter_apply", "scatter_sub",
     "shape_as_value", "split", "stack", "tile", "unstack", "zeta",
