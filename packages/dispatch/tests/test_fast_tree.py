@@ -239,3 +239,26 @@ def test_pytree_calls_from_eight_threads() -> None:
     assert not errors, errors[0]
     assert f._cache_size() == 1
     assert _handlers(f) >= 1
+
+
+def test_static_positional_calls_with_arrays() -> None:
+    f = plait.jit(lambda a, n, b: a * n + b, static_argnums=1, donate_argnums=2)
+    x = _arr([1.0, 2.0])
+    for n in (2, 3, 2):
+        b = _arr([10.0, 20.0])
+        out = f(x, n, b)
+        np.testing.assert_array_equal(np.asarray(out), [n + 10.0, 2 * n + 20.0])
+        assert b.is_deleted() and not x.is_deleted()
+    assert f._cache_size() == 2
+    assert len(jit_module.jit_state(f).fast) == 2
+    dead = _arr([1.0, 2.0])
+    dead.delete()
+    with pytest.raises(DeletedArrayError, match="deleted"):
+        f(dead, 2, _arr([0.0, 0.0]))
+    g = plait.jit(lambda a, n: a * n, static_argnums=1)
+    assert float(g(_arr(2.0), 3)[()]) == 6.0
+    assert float(g(_arr(2.0), 3)[()]) == 6.0
+    committed = g(plait.device_put(np.float32(2.0), plait.devices()[0]), 3)
+    assert committed.committed and float(committed) == 6.0
+    with pytest.raises(ValueError, match="unhashable"):
+        g(_arr(2.0), [3])

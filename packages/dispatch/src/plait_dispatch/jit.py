@@ -342,7 +342,7 @@ class _JitState:
         self.entries: dict[Hashable, StagedCall] = {}
         self.seen: list[Signature] = []
         self.lock = threading.RLock()
-        self.fast: dict[tuple[ShapedArray, ...], _Simple | _General] = {}
+        self.fast: dict[tuple[Any, ...], _Simple | _General] = {}
         self.memo: list[tuple[list[Any], Any]] = [([_MISS], None)]
         self.layouts: ShardingRequest | None = None
         # Fast handlers of the other signatures (pytrees, host scalars, static
@@ -362,7 +362,8 @@ class _JitState:
         memo = self.memo
         tree_fast = self.tree_fast
         tree_call = self.tree_call
-        has_statics = self.has_statics  # then no all-Array handlers (see run)
+        has_statics = self.has_statics  # then ``fast`` is keyed by the static values too
+        static_call = self.static_call
 
         fun = self.fun
 
@@ -409,6 +410,10 @@ class _JitState:
                         out = handler(args, bufs)
                         if out is not _MISS:
                             return out
+            if has_statics and not kwargs and fast and state.trace.__class__ is EvalTrace:
+                out = static_call(args)
+                if out is not _MISS:
+                    return out
             if tree_fast and state.trace.__class__ is EvalTrace:
                 out = tree_call(args, kwargs)
                 if out is not _MISS:
@@ -651,6 +656,8 @@ class _JitState:
         ):
             self.install_fast(entry, call)
         elif not committed:
+            if self.has_statics and not kwargs:
+                self.install_static(entry, call, leaves, args)
             self.install_tree(entry, call, leaves, args, kwargs)
         return tree_unflatten(entry.out_tree, outs)
 
@@ -690,6 +697,69 @@ class _JitState:
                 else:
                     dyn_kwargs[k] = v
         return (tuple([args[i] for i in dpos]), dyn_kwargs), tuple(skey)
+
+    def static_call(self, args: tuple[Any, ...]) -> Any:
+        """The fast path of a function with static arguments, called
+        positionally with live uncommitted Arrays for the others: the handler
+        found by the static values and the Arrays' types (no flattening);
+        ``_MISS`` otherwise."""
+        split = self.static_split.get(len(args))
+        if split is None:
+            return _MISS
+        spos, dpos = split
+        avals: list[Any] = []
+        bufs: list[Any] = []
+        dyn: list[Any] = []
+        for i in dpos:
+            a = args[i]
+            if a.__class__ is not Array:
+                return _MISS
+            buf = a._buf
+            if a._committed or buf is None or _buffer_is_deleted(buf):
+                return _MISS
+            avals.append(a.aval)
+            bufs.append(buf)
+            dyn.append(a)
+        try:
+            handler = self.fast.get((tuple([(args[i].__class__, args[i]) for i in spos]), *avals))
+        except Exception:  # an unhashable static value: the general path says so
+            return _MISS
+        if handler is None or handler.x64 is not config.x64_enabled:
+            return _MISS
+        if handler.__class__ is _Simple:
+            try:
+                outs = _consume(_run(handler.executable, bufs), handler.handlers)
+            except _jaxlib.XlaRuntimeError:
+                return _MISS  # the general path reports it
+            return Array(outs[0], handler.aval, handler.device, False)
+        return cast(_General, handler)(dyn, bufs)
+
+    def install_static(self, entry: StagedCall, call: CompiledCall, leaves: list[Any], args: tuple[Any, ...]) -> None:
+        """Remember a handler for positional calls with these static values and
+        live uncommitted Arrays of this signature's types for the other arguments."""
+        if self.layouts is not None:
+            return
+        try:
+            (dyn_args, _), skey = self.fast_key(args, {})
+            key = (skey, *entry.in_avals)
+            hash(key)
+        except Exception:
+            return
+        if (
+            len(dyn_args) != len(leaves)
+            or any(type(a) is not Array for a in dyn_args)
+            or entry.in_tree != _flat_tree(len(dyn_args))
+        ):
+            return
+        try:
+            const_bufs = [
+                operand_buffer(c, a, call.device, "use") for c, a in zip(entry.consts, entry.operand_avals)
+            ]
+        except Exception:
+            return
+        handler = _fast_handler(entry, call, const_bufs)
+        with self.lock:
+            self.fast[key] = handler
 
     def tree_call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """The fast path of a signature with pytree, host-scalar, static or
@@ -927,7 +997,7 @@ class _General:
         self.x64 = x64
         self.out_structure: Any = None  # the C++ output structure, when known (faster to rebuild)
 
-    def __call__(self, args: tuple[Any, ...], bufs: list[Any]) -> Any:
+    def __call__(self, args: Sequence[Any], bufs: list[Any]) -> Any:
         if self.donated and len({id(b) for b in bufs}) != len(bufs):
             # One buffer passed twice with a donation: the general path says
             # why that is refused (XLA would log an error line first).
