@@ -998,7 +998,8 @@ class _General:
         self.out_structure: Any = None  # the C++ output structure, when known (faster to rebuild)
 
     def __call__(self, args: Sequence[Any], bufs: list[Any]) -> Any:
-        if self.donated and len({id(b) for b in bufs}) != len(bufs):
+        donated = self.donated
+        if donated and len(bufs) > 1 and len(set(map(id, bufs))) != len(bufs):
             # One buffer passed twice with a donation: the general path says
             # why that is refused (XLA would log an error line first).
             return _MISS
@@ -1010,11 +1011,13 @@ class _General:
             outs = _consume(_run(self.executable, bufs), self.handlers)
         except _jaxlib.XlaRuntimeError:
             return _MISS
-        for k in self.donated:
+        for k in donated:
             args[k]._donate()
         avals = self.out_avals
         if avals is None:
             res = self.call.wrap(outs, False)
+        elif self.single:
+            return Array(outs[0], avals[0], self.device, False)
         else:
             n = len(avals)  # one Array per output; map() spares the comprehension's loop
             res = list(map(Array, outs, avals, repeat(self.device, n), repeat(False, n)))
