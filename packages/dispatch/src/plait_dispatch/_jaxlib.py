@@ -100,28 +100,37 @@ consume pair, 3.3 to 3.4 us, about 0.8 of ``jax.jit``'s whole call.
 Pytree arguments (issue 17; 2-core VM at load ~10, so medians of interleaved
 rounds; JAX 0.10.2 in the same process):
 
-==========================================================  =========  =========
+==========================================================  ==========  ==============
 flattening, warm (per call)                                 dict of 10  100 leaves
-==========================================================  =========  =========
-core's ``tree_flatten((args, {}))`` (Python, type caches)    3.2 us    33.5 us
-jaxlib's C++ ``PyTreeRegistry.flatten``                      1.3 us    10.7 us
-core's ``tree_unflatten`` (with ``tree_structure``)          8.6 us    74.7 us
-C++ ``PyTreeDef.unflatten``                                  0.4 us     6.7 us
-per-leaf checks, Python loop / four ``map`` passes in C      --        10.8 / 7.7 us
-==========================================================  =========  =========
+==========================================================  ==========  ==============
+core's ``tree_flatten((args, {}))`` (Python, type caches)   3.2 us      33.5 us
+jaxlib's C++ ``PyTreeRegistry.flatten``                     1.3 us      10.7 us
+core's ``tree_unflatten`` (with ``tree_structure``)         8.6 us      74.7 us
+C++ ``PyTreeDef.unflatten``                                 0.4 us      6.7 us
+per-leaf checks, Python loop / four ``map`` passes in C     --          10.8 / 7.7 us
+==========================================================  ==========  ==============
 
 So the cached call over pytrees, host scalars, static and keyword arguments
 keys its fast handlers by the C++ structure (:mod:`plait_dispatch.fast_tree`,
 kept in step with core's registry through a registration hook) plus the
 static values, then by the leaves' types, and rebuilds the outputs with the
-C++ structure.  Cached-call cost before and after, plait / JAX (benchmark
-``latency``; the general path was core's flatten, the tracing-cache lookup,
-the compiled-call lookup and per-leaf checks): dict of 10 1.74x -> 1.27x;
-100 leaves 1.58x -> 1.07x; Python scalars mixed in 5.5x -> 1.02x; a static
-int 8.7x -> 1.6x; donated ``x = f(x)`` 1.54x -> 1.36x; a 1,000-step small-MLP
-loop 1.64x -> 1.11x.  What is left above JAX is Python per call: the wrapper
-frame, the key, about 0.1 us per leaf of checks and 0.2 us per output
-``Array``; the executions themselves cost the same.
+C++ structure; calls with static arguments and Arrays skip flattening (the
+handler is found by the static values and the Arrays' types).  Cached-call
+cost, plait / JAX (benchmark ``latency``, median of neighbouring ratios),
+before (core's flatten, the tracing-cache lookup, the compiled-call lookup
+and per-leaf checks on every call) -> after: dict of 10 1.74x -> 1.25x; 100
+leaves 1.58x -> 1.09x; Python scalars mixed in 5.5x -> 0.95x; a static int
+8.7x -> 1.17x; donated ``x = f(x)`` 1.54x -> 1.20x; one array 1.01x ->
+1.04x (unchanged path); a 1,000-step small-MLP loop 1.64x -> 1.13x.
+
+The floor of any Python path: ``execute_sharded`` + ``consume_with_handlers``
+alone cost 0.80-0.81x of JAX's whole cached call for one array, a dict of 10
+(11.5 us against 14.3 us) and 100 leaves (104 us against 129 us) alike.
+JAX's C++ spends about 2.8 us around the execution of the dict of 10; plait's
+Python about 5.7 us (C++ flatten 1.3, handler lookup 0.3, per-leaf checks
+1.7, ten ``Array`` wrappers 2.2, C++ unflatten 0.4).  So 0.9x of JAX is out
+of reach of a Python path for pytrees: it leaves 1.4 us for everything that
+is not the execution.
 
 Not measured in this round: riding ``_jax.pjit`` with jaxlib's own array type
 (plait's methods installed on ``ArrayImpl`` only when ``jax`` is not loaded);
