@@ -71,6 +71,12 @@ def np_scores(q: np.ndarray, k: np.ndarray) -> np.ndarray:
         ("logsumexp and cumsum over the keys", lambda q, k: (nn.logsumexp(scores(q, k), axis=1),
                                                              pnp.cumsum(scores(q, k), axis=1).sum(1)),
          lambda q, k: (np.log(np.exp(np_scores(q, k)).sum(1)), np.cumsum(np_scores(q, k), axis=1).sum(1)), (P, P)),
+        ("sort and argsort over either axis",
+         lambda q, k: ((pnp.sort(scores(q, k), axis=1) * pnp.arange(k.shape[0])).sum(1),
+                       (pnp.argsort(scores(q, k), axis=0) * pnp.arange(q.shape[0])[:, None]).sum(0)),
+         lambda q, k: ((np.sort(np_scores(q, k), axis=1) * np.arange(len(k), dtype=np.float32)).sum(1),
+                       (np.argsort(np_scores(q, k), axis=0, kind="stable") * np.arange(len(q))[:, None]).sum(0)
+                       .astype(np.int32)), (P, P)),
         ("lax-level broadcast, transpose and expand_dims",
          lambda q, k: lax.squeeze(lax.expand_dims(lax.transpose(scores(q, k), (1, 0)), (0,)), (0,)).sum(1),
          lambda q, k: np_scores(q, k).T.sum(1), P),
@@ -104,6 +110,16 @@ def test_a_value_with_two_ragged_sizes_is_not_a_pile() -> None:
 
 def test_rules_that_move_entries_still_refuse_two_sizes() -> None:
     q, k = piles()
-    with pytest.raises(ValueError, match=r"vmap over piles: sort combines values of different ragged sizes "
+    with pytest.raises(ValueError, match=r"vmap over piles: rev combines values of different ragged sizes "
                                          r"\(operands f32\[_pile\d+,_pile\d+\]"):
-        vmap(lambda a, b: pnp.sort(scores(a, b), axis=1).sum(1), in_axes=(P, P), out_axes=P)(q, k)
+        vmap(lambda a, b: pnp.flip(scores(a, b), axis=1).sum(1), in_axes=(P, P), out_axes=P)(q, k)
+
+
+def test_two_piles_of_different_lengths_along_one_axis_are_refused() -> None:
+    q, k = piles()
+    with pytest.raises(ValueError, match=r"vmap over piles: sort combines values of different ragged sizes \(operands "
+                                         r"f32\[_pile\d+\], f32\[_pile\d+\];.*Piles combine only when their lengths "
+                                         r"are equal"):
+        vmap(lambda a, b: lax.sort((a[:, 0], b[:, 0]), num_keys=1)[0], in_axes=(P, P), out_axes=P)(q, k)
+    with pytest.raises(ValueError, match=r"vmap over piles: mul combines values of different ragged sizes"):
+        vmap(lambda a, b: lax.mul(a, b), in_axes=(P, P), out_axes=P)(q, k)

@@ -12,7 +12,7 @@ A ragged value is a :class:`~plait_batching.trace.BatchTracer` with
 name (the pile's padded size, or the largest length).  A value may have
 several ragged axes: of one name (self-attention scores ``n x n``) or, for
 the rules that treat each axis on its own (elementwise, broadcasting and
-transposing, reductions, ``dot_general``: see ``several_sizes`` of
+transposing, reductions, ``sort``, ``dot_general``: see ``several_sizes`` of
 :func:`padded_rule`), of different names (cross-attention scores ``n x m``
 between two piles).  Other rules refuse an equation that involves two names
 (:func:`check_one_size`).  The names are the same exactly when the lengths
@@ -70,6 +70,7 @@ __all__ = [
     "env_of",
     "fill_padding",
     "names_involved",
+    "several_size_types",
     "operands",
     "ragged_axes",
     "refuse",
@@ -314,7 +315,7 @@ def check_one_size(env: RaggedEnv, prim: Primitive, ops: Sequence[Operand], para
             f"{env.describe(names)}). Piles combine only when their lengths are equal (checked when the lengths "
             "are concrete; under jit pass the same lengths value to both); different ragged sizes meet only "
             "along different axes (an n x m value), in elementwise operations, broadcasts, transposes, "
-            "reductions and dot_general"
+            "reductions, sort and dot_general"
         )
     return names
 
@@ -334,6 +335,22 @@ def element_abstract_eval(
             raise e from None
         raise err from None
     return list(out) if prim.multiple_results else [out]
+
+
+def several_size_types(
+    env: RaggedEnv, prim: Primitive, ops: Sequence[Operand], params: dict[str, Any]
+) -> list[ShapedArray]:
+    """:func:`element_abstract_eval` for a rule that treats each ragged axis on
+    its own, so ragged axes of different sizes may meet in one equation; when
+    two sizes meet along one axis (piles of different lengths) the error is
+    :func:`check_one_size`'s, which says so."""
+    names = names_involved(env, ops, params)
+    try:
+        return element_abstract_eval(env, prim, ops, params, names)
+    except (TypeError, ValueError):
+        if len(names) > 1:
+            check_one_size(env, prim, ops, params)
+        raise
 
 
 def run_batched(axis: AxisData, prim: Primitive, vals: Sequence[Any], dims: Sequence[BDim], params: dict[str, Any]) -> tuple[list[Any], list[BDim]]:
@@ -398,13 +415,10 @@ def padded_rule(
     def rule(trace: BatchTrace, prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> Any:
         env = env_of(trace)
         ops = operands(trace, prim, args)
-        names = names_involved(env, ops, params) if several_sizes else check_one_size(env, prim, ops, params)
-        try:
-            out_avals = element_abstract_eval(env, prim, ops, params, names)
-        except (TypeError, ValueError):
-            if len(names) > 1:  # two sizes met along one axis: say so (piles of different lengths)
-                check_one_size(env, prim, ops, params)
-            raise
+        if several_sizes:
+            out_avals = several_size_types(env, prim, ops, params)
+        else:
+            out_avals = element_abstract_eval(env, prim, ops, params, check_one_size(env, prim, ops, params))
         if check is not None:
             check(env, prim, ops, params)
         with set_current_trace(trace.parent_trace):

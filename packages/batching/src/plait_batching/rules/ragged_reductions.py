@@ -10,7 +10,8 @@ sorts each element's true entries and puts the padding after them: a first
 key "is padding" (0 or 1) goes in front of the sort's keys, so the true
 entries are ordered exactly as sorting the true slice orders them (NaN last,
 ties stable), and ``argsort`` and descending sorts, built on ``sort`` and
-``rev``, follow.  (``lax.top_k`` needs a static shape, so it takes no ragged value.)
+``rev``, follow; the other axes may have ragged sizes of their own (sorting
+each query's ``n x m`` scores over the keys).  (``lax.top_k`` needs a static shape, so it takes no ragged value.)
 """
 
 from __future__ import annotations
@@ -24,12 +25,11 @@ from plait_batching.moves import to_front
 from plait_batching.ragged import (
     Operand,
     RaggedEnv,
-    check_one_size,
-    element_abstract_eval,
     env_of,
     fill_padding,
     operands,
     padded_rule,
+    several_size_types,
     wrap_results,
 )
 from plait_batching.registries import ragged_rules
@@ -98,7 +98,7 @@ def _sort(trace: BatchTrace, prim: Primitive, args: Sequence[Any], params: dict[
     d = ops[0].aval.shape[k]
     if not env.is_ragged(d):
         return _padded(trace, prim, args, params)
-    avals = element_abstract_eval(env, prim, ops, params, check_one_size(env, prim, ops, params))
+    avals = several_size_types(env, prim, ops, params)  # the other axes may have other ragged sizes
     with set_current_trace(trace.parent_trace):
         vals = [to_front(o.val, o.bdim, env.axis.size) for o in ops]
         full = get_aval(vals[0]).shape
@@ -111,5 +111,5 @@ def _sort(trace: BatchTrace, prim: Primitive, args: Sequence[Any], params: dict[
     return wrap_results(trace, prim, outs[1:], [0] * len(ops), avals)
 
 
-_padded = padded_rule()
+_padded = padded_rule(several_sizes=True)
 ragged_rules[r.sort_p] = _sort
