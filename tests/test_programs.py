@@ -30,11 +30,7 @@ DRIVER = HERE / "programs" / "_driver.py"
 ROOT = HERE.parent
 
 # Programs that do not run or agree on plait today, with why (also listed in README.md).
-KNOWN_FAILURES = {
-    "p13_logistic_newton": "plait.numpy.logaddexp's second derivative is 0 where its arguments tie "
-                           "(JAX's custom JVP gives 1/4 at logaddexp(0, 0)), so Newton's method started "
-                           "at w = 0 sees a wrong Hessian and diverges",
-}
+KNOWN_FAILURES: dict[str, str] = {}
 # Values printed without a NumPy oracle that depend on many float32 steps: compared more loosely with JAX.
 LOOSE = {"initial_loss", "final_loss", "elbo_first", "elbo_last", "dp_weights", "final_energy", "conv_grad_head"}
 _LINE = re.compile(r"^(?P<label>[\w.]+): (?P<values>\[.*\]) shape=(?P<shape>\[.*\])$")

@@ -18,6 +18,7 @@ import numpy as np
 
 from plait_core import dtypes, lax
 from plait_core.abstract import _array_types as _ARRAY_TYPES
+from plait_core.custom_derivatives import custom_jvp
 from plait_core.numpy._util import (
     Array,
     ArrayLike,
@@ -533,13 +534,35 @@ def copysign(x1: ArrayLike, x2: ArrayLike, /) -> Array:
 
 
 def logaddexp(x1: ArrayLike, x2: ArrayLike, /) -> Array:
-    """``log(exp(x1) + exp(x2))`` computed without overflow."""
+    """``log(exp(x1) + exp(x2))`` computed without overflow.  Its derivatives are
+    those of the smooth function (``exp(x1 - out)``, ...), also where the arguments
+    tie, as JAX's custom rule gives."""
     x1, x2 = promote_args_inexact("logaddexp", x1, x2)
+    return _logaddexp(x1, x2)
+
+
+@custom_jvp
+def _logaddexp(x1: Array, x2: Array) -> Array:
     big = lax.max(x1, x2)
     delta = lax.sub(x1, x2)
     smooth = lax.add(big, lax.log1p(lax.exp(lax.neg(lax.abs(delta)))))
     # delta is NaN when an input is NaN or both are the same infinity: x1 + x2 is right there.
     return lax.select_n(lax.ne(delta, delta), smooth, lax.add(x1, x2))
+
+
+def _finite_or_zero(x: Array) -> Array:
+    return lax.select_n(lax.is_finite(x), full_like_value(x, 0), x)
+
+
+@_logaddexp.defjvp
+def _logaddexp_jvp(primals: tuple[Array, Array], tangents: tuple[Array, Array]) -> tuple[Array, Array]:
+    x1, x2 = primals
+    t1, t2 = tangents
+    out = _logaddexp(x1, x2)
+    safe_out = _finite_or_zero(out)
+    w1 = lax.exp(lax.sub(_finite_or_zero(x1), safe_out))
+    w2 = lax.exp(lax.sub(_finite_or_zero(x2), safe_out))
+    return out, lax.add(lax.mul(t1, w1), lax.mul(t2, w2))
 
 
 def logaddexp2(x1: ArrayLike, x2: ArrayLike, /) -> Array:
