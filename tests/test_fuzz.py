@@ -133,8 +133,8 @@ def test_mask_of_a_numpy_argument_sees_an_array() -> None:
     np.testing.assert_allclose(np.asarray(out), [2.5, 5.0])
 
 
-# The fuzzer's known bugs (tests/fuzz/deviations.py): each test asserts JAX's answer and is expected to fail
-# until the bug is fixed; then it passes, strict xfail reports it, and the entry in deviations.py goes.
+# Bugs the fuzzer found, fixed: each test asserts JAX's answer (a newly found bug gets a strict-xfail test
+# here and a "known bug" entry in tests/fuzz/deviations.py until it is fixed).
 
 
 def test_float_floordiv_tangent_is_a_symbolic_zero() -> None:
@@ -144,8 +144,8 @@ def test_float_floordiv_tangent_is_a_symbolic_zero() -> None:
     np.testing.assert_array_equal(np.asarray(tangent), [0.0, 0.0, 0.0])  # JAX 0.10.2's tangent
 
 
-@pytest.mark.xfail(strict=True, reason="known bug 'pile .at[] slice past an element's end' in tests/fuzz/deviations.py")
-def test_known_bug_pile_at_slice_past_an_elements_end_is_clipped() -> None:
+def test_pile_at_slice_past_an_elements_end_is_clipped() -> None:
+    # found by the fuzzer: one scatter window dropped the whole update of an element shorter than the slice
     elements = [np.arange(1.0, 6.0, dtype=np.float32), np.arange(1.0, 5.0, dtype=np.float32)]
     out = plait.vmap(lambda x: x.at[3:5].mul(-1.0), in_axes=plait.pile_axis, out_axes=plait.pile_axis)(
         plait.Pile.from_arrays(elements)

@@ -48,14 +48,6 @@ DEVIATIONS: tuple[Deviation, ...] = (
         "unless the indices are declared unique",
         lambda p, mode, msg: mode in _DIFF_MODES and msg.startswith("a value where") and "scatter_mul" in msg,
     ),
-    Deviation(
-        "pile .at[] slice past an element's end",
-        "known bug",
-        "under vmap over piles, x.at[a:b].op(...) on the ragged axis drops the whole update for an element "
-        "shorter than b instead of clipping the slice to the element (x[a:b] itself raises a clear error)",
-        lambda p, mode, msg: mode == "pile" and "values differ" in msg
-        and any(s.op.startswith("at:") and ":" in s.expr.split(".at[")[1].split("]")[0] for s in p.stmts),
-    ),
 )
 
 

@@ -15,9 +15,11 @@ import builtins
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from plait_core import dtypes, lax
 from plait_core.abstract import get_aval
-from plait_core.dims import definitely_equal
+from plait_core.dims import InconclusiveDimensionOperation, definitely_equal
 from plait_core.numpy._util import (
     Array,
     ArrayLike,
@@ -79,9 +81,12 @@ def scatter_update(x: ArrayLike, idx: Any, values: ArrayLike, kind: str, *, mode
     xe = lax.expand_dims(x, tuple(new_axes)) if new_axes else x
     eshape = tuple(get_aval(xe).shape)
     plan_entries: list[_SliceBounds | _Adv] = []
+    lone_slice_update = not builtins.any(isinstance(e, (_Int, _Adv)) for e in entries)
     for d, e in enumerate(entries):
         if isinstance(e, builtins.slice):
-            plan_entries.append(_slice_bounds(e, eshape[d]))
+            bounds = _slice_bounds(e, eshape[d])
+            positions = _positions_if_overrunning(bounds) if lone_slice_update else None
+            plan_entries.append(bounds if positions is None else _Adv(_normalize_index_array(positions, eshape[d])))
         elif isinstance(e, _Int):
             # Out of bounds (after one wrap of a negative index) the update is dropped, as in JAX.
             plan_entries.append(_Adv(_normalize_index_array(_static_index(e.value), eshape[d])))
@@ -117,6 +122,25 @@ def scatter_update(x: ArrayLike, idx: Any, values: ArrayLike, kind: str, *, mode
     out = lax.squeeze(out, tuple(new_axes)) if new_axes else out
     # The result has x's type whatever the values were (as JAX: weak only when x is).
     return convert(out, xaval.dtype, xaval.weak_type)
+
+
+def _positions_if_overrunning(b: _SliceBounds) -> np.ndarray | None:
+    """A static slice of a symbolic axis (an element of a pile, a masked size)
+    that may run past the axis's end, as its positions: a scatter then drops
+    only the positions past the end, one by one (the slice is clipped, as a
+    loop over the elements would clip it), where a scatter of one window
+    would drop the whole window.  ``None`` when the slice is not such a one."""
+    if type(b.size) is builtins.int or type(b.start) is not builtins.int or type(b.length) is not builtins.int:
+        return None
+    if b.length == 0:
+        return None
+    positions = b.start + b.step * np.arange(b.length)
+    try:
+        if builtins.bool(b.size > builtins.int(positions.max())) and positions.min() >= 0:
+            return None
+    except InconclusiveDimensionOperation:
+        pass
+    return positions.astype(dtypes.default_int_dtype())
 
 
 class _IndexUpdateRef:
