@@ -262,3 +262,16 @@ def test_static_positional_calls_with_arrays() -> None:
     assert committed.committed and float(committed) == 6.0
     with pytest.raises(ValueError, match="unhashable"):
         g(_arr(2.0), [3])
+
+
+def test_a_signature_under_both_x64_settings_keeps_both_handlers() -> None:
+    f = plait.jit(lambda d: d["a"] * 2)
+    d = {"a": _arr([1.0, 2.0])}
+    for _ in range(2):
+        assert f(d).dtype == np.float32
+        with enable_x64(True):
+            assert f(d).dtype == np.float32
+    assert _handlers(f) == 2
+    with enable_x64(True):
+        np.testing.assert_array_equal(np.asarray(f(d)), [2.0, 4.0])
+    np.testing.assert_array_equal(np.asarray(f(d)), [2.0, 4.0])

@@ -791,16 +791,15 @@ class _JitState:
             if mixed is None:
                 return _MISS
             avals, bufs = mixed
+        x64 = config.x64_enabled
         for pair in cands:
-            if pair[0] == avals:
+            if pair[0] == avals and pair[1].x64 is x64:
                 handler = pair[1]
                 # Identical types match faster next time (results of one
                 # computation share their abstract values).
                 pair[0] = avals
                 break
         else:
-            return _MISS
-        if handler.x64 is not config.x64_enabled:
             return _MISS
         if handler.__class__ is _Simple:
             try:
@@ -846,7 +845,10 @@ class _JitState:
             handler.out_structure = fast_tree.structure_of(entry.out_tree)
         with self.lock:
             cands = self.tree_fast.get(key, ())
-            if len(cands) < 8:
+            # A signature already there missed only because its host scalars
+            # were forgotten (the table is full): they are learnt again above.
+            x64 = handler.x64
+            if len(cands) < 8 and not any(pair[0] == mixed[0] and pair[1].x64 is x64 for pair in cands):
                 self.tree_fast[key] = (*cands, [mixed[0], handler])
 
     # -- ahead of time -------------------------------------------------------
