@@ -54,6 +54,41 @@ CASES: list[tuple[str, list[list[float]]]] = [
     ("boxcox1p", [[1e-4, 1.0, 5.0, 0.5], [0.0, 0.5, -0.5, 2.0]]),
 ]
 
+XS = [-1.5, 0.0, 0.7, 3.0]
+PS = [0.1, 0.5, 0.9]
+STATS_CASES: list[tuple[str, list[Any]]] = [
+    *[(f"gumbel_r.{f}", [XS, 0.5, 2.0]) for f in ("logpdf", "pdf", "cdf", "logcdf", "sf", "logsf")],
+    ("gumbel_r.ppf", [PS, 0.5, 2.0]),
+    *[(f"gumbel_l.{f}", [XS, 0.5, 2.0]) for f in ("logpdf", "pdf", "cdf", "logcdf", "sf", "logsf")],
+    ("gumbel_l.ppf", [PS, 0.5, 2.0]),
+    *[(f"pareto.{f}", [[1.5, 2.0, 5.0], 3.0, 0.1, 1.2]) for f in ("logpdf", "pdf", "cdf", "logcdf", "sf", "logsf")],
+    ("pareto.ppf", [PS, 3.0, 0.1, 1.2]),
+    ("geom.logpmf", [[1.0, 3.0, 7.0], 0.3]),
+    ("geom.pmf", [[1.0, 3.0], 0.3]),
+    ("binom.logpmf", [[0.0, 2.0, 5.0], 5.0, 0.3]),
+    ("binom.pmf", [[0.0, 2.0, 5.0], 5.0, 0.3]),
+    ("nbinom.logpmf", [[0.0, 2.0, 9.0], 3.0, 0.4]),
+    ("nbinom.pmf", [[0.0, 2.0], 3.0, 0.4]),
+    ("betabinom.logpmf", [[0.0, 2.0, 5.0], 5.0, 2.0, 3.0]),
+    ("betabinom.pmf", [[0.0, 2.0], 5.0, 2.0, 3.0]),
+    ("vonmises.logpdf", [[0.0, 1.0, 3.0], 2.0]),
+    ("vonmises.pdf", [[0.0, 0.2], 50.0]),
+    ("wrapcauchy.logpdf", [[0.0, 1.0, 6.0], 0.5]),
+    ("wrapcauchy.pdf", [[0.5, 3.0], 0.2]),
+    ("gennorm.logpdf", [[0.0, 1.5, -2.0], 1.5]),
+    ("gennorm.pdf", [[0.0, 1.5], 2.5]),
+    ("gennorm.cdf", [[0.0, 1.5, -2.0], 1.5]),
+    *[(f"truncnorm.{f}", [[-0.5, 0.0, 0.5, 0.9], -1.0, 1.0, 0.1, 1.1]) for f in ("logpdf", "pdf", "cdf", "logcdf",
+                                                                                  "sf", "logsf")],
+    ("truncnorm.logpdf", [[8.5, 9.0], 8.0, 10.0]),
+    ("truncnorm.logcdf", [[8.5, 9.0], 8.0, 10.0]),
+    ("truncnorm.logsf", [[-9.5], -10.0, -9.0]),
+    ("dirichlet.logpdf", [[0.2, 0.3, 0.5], [1.0, 2.0, 3.0]]),
+    ("dirichlet.pdf", [[0.1, 0.6, 0.3], [0.5, 2.0, 3.0]]),
+    ("multinomial.logpmf", [[1, 2, 0], 3, [0.2, 0.5, 0.3]]),
+    ("multinomial.pmf", [[2, 2, 1], 5, [0.2, 0.5, 0.3]]),
+]
+
 
 def record() -> dict[str, Any]:
     """Evaluate every case with SciPy in float64."""
@@ -69,19 +104,27 @@ def record() -> dict[str, Any]:
         else:
             value = fn(*arrays)
         out.append([name, args, [float(v) for v in np.asarray(value, np.float64)]])
+    import scipy.stats as st  # type: ignore[import-untyped]
+
+    stats_out = []
+    for name, args in STATS_CASES:
+        dist, fn = name.split(".")
+        value = getattr(getattr(st, dist), fn)(*[np.asarray(a, np.float64) for a in args])
+        stats_out.append([name, args, [float(v) for v in np.ravel(np.asarray(value, np.float64))]])
     extra = {
         "multigammaln": [float(sp.multigammaln(a, 3)) for a in (1.5, 2.0, 7.25)],
         "bernoulli": [float(v) for v in sp.bernoulli(10)],
     }
-    return {"scipy_version": scipy.__version__, "cases": out, "extra": extra}
+    return {"scipy_version": scipy.__version__, "cases": out, "stats": stats_out, "extra": extra}
 
 
 def main(argv: list[str]) -> None:
     """Write the table to ``argv[0]`` (default: the committed data file); ``-`` prints it."""
     table = record()
     lines = ",\n".join(json.dumps(case) for case in table["cases"])
+    stats = ",\n".join(json.dumps(case) for case in table["stats"])
     text = (f"{{\"scipy_version\": {json.dumps(table['scipy_version'])},\n\"cases\": [\n{lines}\n],\n"
-            f"\"extra\": {json.dumps(table['extra'])}}}\n")
+            f"\"stats\": [\n{stats}\n],\n\"extra\": {json.dumps(table['extra'])}}}\n")
     out = argv[0] if argv else str(DEFAULT_OUT)
     if out == "-":
         sys.stdout.write(text)
