@@ -935,6 +935,8 @@ def test_tree_namespace_aliases() -> None:
         (tree.map_with_path, tree_map_with_path),
         (tree.leaves_with_path, tree_leaves_with_path),
         (tree.flatten_with_path, tree_flatten_with_path),
+        (tree.broadcast, tree_util.tree_broadcast),
+        (tree.reduce_associative, tree_util.tree_reduce_associative),
     ]
     for alias, original in pairs:
         assert alias is original
@@ -948,6 +950,9 @@ def test_tree_namespace_aliases() -> None:
             "all",
             "reduce",
             "transpose",
+            "broadcast",
+            "reduce_associative",
+            "static",
             "map_with_path",
             "leaves_with_path",
             "flatten_with_path",
