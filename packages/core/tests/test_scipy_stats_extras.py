@@ -57,3 +57,46 @@ def test_support_and_edges() -> None:
         stats.multinomial.logpmf(pnp.array([1.0, 2.0]), 3.0, pnp.array([0.5, 0.5]))
     with pytest.raises(ValueError, match=r"dirichlet\.logpdf: x has 2 coordinates"):
         stats.dirichlet.logpdf(pnp.ones((2,)), pnp.ones((4,)))
+
+
+def _ranks(values: list[float], method: str) -> list[float]:
+    out = []
+    distinct = sorted(set(values))
+    for i, v in enumerate(values):
+        less = sum(w < v for w in values)
+        equal = sum(w == v for w in values)
+        out.append({"min": less + 1, "max": less + equal, "average": less + (equal + 1) / 2,
+                    "dense": distinct.index(v) + 1,
+                    "ordinal": less + sum(w == v for w in values[:i]) + 1}[method])
+    return out
+
+
+@pytest.mark.parametrize("method", ["average", "min", "max", "dense", "ordinal"])
+def test_rankdata(method: str) -> None:
+    data = [3.0, 1.0, 2.0, 2.0, 5.0, 1.0]
+    got = stats.rankdata(pnp.asarray(np.asarray(data, np.float32)), method)
+    assert got.dtype == np.float32
+    np.testing.assert_array_equal(np.asarray(got), _ranks(data, method))
+    table = np.array([[3.0, 1.0, 5.0], [2.0, 2.0, 0.0]], np.float32)
+    by_row = np.asarray(stats.rankdata(pnp.asarray(table), method, axis=1))
+    np.testing.assert_array_equal(by_row, [_ranks(list(r), method) for r in table.tolist()])
+    assert np.isnan(np.asarray(stats.rankdata(pnp.array([3.0, np.nan, 2.0]), method))).all()
+    with pytest.raises(NotImplementedError, match="nan_policy='omit' is not supported"):
+        stats.rankdata(pnp.ones(2), method, nan_policy="omit")
+
+
+def test_mode_and_sem() -> None:
+    m = stats.mode(pnp.array([[3, 1, 2, 2], [5, 5, 1, 1]]), axis=1)
+    np.testing.assert_array_equal(np.asarray(m.mode), [2, 1])
+    np.testing.assert_array_equal(np.asarray(m.count), [2, 2])
+    nan_mode = stats.mode(pnp.array([1.0, np.nan, np.nan]))
+    assert np.isnan(np.asarray(nan_mode.mode)) and int(nan_mode.count) == 2
+    kept = stats.mode(pnp.array([[1, 2], [1, 3]]), axis=0, keepdims=True)
+    np.testing.assert_array_equal(np.asarray(kept.mode), [[1, 2]])
+    x = np.array([[3.0, 1.0, 2.0, 2.0], [5.0, 5.0, 1.0, np.nan]])
+    np.testing.assert_allclose(np.asarray(stats.sem(pnp.asarray(x), axis=1))[0], np.std(x[0], ddof=1) / 2, rtol=1e-6)
+    assert np.isnan(np.asarray(stats.sem(pnp.asarray(x), axis=1))[1])
+    omit = np.asarray(stats.sem(pnp.asarray(x), axis=1, nan_policy="omit"))[1]
+    np.testing.assert_allclose(omit, np.std(x[1, :3], ddof=1) / np.sqrt(3), rtol=1e-6)
+    with pytest.raises(NotImplementedError, match="nan_policy='raise' is not supported"):
+        stats.sem(pnp.ones(3), nan_policy="raise")

@@ -30,8 +30,13 @@ from plait_core.scipy.stats import (
     vonmises,
     wrapcauchy,
 )
+from plait_core.scipy.stats._summary import ModeResult, mode, rankdata, sem
 
 __all__ = [
+    "ModeResult",
+    "mode",
+    "rankdata",
+    "sem",
     "bernoulli",
     "beta",
     "betabinom",
