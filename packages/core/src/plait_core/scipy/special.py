@@ -209,14 +209,16 @@ from plait_core.scipy.special_extras import (  # noqa: E402  (they use erfc, abo
     multigammaln,
     ndtr,
     ndtri,
+    owens_t,
     poch,
     polygamma,
     rel_entr,
+    spence,
     zeta,
 )
 
 __all__ += [
     "bernoulli", "beta", "betaln", "boxcox", "boxcox1p", "comb", "dawsn", "erfcx", "exp1", "expi", "expn",
     "factorial", "gamma", "gammasgn", "i0", "i0e", "i1", "i1e", "kl_div", "log_ndtr", "loggamma",
-    "multigammaln", "ndtr", "ndtri", "poch", "polygamma", "rel_entr", "zeta",
+    "multigammaln", "ndtr", "ndtri", "owens_t", "poch", "polygamma", "rel_entr", "spence", "zeta",
 ]

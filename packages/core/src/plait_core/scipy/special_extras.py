@@ -416,8 +416,80 @@ def boxcox1p(x: Array, lmbda: Array) -> Array:
     return pnp.where(lmbda == 0, lx, pnp.expm1(lm * lx) / lm)
 
 
+# ---------------------------------------------------------------------------
+# Dilogarithm and Owen's T
+
+_PI2_6 = math.pi ** 2 / 6
+
+
+def _li2_small(t: Array) -> Array:
+    """``Li2(t) = sum t**k / k**2`` for ``0 <= t <= 1/2`` (40 terms)."""
+    total = pnp.zeros_like(t)
+    power = pnp.ones_like(t)
+    for k in range(1, 41):
+        power = power * t
+        total = total + power / (k * k)
+    return total
+
+
+def _li2(y: Array) -> Array:
+    """The dilogarithm ``Li2(y)`` for real ``y <= 1``, by reflection (``y > 1/2``),
+    Landen's identity (``-1 <= y < 0``) and inversion (``y < -1``) onto the series."""
+    # 0 <= y <= 1
+    yu = pnp.clip(y, 0, 1)
+    low = _li2_small(pnp.minimum(yu, 0.5))
+    r = pnp.clip(1 - yu, 1e-30, 0.5)
+    high = _PI2_6 - pnp.log(pnp.maximum(yu, 0.5)) * pnp.log(r) - _li2_small(pnp.minimum(1 - yu, 0.5))
+    high = pnp.where(yu >= 1, _PI2_6, high)
+    unit = pnp.where(yu <= 0.5, low, high)
+
+    def landen(v: Array) -> Array:  # -1 <= v < 0
+        return -_li2_small(v / (v - 1)) - 0.5 * pnp.square(pnp.log1p(-v))
+
+    yn = pnp.clip(y, -1, -1e-30)
+    negative = landen(yn)
+    yb = pnp.minimum(y, -1)
+    beyond = -_PI2_6 - 0.5 * pnp.square(pnp.log(-yb)) - landen(1 / yb)
+    return pnp.where(y >= 0, unit, pnp.where(y >= -1, negative, beyond))
+
+
+def spence(x: Array) -> Array:
+    """Spence's function ``integral_1^x log(t) / (1 - t) dt = Li2(1 - x)`` for
+    ``x >= 0`` (NaN below, as JAX)."""
+    (x,) = _inexact("spence", x)
+    return pnp.where(x < 0, np.nan, _li2(1 - pnp.maximum(x, 0)))
+
+
+_GL_NODES, _GL_WEIGHTS = np.polynomial.legendre.leggauss(48)
+
+
+def _owens_t_unit(h: Array, a: Array) -> Array:
+    """``T(h, a)`` for ``0 <= a <= 1`` by 48-point Gauss-Legendre quadrature of
+    ``exp(-h**2 (1 + x**2) / 2) / (1 + x**2) / (2 pi)`` over ``[0, a]``."""
+    total = pnp.zeros_like(h * a)
+    for node, weight in zip(_GL_NODES.tolist(), _GL_WEIGHTS.tolist()):
+        xk = 0.5 * a * (node + 1)
+        q = 1 + xk * xk
+        total = total + weight * pnp.exp(-0.5 * h * h * q) / q
+    return 0.5 * a * total / (2 * math.pi)
+
+
+def owens_t(h: Array, a: Array) -> Array:
+    """Owen's T function ``T(h, a) = 1/(2 pi) integral_0^a exp(-h**2 (1 + x**2)/2) / (1 + x**2) dx``
+    (even in ``h``, odd in ``a``); for ``|a| > 1`` through
+    ``T(h, a) = (ndtr(h) + ndtr(a h)) / 2 - ndtr(h) ndtr(a h) - T(a h, 1/a)``."""
+    h, a = _inexact("owens_t", h, a)
+    ah, aa = pnp.abs(h), pnp.abs(a)
+    small = aa <= 1
+    inner = _owens_t_unit(ah, pnp.where(small, aa, 1.0))
+    big_a = pnp.where(small, 2.0, aa)
+    p, q = ndtr(ah), ndtr(ah * big_a)
+    outer = 0.5 * p + 0.5 * q - p * q - _owens_t_unit(ah * big_a, 1 / big_a)
+    return pnp.sign(a) * pnp.where(small, inner, outer)
+
+
 __all__ = [
     "bernoulli", "beta", "betaln", "boxcox", "boxcox1p", "comb", "dawsn", "erfcx", "exp1", "expi", "expn",
     "factorial", "gamma", "gammasgn", "i0", "i0e", "i1", "i1e", "kl_div", "log_ndtr", "loggamma",
-    "multigammaln", "ndtr", "ndtri", "poch", "polygamma", "rel_entr", "zeta",
+    "multigammaln", "ndtr", "ndtri", "owens_t", "poch", "polygamma", "rel_entr", "spence", "zeta",
 ]
