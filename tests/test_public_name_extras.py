@@ -189,3 +189,15 @@ def test_orthogonal_initializers() -> None:
         nn.initializers.orthogonal()(key, (3,))
     with pytest.raises(ValueError, match="`fan_in` must be less or equal than `fan_out`"):
         nn.initializers.delta_orthogonal()(key, (3, 3, 4, 2))
+
+
+def test_logaddexp_is_smooth_at_ties_as_jax() -> None:
+    f = lambda z: pnp.logaddexp(0.0, z)  # noqa: E731
+    _close(plait.grad(f)(0.0), 0.5)
+    _close(plait.hessian(f)(0.0), 0.25)
+    _close(plait.vmap(plait.hessian(f))(pnp.array([-1.0, 0.0, 2.0])),
+           [np.exp(v) / (1 + np.exp(v)) ** 2 for v in (-1.0, 0.0, 2.0)])
+    _close(plait.grad(lambda x: pnp.logaddexp(x, 1.0))(np.inf), 1.0)
+    _close(plait.jit(plait.grad(lambda x: pnp.logaddexp(x, x)))(3.0), 1.0)
+    _close(pnp.logaddexp(np.inf, 1.0), np.inf)
+    _close(pnp.logaddexp(-np.inf, -np.inf), -np.inf)
