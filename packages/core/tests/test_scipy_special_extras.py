@@ -22,8 +22,8 @@ TABLE = json.loads((Path(__file__).parent / "data" / "special_values.json").read
 CASES = TABLE["cases"]
 # float32 results: relative tolerance (absolute near zero); float64: tighter.
 TOL32 = {"ndtri": 3e-5, "polygamma": 5e-5, "zeta": 2e-5, "expi": 2e-5, "expn": 2e-5, "exp1": 2e-5,
-         "log_ndtr": 2e-5, "dawsn": 3e-5, "erfcx": 3e-5, "boxcox1p": 2e-5, "i0": 2e-5, "i1": 2e-5, "owens_t": 5e-5}
-TOL64 = {"dawsn": 1e-8, "ndtri": 2e-6, "log_ndtr": 1e-5, "erfcx": 2e-7}
+         "log_ndtr": 2e-5, "dawsn": 3e-5, "erfcx": 3e-5, "boxcox1p": 2e-5, "i0": 2e-5, "i1": 2e-5, "owens_t": 5e-5, "hyp1f1": 5e-5}
+TOL64 = {"hyp1f1": 1e-8, "dawsn": 1e-8, "ndtri": 2e-6, "log_ndtr": 1e-5, "erfcx": 2e-7}
 # float64 erfc (hence ndtr) is 1 - erf: exact to float64's absolute precision only in the tails.
 ATOL64 = {"ndtr": 1e-15}
 
@@ -40,7 +40,7 @@ def test_float32_against_scipy(case: list[Any]) -> None:
     name, args, want = case
     got = np.asarray(_call(name, args, np.float32), np.float64)
     tol = TOL32.get(name, 1e-5)
-    np.testing.assert_allclose(got, np.asarray(want), rtol=tol, atol=tol * 1e-3, err_msg=name)
+    np.testing.assert_allclose(got, np.asarray(want), rtol=tol, atol=1e-6, err_msg=name)
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])

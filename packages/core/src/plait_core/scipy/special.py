@@ -199,6 +199,7 @@ from plait_core.scipy.special_extras import (  # noqa: E402  (they use erfc, abo
     factorial,
     gamma,
     gammasgn,
+    hyp1f1,
     i0,
     i0e,
     i1,
@@ -219,6 +220,6 @@ from plait_core.scipy.special_extras import (  # noqa: E402  (they use erfc, abo
 
 __all__ += [
     "bernoulli", "beta", "betaln", "boxcox", "boxcox1p", "comb", "dawsn", "erfcx", "exp1", "expi", "expn",
-    "factorial", "gamma", "gammasgn", "i0", "i0e", "i1", "i1e", "kl_div", "log_ndtr", "loggamma",
+    "factorial", "gamma", "gammasgn", "hyp1f1", "i0", "i0e", "i1", "i1e", "kl_div", "log_ndtr", "loggamma",
     "multigammaln", "ndtr", "ndtri", "owens_t", "poch", "polygamma", "rel_entr", "spence", "zeta",
 ]

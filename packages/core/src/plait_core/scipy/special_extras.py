@@ -488,8 +488,31 @@ def owens_t(h: Array, a: Array) -> Array:
     return pnp.sign(a) * pnp.where(small, inner, outer)
 
 
+_HYP1F1_TERMS = 250
+
+
+def hyp1f1(a: Array, b: Array, x: Array) -> Array:
+    """Kummer's confluent hypergeometric function ``1F1(a; b; x) = sum_k (a)_k / (b)_k
+    x**k / k!``, summed for ``x >= 0`` (250 terms in a loop) and through Kummer's
+    transformation ``exp(x) 1F1(b - a; b; -x)`` for ``x < 0`` (no cancellation)."""
+    a, b, x = _inexact("hyp1f1", a, b, x)
+    neg = x < 0
+    aa = pnp.where(neg, b - a, a)
+    xx = pnp.abs(x)
+
+    def body(k: Any, carry: tuple[Array, Array]) -> tuple[Array, Array]:
+        term, total = carry
+        kf = k.astype(xx.dtype) if hasattr(k, "astype") else k
+        term = term * (aa + kf) / (b + kf) * xx / (kf + 1)
+        return term, total + term
+
+    ones = pnp.ones_like(aa * b * xx)
+    _, total = lax.fori_loop(0, _HYP1F1_TERMS, body, (ones, ones))
+    return pnp.where(neg, pnp.exp(x) * total, total)
+
+
 __all__ = [
     "bernoulli", "beta", "betaln", "boxcox", "boxcox1p", "comb", "dawsn", "erfcx", "exp1", "expi", "expn",
-    "factorial", "gamma", "gammasgn", "i0", "i0e", "i1", "i1e", "kl_div", "log_ndtr", "loggamma",
+    "factorial", "gamma", "gammasgn", "hyp1f1", "i0", "i0e", "i1", "i1e", "kl_div", "log_ndtr", "loggamma",
     "multigammaln", "ndtr", "ndtri", "owens_t", "poch", "polygamma", "rel_entr", "spence", "zeta",
 ]
