@@ -62,6 +62,18 @@ def test_multigammaln_and_bernoulli() -> None:
         special.multigammaln(2.0, 0)
 
 
+def test_sici() -> None:
+    x = TABLE["extra"]["sici_x"]
+    si, ci = special.sici(pnp.asarray(np.asarray(x, np.float32)))
+    np.testing.assert_allclose(np.asarray(si), TABLE["extra"]["sici"][0], rtol=2e-5, atol=1e-6)
+    np.testing.assert_allclose(np.asarray(ci), TABLE["extra"]["sici"][1], rtol=2e-5, atol=1e-6)
+    with plait_core.enable_x64():
+        si, ci = special.sici(pnp.asarray(np.asarray(x, np.float64)))
+        np.testing.assert_allclose(np.asarray(si), TABLE["extra"]["sici"][0], rtol=1e-9)
+        np.testing.assert_allclose(np.asarray(ci), TABLE["extra"]["sici"][1], rtol=1e-9)
+    assert np.asarray(special.sici(0.0)[1]) == -np.inf
+
+
 def test_edge_values_as_jax() -> None:
     nan, inf = math.nan, math.inf
     x = pnp.array([-2.5, -1.0, 0.0, 0.5])

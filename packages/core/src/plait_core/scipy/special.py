@@ -214,6 +214,7 @@ from plait_core.scipy.special_extras import (  # noqa: E402  (they use erfc, abo
     poch,
     polygamma,
     rel_entr,
+    sici,
     spence,
     zeta,
 )
@@ -221,5 +222,5 @@ from plait_core.scipy.special_extras import (  # noqa: E402  (they use erfc, abo
 __all__ += [
     "bernoulli", "beta", "betaln", "boxcox", "boxcox1p", "comb", "dawsn", "erfcx", "exp1", "expi", "expn",
     "factorial", "gamma", "gammasgn", "hyp1f1", "i0", "i0e", "i1", "i1e", "kl_div", "log_ndtr", "loggamma",
-    "multigammaln", "ndtr", "ndtri", "owens_t", "poch", "polygamma", "rel_entr", "spence", "zeta",
+    "multigammaln", "ndtr", "ndtri", "owens_t", "poch", "polygamma", "rel_entr", "sici", "spence", "zeta",
 ]

@@ -511,8 +511,49 @@ def hyp1f1(a: Array, b: Array, x: Array) -> Array:
     return pnp.where(neg, pnp.exp(x) * total, total)
 
 
+def _sici_series(x: Array) -> tuple[Array, Array]:
+    """``Si(x) = sum_k (-1)**k x**(2k+1) / ((2k+1) (2k+1)!)`` and
+    ``Ci(x) - gamma - log x = sum_k (-1)**k x**(2k) / (2k (2k)!)`` (``0 < x <= 2``)."""
+    si = pnp.zeros_like(x)
+    ci = pnp.zeros_like(x)
+    power = pnp.ones_like(x)  # x**n / n!
+    for n in range(1, 30):
+        power = power * x / n
+        signed = power / n if (n // 2) % 2 == 0 else -power / n
+        if n % 2:
+            si = si + signed
+        else:
+            ci = ci + signed
+    return si, ci
+
+
+def sici(x: Array) -> tuple[Array, Array]:
+    """The sine and cosine integrals ``(Si(x), Ci(x))``: ``Si = integral_0^x sin t / t dt``,
+    ``Ci = gamma + log|x| + integral_0^|x| (cos t - 1) / t dt`` (``Si`` odd, ``Ci`` even;
+    ``Ci(0) = -inf``).  Series up to 2, beyond it
+    ``E1(i x) = -Ci(x) + i (Si(x) - pi/2)`` by a continued fraction."""
+    (x,) = _inexact("sici", x)
+    ax = pnp.abs(x)
+    small = ax <= 2
+    xs = pnp.where(small, ax, 1.0)
+    si_s, ci_s = _sici_series(xs)
+    ci_s = ci_s + _EULER + pnp.log(xs)
+    xb = pnp.where(small, 3.0, ax)
+    ctype = pnp.promote_types(xb.dtype, np.complex64)
+    z = lax.complex(pnp.zeros_like(xb), xb).astype(ctype)
+    tail = pnp.zeros_like(z)
+    for i in range(60, 0, -1):
+        tail = -(i * i) / (z + (2 * i + 1) + tail)
+    e1 = pnp.exp(-z) / (z + 1 + tail)
+    si_b = np.pi / 2 + pnp.imag(e1).astype(xb.dtype)
+    ci_b = pnp.real(-e1).astype(xb.dtype)
+    si = pnp.sign(x) * pnp.where(small, si_s, si_b)
+    ci = pnp.where(small, ci_s, ci_b)
+    return si, pnp.where(x == 0, -np.inf, ci)
+
+
 __all__ = [
     "bernoulli", "beta", "betaln", "boxcox", "boxcox1p", "comb", "dawsn", "erfcx", "exp1", "expi", "expn",
     "factorial", "gamma", "gammasgn", "hyp1f1", "i0", "i0e", "i1", "i1e", "kl_div", "log_ndtr", "loggamma",
-    "multigammaln", "ndtr", "ndtri", "owens_t", "poch", "polygamma", "rel_entr", "spence", "zeta",
+    "multigammaln", "ndtr", "ndtri", "owens_t", "poch", "polygamma", "rel_entr", "sici", "spence", "zeta",
 ]
