@@ -83,7 +83,6 @@ NOT_SUPPORTED: dict[str, dict[str, str]] = {
     "jax.random": dict(_random.NOT_SUPPORTED),
     "jax.scipy.special": _all("bessel_jn fresnel hyp2f1 sph_harm_y wofz",
                               _TODO + ": each needs an algorithm accurate in float32 across its domain"),
-    "jax.scipy.stats": {"gaussian_kde": _TODO + ": the Gaussian kernel density estimator class"},
     "jax.scipy.stats.poisson": {"entropy": _TODO + ": an infinite series JAX sums to a data-dependent length"},
     "jax.tree_util": {
         "default_registry": "JAX's C++ PyTreeRegistry object; plait's registry is behind register_pytree_node",

@@ -100,3 +100,32 @@ def test_mode_and_sem() -> None:
     np.testing.assert_allclose(omit, np.std(x[1, :3], ddof=1) / np.sqrt(3), rtol=1e-6)
     with pytest.raises(NotImplementedError, match="nan_policy='raise' is not supported"):
         stats.sem(pnp.ones(3), nan_policy="raise")
+
+
+def test_gaussian_kde() -> None:
+    data = np.array([0.0, 1.0, 1.5, 3.0])
+    kde = stats.gaussian_kde(pnp.asarray(data, pnp.float32))
+    var = np.cov(data) * len(data) ** (-2 / 5)  # Scott's factor n**(-1/(d+4)), squared
+    np.testing.assert_allclose(np.asarray(kde.covariance), [[var]], rtol=1e-5)
+    pts = np.array([0.0, 1.0, 2.0])
+    want = np.mean(np.exp(-0.5 * (pts[:, None] - data[None]) ** 2 / var), axis=1) / np.sqrt(2 * np.pi * var)
+    np.testing.assert_allclose(np.asarray(kde.evaluate(pnp.asarray(pts, pnp.float32))), want, rtol=1e-5)
+    np.testing.assert_allclose(np.asarray(kde.logpdf(pnp.asarray(pts, pnp.float32))), np.log(want), rtol=1e-5)
+    mass = np.mean([math.erf((1 - x) / math.sqrt(2 * var)) - math.erf((0 - x) / math.sqrt(2 * var)) for x in data]) / 2
+    np.testing.assert_allclose(float(kde.integrate_box_1d(0.0, 1.0)), mass, rtol=1e-5)
+    gauss = np.mean(np.exp(-0.5 * (1 - data) ** 2 / (var + 2)) / np.sqrt(2 * np.pi * (var + 2)))
+    np.testing.assert_allclose(float(kde.integrate_gaussian(pnp.array([1.0]), pnp.array([[2.0]]))), gauss, rtol=1e-5)
+    two = stats.gaussian_kde(pnp.array([[0.0, 1.0, 1.5, 3.0], [1.0, 0.0, 2.0, 2.0]]), bw_method="silverman",
+                             weights=pnp.array([1.0, 2.0, 1.0, 1.0]))
+    w = np.array([1.0, 2.0, 1.0, 1.0]) / 5
+    neff = 1 / np.sum(w ** 2)
+    np.testing.assert_allclose(float(two.neff), neff, rtol=1e-6)
+    factor = (neff * 4 / 4) ** (-1 / 6)
+    cov = np.cov(np.array([[0.0, 1.0, 1.5, 3.0], [1.0, 0.0, 2.0, 2.0]]), aweights=w) * factor ** 2
+    np.testing.assert_allclose(np.asarray(two.covariance), cov, rtol=1e-5)
+    draws = two.resample(np.array([0, 1], np.uint32), (5,))
+    assert draws.shape == (2, 5)
+    with pytest.raises(NotImplementedError, match="changing the bandwidth method is not supported"):
+        kde.set_bandwidth(0.3)
+    with pytest.raises(ValueError, match="points have dimension 3, the dataset has 2"):
+        two.evaluate(pnp.ones((3, 2)))

@@ -30,10 +30,12 @@ from plait_core.scipy.stats import (
     vonmises,
     wrapcauchy,
 )
+from plait_core.scipy.stats._kde import gaussian_kde
 from plait_core.scipy.stats._summary import ModeResult, mode, rankdata, sem
 
 __all__ = [
     "ModeResult",
+    "gaussian_kde",
     "mode",
     "rankdata",
     "sem",
