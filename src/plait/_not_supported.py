@@ -73,7 +73,6 @@ NOT_SUPPORTED: dict[str, dict[str, str]] = {
         **_all("dce_sink stage", "JAX compiler internals (a dead-code-elimination sink, a staging marker)"),
         **_all("igamma_grad_a random_gamma_grad", "derivative helpers of JAX's own igamma / random_gamma "
                                                   "primitives; plait differentiates its compositions directly"),
-        "reduce_precision": _TODO + ": rounding to a narrower float format (exponent and mantissa bits)",
         "scaled_dot": _MICROSCALING,
     },
     "jax.nn": _all("get_scaled_dot_general_config scaled_dot_general scaled_matmul", _MICROSCALING),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -116,3 +117,18 @@ def test_conv_permutations_and_patches() -> None:
     q = np.asarray(lax.conv_general_dilated_patches(pnp.asarray(x.transpose(0, 2, 3, 1)), (2, 3), (1, 1), "VALID",
                                                     dimension_numbers=("NHWC", "HWIO", "NHWC")))
     np.testing.assert_array_equal(q, p.transpose(0, 2, 3, 1))
+
+
+def test_reduce_precision_matches_narrow_float_rounding() -> None:
+    rng = np.random.default_rng(0)
+    x = (rng.normal(size=200) * np.exp(rng.normal(size=200) * 3)).astype(np.float32)
+    bf = np.asarray(lax.reduce_precision(pnp.asarray(x), 8, 7))
+    np.testing.assert_array_equal(bf, x.astype(ml_dtypes.bfloat16).astype(np.float32))
+    normal = x[(np.abs(x) > 6.2e-5) & (np.abs(x) < 65000)]
+    half = np.asarray(lax.reduce_precision(pnp.asarray(normal), 5, 10))
+    np.testing.assert_array_equal(half, normal.astype(np.float16).astype(np.float32))
+    edges = np.asarray(lax.reduce_precision(pnp.array([1e-30, -1e30, 7e4, -0.0, np.nan], pnp.float32), 5, 10))
+    np.testing.assert_array_equal(edges[:4], [0.0, -np.inf, np.inf, -0.0])
+    assert np.isnan(edges[4]) and np.signbit(edges[3])
+    with pytest.raises(TypeError, match=r"lax\.reduce_precision: the operand must be a float array"):
+        lax.reduce_precision(pnp.arange(3), 5, 10)

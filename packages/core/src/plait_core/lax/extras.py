@@ -403,10 +403,56 @@ def conv_general_dilated_patches(lhs: Array, filter_shape: Sequence[int], window
                                 preferred_element_type=preferred_element_type)
 
 
+_FLOAT_LAYOUT = {2: (10, 5), 4: (23, 8), 8: (52, 11)}  # itemsize -> (mantissa bits, exponent bits)
+
+
+def reduce_precision(operand: Array, exponent_bits: int, mantissa_bits: int) -> Array:
+    """``operand`` rounded (to nearest, ties to even) to a float format with
+    ``mantissa_bits`` and ``exponent_bits``, kept in its own dtype: values beyond
+    the format's range become infinities, values below its smallest normal become
+    (signed) zeros, NaN stays NaN."""
+    from plait_core import numpy as pnp
+    from plait_core.lax.elementwise import bitcast_convert_type
+
+    x = pnp.asarray(operand)
+    dt = np.dtype(x.dtype)
+    if not dtypes.is_float(dt):
+        raise TypeError(f"lax.reduce_precision: the operand must be a float array, got {dt}")
+    if exponent_bits < 1 or mantissa_bits < 0:
+        raise ValueError(f"lax.reduce_precision: need exponent_bits >= 1 and mantissa_bits >= 0, "
+                         f"got {exponent_bits} and {mantissa_bits}")
+    src_mantissa, src_exponent = (7, 8) if dt == dtypes.bfloat16 else _FLOAT_LAYOUT[dt.itemsize]
+    bits = dt.itemsize * 8
+    udt = np.dtype(f"uint{bits}")
+
+    def u(v: int) -> Any:
+        return udt.type(v)
+
+    x_bits = bitcast_convert_type(x, udt)
+    if mantissa_bits < src_mantissa:
+        shift = src_mantissa - mantissa_bits
+        last = u(1 << shift)
+        bias = u((1 << (shift - 1)) - 1)
+        last_bit = (x_bits & last) >> u(shift)
+        x_bits = (x_bits + last_bit + bias) & ~u((1 << shift) - 1)
+    if exponent_bits < src_exponent:
+        exp_mask = u(((1 << src_exponent) - 1) << src_mantissa)
+        sign_mask = u(1 << (bits - 1))
+        src_bias = (1 << (src_exponent - 1)) - 1
+        reduced_bias = (1 << (exponent_bits - 1)) - 1
+        exponent = x_bits & exp_mask
+        overflow = exponent > u((src_bias + reduced_bias) << src_mantissa)
+        underflow = exponent <= u((src_bias - reduced_bias) << src_mantissa)
+        signed_zero = x_bits & sign_mask
+        x_bits = pnp.where(overflow, signed_zero | exp_mask, pnp.where(underflow, signed_zero, x_bits))
+    out = bitcast_convert_type(x_bits, dt)
+    return pnp.where(pnp.isnan(x), x, out)
+
+
 __all__ = [
     "ConvGeneralDilatedDimensionNumbers", "DotDimensionNumbers", "PrecisionLike", "approx_max_k", "approx_min_k",
     "bessel_i0e", "bessel_i1e", "betainc", "broadcast_like", "broadcast_shapes", "broadcast_to_rank", "clz",
-    "conv_general_dilated_patches", "conv_general_permutations", "mulhi", "reduce_xor",
+    "conv_general_dilated_patches", "conv_general_permutations", "mulhi", "reduce_precision", "reduce_xor",
     "composite", "dtype", "empty", "erfc", "full_like", "igamma", "igammac", "index_take",
     "platform_dependent", "polygamma", "population_count", "ragged_dot", "scatter_apply", "scatter_sub",
     "shape_as_value", "split", "stack", "tile", "unstack", "zeta",
