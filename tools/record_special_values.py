@@ -57,6 +57,7 @@ CASES: list[tuple[str, list[list[float]]]] = [
     ("owens_t", [[0.0, 0.5, 2.0, -1.0, 1.0, 3.0, 0.1, 4.0], [1.0, 0.3, 5.0, -2.0, 0.99, 1.01, 100.0, 0.5]]),
 ]
 
+BESSEL_Z = [0.5, 1.0, 5.0, 10.0, 0.0, 0.01, 30.0, -2.0]
 SICI_X = [0.5, 1.9, 2.0, 2.1, 10.0, -1.0, -7.5, 30.0]
 XS = [-1.5, 0.0, 0.7, 3.0]
 PS = [0.1, 0.5, 0.9]
@@ -118,6 +119,8 @@ def record() -> dict[str, Any]:
     extra = {
         "multigammaln": [float(sp.multigammaln(a, 3)) for a in (1.5, 2.0, 7.25)],
         "bernoulli": [float(v) for v in sp.bernoulli(10)],
+        "bessel_jn_z": BESSEL_Z,
+        "bessel_jn": [[float(v) for v in sp.jv(k, np.asarray(BESSEL_Z))] for k in range(4)],
         "sici_x": SICI_X,
         "sici": [[float(v) for v in part] for part in sp.sici(np.asarray(SICI_X))],
     }

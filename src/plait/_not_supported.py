@@ -80,7 +80,7 @@ NOT_SUPPORTED: dict[str, dict[str, str]] = {
                       "float8_e4m3fn float8_e4m3fnuz float8_e5m2 float8_e5m2fnuz float8_e8m0fnu int1 int2 int4 "
                       "uint1 uint2 uint4", _NARROW),
     "jax.random": dict(_random.NOT_SUPPORTED),
-    "jax.scipy.special": _all("bessel_jn fresnel hyp2f1 sph_harm_y wofz",
+    "jax.scipy.special": _all("fresnel hyp2f1 sph_harm_y wofz",
                               _TODO + ": each needs an algorithm accurate in float32 across its domain"),
     "jax.scipy.stats.poisson": {"entropy": _TODO + ": an infinite series JAX sums to a data-dependent length"},
     "jax.tree_util": {

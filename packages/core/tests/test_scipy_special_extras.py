@@ -62,6 +62,18 @@ def test_multigammaln_and_bernoulli() -> None:
         special.multigammaln(2.0, 0)
 
 
+def test_bessel_jn() -> None:
+    z = TABLE["extra"]["bessel_jn_z"]
+    got = special.bessel_jn(pnp.asarray(np.asarray(z, np.float32)), v=3)
+    assert got.shape == (4, len(z))
+    np.testing.assert_allclose(np.asarray(got), TABLE["extra"]["bessel_jn"], rtol=2e-5, atol=1e-6)
+    with plait_core.enable_x64():
+        got64 = special.bessel_jn(pnp.asarray(np.asarray(z, np.float64)), v=3)
+        np.testing.assert_allclose(np.asarray(got64), TABLE["extra"]["bessel_jn"], rtol=1e-9, atol=1e-12)
+    with pytest.raises(ValueError, match="bessel_jn: v must be a non-negative integer"):
+        special.bessel_jn(1.0, v=-1)
+
+
 def test_sici() -> None:
     x = TABLE["extra"]["sici_x"]
     si, ci = special.sici(pnp.asarray(np.asarray(x, np.float32)))

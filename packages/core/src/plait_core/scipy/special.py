@@ -186,6 +186,7 @@ __all__ = [
 from plait_core.scipy._incomplete import betainc, gammainc, gammaincc  # noqa: E402  (they use gammaln, above)
 from plait_core.scipy.special_extras import (  # noqa: E402  (they use erfc, above)
     bernoulli,
+    bessel_jn,
     beta,
     betaln,
     boxcox,
@@ -220,7 +221,7 @@ from plait_core.scipy.special_extras import (  # noqa: E402  (they use erfc, abo
 )
 
 __all__ += [
-    "bernoulli", "beta", "betaln", "boxcox", "boxcox1p", "comb", "dawsn", "erfcx", "exp1", "expi", "expn",
+    "bernoulli", "bessel_jn", "beta", "betaln", "boxcox", "boxcox1p", "comb", "dawsn", "erfcx", "exp1", "expi", "expn",
     "factorial", "gamma", "gammasgn", "hyp1f1", "i0", "i0e", "i1", "i1e", "kl_div", "log_ndtr", "loggamma",
     "multigammaln", "ndtr", "ndtri", "owens_t", "poch", "polygamma", "rel_entr", "sici", "spence", "zeta",
 ]
