@@ -68,7 +68,6 @@ NOT_SUPPORTED: dict[str, dict[str, str]] = {
         **_all("after_all create_token", "XLA tokens are not part of plait's language (ordered effects thread "
                                          "their own)"),
         **_all("axis_size pbroadcast pcast precv psend pshuffle pswapaxes ragged_all_to_all", _DEVICES),
-        "conv_general_dilated_local": _TODO + ": convolutions with unshared (per-position) weights",
         **_all("custom_linear_solve custom_root", _TODO + ": implicit differentiation of solvers"),
         **_all("dce_sink stage", "JAX compiler internals (a dead-code-elimination sink, a staging marker)"),
         **_all("igamma_grad_a random_gamma_grad", "derivative helpers of JAX's own igamma / random_gamma "

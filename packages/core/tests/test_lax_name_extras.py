@@ -132,3 +132,18 @@ def test_reduce_precision_matches_narrow_float_rounding() -> None:
     assert np.isnan(edges[4]) and np.signbit(edges[3])
     with pytest.raises(TypeError, match=r"lax\.reduce_precision: the operand must be a float array"):
         lax.reduce_precision(pnp.arange(3), 5, 10)
+
+
+def test_conv_general_dilated_local() -> None:
+    x = np.arange(2 * 3 * 5 * 5, dtype=np.float32).reshape(2, 3, 5, 5) / 10
+    w = np.arange(4 * 27 * 3 * 3, dtype=np.float32).reshape(4, 27, 3, 3) / 100
+    got = np.asarray(lax.conv_general_dilated_local(pnp.asarray(x), pnp.asarray(w), (1, 1), "VALID", (3, 3)))
+    want = np.zeros((2, 4, 3, 3))
+    for i in range(3):
+        for j in range(3):
+            patch = x[:, :, i:i + 3, j:j + 3].reshape(2, 27).astype(np.float64)  # (c, ky, kx) row-major
+            want[:, :, i, j] = patch @ w[:, :, i, j].T.astype(np.float64)
+    np.testing.assert_allclose(got, want, rtol=1e-5)
+    nhwc = lax.conv_general_dilated_local(pnp.asarray(x.transpose(0, 2, 3, 1)), pnp.asarray(w.transpose(2, 3, 1, 0)),
+                                          (1, 1), "VALID", (3, 3), dimension_numbers=("NHWC", "HWIO", "NHWC"))
+    np.testing.assert_allclose(np.asarray(nhwc), want.transpose(0, 2, 3, 1), rtol=1e-5)

@@ -449,10 +449,37 @@ def reduce_precision(operand: Array, exponent_bits: int, mantissa_bits: int) -> 
     return pnp.where(pnp.isnan(x), x, out)
 
 
+def conv_general_dilated_local(lhs: Array, rhs: Array, window_strides: Sequence[int], padding: Any,
+                               filter_shape: Sequence[int], lhs_dilation: Sequence[int] | None = None,
+                               rhs_dilation: Sequence[int] | None = None, dimension_numbers: Any = None,
+                               precision: Any = None) -> Array:
+    """A convolution whose weights are not shared across positions: ``rhs`` holds,
+    for each output position, an ``(out features, in features * prod(filter_shape))``
+    matrix (in the kernel layout, the spatial axes being the output's), applied to
+    the patches of :func:`conv_general_dilated_patches`."""
+    from plait_core import numpy as pnp
+
+    x = pnp.asarray(lhs)
+    w = pnp.asarray(rhs)
+    n_spatial = x.ndim - 2
+    if dimension_numbers is None:
+        spec = "NC" + "".join("HWDXYZ"[i] for i in range(n_spatial))
+        dimension_numbers = (spec, "OI" + spec[2:], spec)
+    if not all(isinstance(d, str) for d in dimension_numbers):
+        raise TypeError("lax.conv_general_dilated_local: dimension_numbers must be three strings or None")
+    lhs_perm, rhs_perm, out_perm = conv_general_permutations(dimension_numbers)
+    patches = conv_general_dilated_patches(x, filter_shape, window_strides, padding, lhs_dilation, rhs_dilation,
+                                           dimension_numbers, precision)
+    p = pnp.transpose(patches, lhs_perm)  # (N, C*K, *out spatial)
+    k = pnp.transpose(w, rhs_perm)  # (O, C*K, *out spatial)
+    out = pnp.sum(p[:, None] * k[None], axis=2)  # (N, O, *out spatial)
+    return pnp.transpose(out, tuple(int(i) for i in np.argsort(out_perm)))
+
+
 __all__ = [
     "ConvGeneralDilatedDimensionNumbers", "DotDimensionNumbers", "PrecisionLike", "approx_max_k", "approx_min_k",
     "bessel_i0e", "bessel_i1e", "betainc", "broadcast_like", "broadcast_shapes", "broadcast_to_rank", "clz",
-    "conv_general_dilated_patches", "conv_general_permutations", "mulhi", "reduce_precision", "reduce_xor",
+    "conv_general_dilated_local", "conv_general_dilated_patches", "conv_general_permutations", "mulhi", "reduce_precision", "reduce_xor",
     "composite", "dtype", "empty", "erfc", "full_like", "igamma", "igammac", "index_take",
     "platform_dependent", "polygamma", "population_count", "ragged_dot", "scatter_apply", "scatter_sub",
     "shape_as_value", "split", "stack", "tile", "unstack", "zeta",
