@@ -201,3 +201,17 @@ def test_logaddexp_is_smooth_at_ties_as_jax() -> None:
     _close(plait.jit(plait.grad(lambda x: pnp.logaddexp(x, x)))(3.0), 1.0)
     _close(pnp.logaddexp(np.inf, 1.0), np.inf)
     _close(pnp.logaddexp(-np.inf, -np.inf), -np.inf)
+
+
+def test_fwd_and_bwd() -> None:
+    x, w = pnp.ones((2, 2)), pnp.eye(2) * 2.0
+    fwd, bwd = plait.fwd_and_bwd(lambda a, b: a @ b, argnums=(0, 1))
+    y, res = fwd(x, w)
+    _close(y, 2 * np.ones((2, 2)))
+    cx, cw = bwd(res, pnp.ones((2, 2)))
+    _close(cx, np.ones((2, 2)) @ (2 * np.eye(2)).T)
+    _close(cw, np.ones((2, 2)).T @ np.ones((2, 2)))
+    fwd1, bwd1 = plait.fwd_and_bwd(lambda a, b: (a @ b, pnp.sum(b)), argnums=1, has_aux=True)
+    y, res, aux = fwd1(x, w)
+    _close(aux, 4.0)
+    _close(bwd1(res, pnp.ones((2, 2))), 2 * np.ones((2, 2)))

@@ -14,11 +14,12 @@ import contextlib
 import importlib.metadata
 import platform
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
 
+from plait_autodiff import vjp
 from plait_core import custom_vjp
 from plait_core.abstract import ShapedArray, get_aval
 from plait_core.config import config
@@ -127,6 +128,38 @@ def print_environment_info(return_string: bool = False) -> str | None:
     return None
 
 
+def fwd_and_bwd(fun: Callable[..., Any], argnums: int | Sequence[int], has_aux: bool = False,
+                jitted: bool = True) -> tuple[Callable[..., Any], Callable[..., Any]]:
+    """The forward and backward passes of ``fun`` as two functions:
+    ``fwd(*args)`` returns ``(out, residuals)`` (``(out, residuals, aux)`` with
+    ``has_aux``) and ``bwd(residuals, cotangent)`` returns the cotangents of the
+    ``argnums`` arguments (a tuple when ``argnums`` is a sequence).  In plait the
+    residuals are the pullback itself, an opaque value to hand back to ``bwd``;
+    ``jitted`` is accepted (the passes' operations compile as usual)."""
+    del jitted
+    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+
+    def fwd(*args: Any) -> Any:
+        def partial_fun(*diff: Any) -> Any:
+            full = list(args)
+            for i, v in zip(nums, diff):
+                full[i] = v
+            return fun(*full)
+
+        result = vjp(partial_fun, *[args[i] for i in nums], has_aux=has_aux)
+        if has_aux:
+            out, pullback, aux = result
+            return out, pullback, aux
+        out, pullback = result
+        return out, pullback
+
+    def bwd(residuals: Any, cotangent: Any) -> Any:
+        cts = residuals(cotangent)
+        return cts[0] if isinstance(argnums, int) else tuple(cts)
+
+    return fwd, bwd
+
+
 def _flag_context(option: str, attr: str, doc: str) -> Callable[[bool], contextlib.AbstractContextManager[None]]:
     @contextlib.contextmanager
     def context(value: bool = True) -> Iterator[None]:
@@ -206,7 +239,7 @@ transfer_guard_device_to_device = _fixed_context(
 
 __all__ = [
     "check_tracer_leaks", "checking_leaks", "closure_convert", "copy_to_host_async",
-    "custom_gradient", "debug_infs", "debug_key_reuse", "debug_nans", "default_matmul_precision",
+    "custom_gradient", "debug_infs", "fwd_and_bwd", "debug_key_reuse", "debug_nans", "default_matmul_precision",
     "default_prng_impl", "enable_checks", "ensure_compile_time_eval", "explain_cache_misses", "named_scope",
     "numpy_dtype_promotion", "numpy_rank_promotion", "print_environment_info",
     "threefry_partitionable", "transfer_guard", "transfer_guard_device_to_device", "transfer_guard_device_to_host",

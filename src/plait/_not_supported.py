@@ -46,7 +46,6 @@ NOT_SUPPORTED: dict[str, dict[str, str]] = {
         "no_tracing": _TODO + ": a guard that makes any tracing an error",
         "no_execution": _TODO + ": a guard that makes any execution an error",
         "effects_barrier": _TODO + ": waiting for outstanding host-callback effects",
-        "fwd_and_bwd": _TODO + ": a VJP split into separately compiled forward and backward functions",
     },
     "jax.debug": {
         "DebugEffect": "JAX's effect-system classes; plait's callbacks carry their ordering as a parameter",
