@@ -161,3 +161,10 @@ def test_pile_result_keeps_its_weak_type() -> None:
     assert [(a.dtype, a.weak_type) for a in out.unpack()] == [(np.float32, True)] * 2
     strong = plait.vmap(lambda x: (x < x) / 0.5 + x, in_axes=plait.pile_axis, out_axes=plait.pile_axis)(pile)
     assert [a.weak_type for a in strong.unpack()] == [False, False]
+
+
+def test_masked_static_index_that_may_pass_the_start_reads_clamped() -> None:
+    # found by the fuzzer: x[-3] of a masked length n was refused (n - 3 may be negative); JAX clamps
+    read = plait.mask(lambda x: x[-3], ["n"], "")
+    x = pnp.asarray(np.arange(8.0, dtype=np.float32))
+    assert [float(read([x], {"n": n})) for n in (5, 3, 2, 1)] == [2.0, 0.0, 0.0, 0.0]

@@ -63,7 +63,9 @@ def softplus(x: Array) -> Array:
     """``log(1 + exp(x))``, stable for large ``|x|``; computed in floating point
     with JAX's typing of ``logaddexp(x, 0)`` (booleans give a weak float)."""
     x, zero = promote_args_inexact("softplus", x, 0)
-    return pnp.maximum(x, zero) + pnp.log1p(pnp.exp(-pnp.abs(x)))
+    # logaddexp's smooth derivative rule (not max + log1p(exp(-|x|)), whose second
+    # derivative at 0 is 0): the derivatives are JAX's at every order.
+    return pnp.logaddexp(x, zero)
 
 
 def silu(x: Array) -> Array:

@@ -60,8 +60,11 @@ def _extremum_jvp(prim: Any) -> Callable[..., tuple[Any, Any]]:
         kept = [d for d in range(a.ndim) if d not in axes]
         at_extreme = ops.eq(x, ops.broadcast_in_dim(ans, a.shape, kept))
         one, zero = ops.full(a.shape, 1, a.dtype), ops.full(a.shape, 0, a.dtype)
-        count = ops.reduce_sum(ops.select(at_extreme, one, zero), axes)
-        share = ops.reduce_sum(ops.select(at_extreme, t, zero), axes)
+        indicator = ops.select(at_extreme, one, zero)
+        count = ops.reduce_sum(indicator, axes)
+        # A product with the indicator (not a select), as JAX: where the extremum is
+        # NaN nothing matches, and the derivative is NaN (0 * inf), not 0.
+        share = ops.reduce_sum(ops.mul(t, indicator), axes)
         return ans, ops.div(share, count)
 
     return rule

@@ -273,6 +273,16 @@ def _clamped_int(i: int, size: Dim, axis: int) -> Dim:
     return i
 
 
+def _provably_inside(i: Dim, size: Dim) -> builtins.bool:
+    """Whether position ``i`` lies in ``[0, size)`` for every value of the sizes."""
+    if type(size) is builtins.int:
+        return True  # _clamped_int already clamped it
+    try:
+        return builtins.bool(i >= 0) and builtins.bool(size - i >= 1)
+    except InconclusiveDimensionOperation:
+        return False
+
+
 # ---------------------------------------------------------------------------
 # Slices
 
@@ -628,7 +638,11 @@ def _basic(x: Array, shape: tuple[Dim, ...], entries: Sequence[_Entry]) -> Array
             bounds.append(_slice_bounds(e, shape[d]))
         elif isinstance(e, _Int):
             i = _clamped_int(e.value, shape[d], d)
-            bounds.append(_SliceBounds(i, 1, 1, shape[d]))
+            if _provably_inside(i, shape[d]):
+                bounds.append(_SliceBounds(i, 1, 1, shape[d]))
+            else:  # x[-6] of a symbolic size that may be shorter: a clamped dynamic read, as JAX reads
+                bounds.append(None)  # (clamped at 0 first: dynamic_slice would wrap a negative start)
+                dynamic[d] = lax.max(_position_value(i, _index_dtype()), np.zeros((), _index_dtype()))
             squeeze.append(d)
         else:
             assert isinstance(e, _DynInt)
