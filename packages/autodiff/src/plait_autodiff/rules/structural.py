@@ -450,14 +450,18 @@ def _scatter_extremal_jvp(prim: Any) -> Any:
         one, zero = ops.full(a.shape, 1, a.dtype), ops.full(a.shape, 0, a.dtype)
         op_wins = ops.eq(operand, ans)
         upd_wins = ops.eq(updates, gather_windows(ans, indices, upd_shape, params))
-        hits = scatter(st.scatter_add_p, zero, indices, ops.select(upd_wins, one_u, zero_u), **params)
-        count = ops.add(ops.select(op_wins, one, zero), hits)
+        upd_indicator = ops.select(upd_wins, one_u, zero_u)
+        op_indicator = ops.select(op_wins, one, zero)
+        hits = scatter(st.scatter_add_p, zero, indices, upd_indicator, **params)
+        count = ops.add(op_indicator, hits)
         count = ops.select(ops.eq(count, zero), one, count)
+        # Products with the indicators (not selects), as JAX: a NaN cotangent reaches
+        # the losers as NaN (NaN * 0), not as 0.
         total: Any = Zero(a)
         if type(t_op) is not Zero:
-            total = ops.select(op_wins, t_op, zero)
+            total = ops.mul(t_op, op_indicator)
         if type(t_upd) is not Zero:
-            won = scatter(st.scatter_add_p, zero, indices, ops.select(upd_wins, t_upd, zero_u), **params)
+            won = scatter(st.scatter_add_p, zero, indices, ops.mul(t_upd, upd_indicator), **params)
             total = add_tangents(total, won)
         return ans, ops.div(instantiate(total), count)
 
