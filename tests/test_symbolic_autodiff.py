@@ -190,9 +190,12 @@ def test_jvp_inside_mask() -> None:
 
 def test_a_window_longer_than_an_element_of_a_pile_is_an_error() -> None:
     short = Pile.from_arrays([np.ones(1, np.float32), np.ones(3, np.float32)])
-    for program in (p for p in PROGRAMS if p.ragged_only):
+    for program in (p for p in PROGRAMS if p.ragged_only and p.name != "set_first_two"):
         with pytest.raises(ValueError, match=r"the elements of lengths \[1\] do not have"):
             vmap(grad(program.f), in_axes=P, out_axes=P)(short)
+    # An update through a static slice clips to each element, as a loop over the elements does.
+    out = vmap(grad(lambda x: (x.at[:2].set(7.0) ** 2).sum()), in_axes=P, out_axes=P)(short)
+    assert [np.asarray(a).tolist() for a in out.unpack()] == [[0.0], [0.0, 0.0, 2.0]]
 
 
 def test_mask_refuses_a_window_it_cannot_prove_fits_every_size() -> None:
