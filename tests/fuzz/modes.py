@@ -161,7 +161,7 @@ def _logical(x: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
 #: Errors that mean "mask / piles do not support this program", not "wrong".
 UNSUPPORTED = ("ShapeError", "NotImplementedError", "InconclusiveDimensionOperation")
 #: A message about a symbolic size (``f32[n, 3]``, ``n - 2``) or a ragged axis.
-_SYMBOLIC = re.compile(r"[\[(, *]n[\]),+\- ]|symbolic|ragged|polymorphic")
+_SYMBOLIC = re.compile(r"[\[(, *]n[\]),+\- ]|_pile\d+|symbolic|ragged|polymorphic")
 
 
 def unsupported(error: str) -> bool:
