@@ -9,7 +9,9 @@ value.  Constants met on the way become literals (scalars) or constvars
 from __future__ import annotations
 
 import builtins
+import contextlib
 import functools
+import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -237,9 +239,39 @@ def make_jaxpr(
     return staged
 
 
+# eval_shape's traces, per function (weakly) and argument signature, as jit caches its own.
+_eval_shape_cache: weakref.WeakKeyDictionary[Any, dict[Any, Any]] = weakref.WeakKeyDictionary()
+
+
+def _signature(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """The argument structure and each leaf's type (weak types included), or
+    ``None`` when a leaf has no abstract value (the call is then not cached)."""
+    leaves, tree = tree_flatten((args, kwargs))
+    try:
+        avals = tuple((tuple(a.shape), a.dtype, a.weak_type) for a in map(get_aval, leaves))
+        key = (tree, avals)
+        hash(key)
+    except TypeError:
+        return None
+    return key
+
+
 def eval_shape(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     """The shapes and dtypes ``fun(*args, **kwargs)`` would return, as a pytree of
-    ``ShapeDtypeStruct``, computed without doing the work."""
+    ``ShapeDtypeStruct``, computed without doing the work.  As JAX (and ``jit``),
+    the trace is cached: a second call with arguments of the same structure,
+    shapes, dtypes and weak types does not run ``fun`` again."""
+    key = _signature(args, kwargs)
+    try:
+        per_fun = _eval_shape_cache.get(fun) if key is not None else None
+    except TypeError:  # an unhashable or non-weakref-able callable: not cached
+        per_fun, key = None, None
+    if per_fun is not None and key in per_fun:
+        out_tree, shapes = per_fun[key]
+        return tree_unflatten(out_tree, shapes)  # a new tree each call: callers may mutate theirs
     traced = trace_pytree_function(fun, args, kwargs, (), "eval_shape")
     shapes = [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in traced.closed_jaxpr.out_avals]
+    if key is not None:
+        with contextlib.suppress(TypeError):  # a callable without weak references: not cached
+            _eval_shape_cache.setdefault(fun, {})[key] = (traced.out_tree, shapes)
     return tree_unflatten(traced.out_tree, shapes)

@@ -570,7 +570,11 @@ class PyTreeDef:
     def __hash__(self) -> int:
         h = self._hash
         if h == -1:
-            h = self._hash = hash(self._node)
+            try:
+                h = hash(self._node)
+            except TypeError:  # unhashable aux data (a dict): hash the rest, compare all with ==, as JAX
+                h = _hash_without_unhashable(self._node)
+            self._hash = h
         return h
 
     def __repr__(self) -> str:
@@ -692,6 +696,19 @@ def _short(s: str, limit: int = 60) -> str:
 # ---------------------------------------------------------------------------
 # Flatten / unflatten
 # ---------------------------------------------------------------------------
+
+
+def _hash_without_unhashable(node: Any) -> int:
+    """A hash of a treedef node whose aux data may not be hashable: such aux data
+    counts by its type only (equal treedefs still hash alike; ``==`` decides)."""
+    if node is None:
+        return hash(None)
+    kind, aux, children = node[0], node[1], node[2]
+    try:
+        aux_hash = hash(aux)
+    except TypeError:
+        aux_hash = hash(type(aux).__qualname__)
+    return hash((kind, aux_hash, tuple(_hash_without_unhashable(c) for c in children)))
 
 
 def _sorted_keys(d: Any) -> tuple[Any, ...]:

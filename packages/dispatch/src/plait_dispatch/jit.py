@@ -24,6 +24,7 @@ import functools
 import inspect
 import operator
 import threading
+import weakref
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from itertools import repeat
 from typing import Any, Final, Protocol, TypeVar, cast
@@ -172,12 +173,50 @@ def jit(
             raise TypeError(f"jit: {name} must be a bool, got {flag!r}")
     if device is not None and (in_shardings is not None or out_shardings is not None):
         raise ValueError("jit: device= cannot be combined with in_shardings / out_shardings; use shardings only")
-    state = _JitState(
-        fun, static_argnums, static_argnames, donate_argnums, donate_argnames, device, inline, keep_unused
-    )
-    if in_shardings is not None or out_shardings is not None:
-        state.layouts = ShardingRequest(in_shardings, out_shardings, state.desc)
+    options = (
+        _hashable_option(static_argnums), _hashable_option(static_argnames), _hashable_option(donate_argnums),
+        _hashable_option(donate_argnames), device, inline, keep_unused, in_shardings, out_shardings,
+    )  # fmt: skip
+    state = _shared_state(fun, options)
+    if state is None:
+        state = _JitState(
+            fun, static_argnums, static_argnames, donate_argnums, donate_argnames, device, inline, keep_unused
+        )
+        if in_shardings is not None or out_shardings is not None:
+            state.layouts = ShardingRequest(in_shardings, out_shardings, state.desc)
+        _share_state(fun, options, state)
     return state.make_wrapper()
+
+
+def _keeping(fun: Callable[..., Any], method: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """``method(*args, **kwargs)``, holding ``fun`` alive meanwhile."""
+    del fun
+    return method(*args, **kwargs)
+
+
+# As in JAX, jit(f) made twice with the same options shares one cache: the states are
+# kept per function, weakly (a state holds its function weakly, its wrappers strongly).
+_SHARED: weakref.WeakKeyDictionary[Any, dict[Hashable, _JitState]] = weakref.WeakKeyDictionary()
+
+
+def _hashable_option(value: Any) -> Any:
+    return tuple(value) if isinstance(value, list) else value
+
+
+def _shared_state(fun: Callable[..., Any], options: tuple[Any, ...]) -> _JitState | None:
+    try:
+        per_fun = _SHARED.get(fun)
+        return None if per_fun is None else per_fun.get(options)
+    except TypeError:  # an unhashable option or callable, or one without weak references
+        return None
+
+
+def _share_state(fun: Callable[..., Any], options: tuple[Any, ...], state: _JitState) -> None:
+    try:
+        hash(options)
+        _SHARED.setdefault(fun, {})[options] = state
+    except TypeError:
+        pass
 
 
 def _check_device(device: Any) -> None:
@@ -311,7 +350,12 @@ class _JitState:
         inline: bool,
         keep_unused: bool,
     ) -> None:
-        self.fun = fun
+        # Weakly, so that the cache shared through _SHARED dies with the function;
+        # every wrapper keeps the function alive (its __wrapped__).
+        try:
+            self._fun_ref: Callable[[], Any] = weakref.ref(fun)
+        except TypeError:
+            self._fun_ref = lambda: fun
         self.name = fun_name(fun)
         self.desc = f"jit({self.name})"
         s_nums, s_names = (
@@ -420,15 +464,25 @@ class _JitState:
                     return out
             return slow(args, kwargs)
 
-        functools.update_wrapper(jitted, self.fun)
+        fun = self.fun
+        functools.update_wrapper(jitted, fun)
         wrapper = cast(Any, jitted)
-        wrapper.trace = self.trace
-        wrapper.lower = self.lower
-        wrapper.eval_shape = self.eval_shape
+        # Each method keeps the function alive (the state holds it weakly): jit(f).lower(x)
+        # may drop the wrapper before lower runs.
+        wrapper.trace = functools.partial(_keeping, fun, self.trace)
+        wrapper.lower = functools.partial(_keeping, fun, self.lower)
+        wrapper.eval_shape = functools.partial(_keeping, fun, self.eval_shape)
         wrapper.clear_cache = self.clear_cache
         wrapper._cache_size = self.cache_size
         wrapper.__plait_jit__ = self
         return cast(JitWrapped, wrapper)
+
+    @property
+    def fun(self) -> Callable[..., Any]:
+        """The jitted function (alive while any of its wrappers is)."""
+        fun = self._fun_ref()
+        assert fun is not None, "a jit state outlived its function"
+        return cast(Callable[..., Any], fun)
 
     def clear_cache(self) -> None:
         """Forget every traced signature (and its fast handlers)."""
