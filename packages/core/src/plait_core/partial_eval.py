@@ -86,9 +86,10 @@ class PartialEvalTrace(StagingTrace):
 
     def process_custom_derivative_call(self, fun: Any, args: tuple[Any, ...]) -> Any:
         """A call on known values only is known: it runs on the parent."""
-        if any(self.is_unknown(x) for x in tree_leaves(args)):
+        parent = self.parent
+        if parent is None or any(self.is_unknown(x) for x in tree_leaves(args)):
             return NotImplemented
-        with set_current_trace(self.parent):  # type: ignore[arg-type]
+        with set_current_trace(parent):
             return fun(*args)
 
     def stage(self, prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> Any:

@@ -717,13 +717,9 @@ class _JitState:
 
     def install_fast(self, entry: StagedCall, call: CompiledCall) -> None:
         """Remember a handler for calls with all-Array arguments of this signature."""
-        try:
-            const_bufs = [
-                operand_buffer(c, a, call.device, "use") for c, a in zip(entry.consts, entry.operand_avals)
-            ]
-        except Exception:
+        handler = _handler_for(entry, call)
+        if handler is None:
             return
-        handler = _fast_handler(entry, call, const_bufs)
         with self.lock:
             self.fast[entry.in_avals] = handler
 
@@ -805,13 +801,9 @@ class _JitState:
             or entry.in_tree != _flat_tree(len(dyn_args))
         ):
             return
-        try:
-            const_bufs = [
-                operand_buffer(c, a, call.device, "use") for c, a in zip(entry.consts, entry.operand_avals)
-            ]
-        except Exception:
+        handler = _handler_for(entry, call)
+        if handler is None:
             return
-        handler = _fast_handler(entry, call, const_bufs)
         with self.lock:
             self.fast[key] = handler
 
@@ -882,13 +874,9 @@ class _JitState:
             return
         if len(cpp_leaves) != len(leaves) or any(a is not b for a, b in zip(cpp_leaves, leaves)):
             return  # the two flatteners disagree on this tree: leave it to core's
-        try:
-            const_bufs = [
-                operand_buffer(c, a, call.device, "use") for c, a in zip(entry.consts, entry.operand_avals)
-            ]
-        except Exception:
+        handler = _handler_for(entry, call)
+        if handler is None:
             return
-        handler = _fast_handler(entry, call, const_bufs)
         if handler.__class__ is _General and any(type(leaves[k]) is not Array for k in handler.donated):
             return
         _learn_host_scalars(leaves, entry.in_avals)
@@ -1100,6 +1088,16 @@ def _fast_handler(entry: StagedCall, call: CompiledCall, const_bufs: list[Any]) 
     if simple:
         return _Simple(call.executable, call.handlers, entry.out_avals[0], call.device, x64)
     return _General(entry, call, const_bufs, x64)
+
+
+def _handler_for(entry: StagedCall, call: CompiledCall) -> _Simple | _General | None:
+    """The fast handler of a staged call, its constants placed on the call's
+    device once; ``None`` when a constant cannot be placed (the slow path stays)."""
+    try:
+        const_bufs = [operand_buffer(c, a, call.device, "use") for c, a in zip(entry.consts, entry.operand_avals)]
+    except Exception:
+        return None
+    return _fast_handler(entry, call, const_bufs)
 
 
 def jit_state(f: Any) -> _JitState | None:
