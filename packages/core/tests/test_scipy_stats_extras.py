@@ -115,6 +115,11 @@ def test_gaussian_kde() -> None:
     np.testing.assert_allclose(float(kde.integrate_box_1d(0.0, 1.0)), mass, rtol=1e-5)
     gauss = np.mean(np.exp(-0.5 * (1 - data) ** 2 / (var + 2)) / np.sqrt(2 * np.pi * (var + 2)))
     np.testing.assert_allclose(float(kde.integrate_gaussian(pnp.array([1.0]), pnp.array([[2.0]]))), gauss, rtol=1e-5)
+    # As in JAX: boxes beyond one dimension and changing the bandwidth are not supported.
+    with pytest.raises(NotImplementedError, match=r"gaussian_kde\.integrate_box: only 1D box integrations"):
+        kde.integrate_box(pnp.array([0.0]), pnp.array([1.0]))
+    with pytest.raises(NotImplementedError, match=r"gaussian_kde\.set_bandwidth: dynamically changing"):
+        kde.set_bandwidth("silverman")
     two = stats.gaussian_kde(pnp.array([[0.0, 1.0, 1.5, 3.0], [1.0, 0.0, 2.0, 2.0]]), bw_method="silverman",
                              weights=pnp.array([1.0, 2.0, 1.0, 1.0]))
     w = np.array([1.0, 2.0, 1.0, 1.0]) / 5
