@@ -58,9 +58,6 @@ DEVIATIONS: list[tuple[re.Pattern[str], str, str]] = [
      "plait's lax functions convert a weakly typed Python scalar to the other operand's dtype when it yields "
      "to it (lax.add(int8_array, 1)); JAX 0.10.2 raises TypeError unless the scalar's default dtype is already "
      "the other operand's"),
-    (re.compile(r"^at\[.\]\.subtract\(bool"), "!TypeError",
-     "subtracting from booleans is a TypeError in plait, as NumPy's `-` on booleans; JAX's scatter_sub "
-     "returns booleans"),
     (re.compile(r"^(logaddexp2?\(.*complex|nn\.(softplus|softmax|log_softmax|log_sigmoid)\(\w*complex)"),
      "unmatched",
      "complex logaddexp and the nn functions built on it: JAX computes them (typing weak complex results "

@@ -49,14 +49,6 @@ DEVIATIONS: tuple[Deviation, ...] = (
         lambda p, mode, msg: mode in _DIFF_MODES and msg.startswith("a value where") and "scatter_mul" in msg,
     ),
     Deviation(
-        "float16 .at[].min tie",
-        "known bug",
-        "float32 values scattered by .at[].min/max into a float16 array: a few gradient entries differ from "
-        "JAX's (seed 706401581; tests/test_fuzz.py has it as a strict xfail)",
-        lambda p, mode, msg: mode in _DIFF_MODES and "values differ" in msg and _uses(p, "float16")
-        and any(s.op in ("at:min", "at:max") for s in p.stmts),
-    ),
-    Deviation(
         "NaN folded in JAX's compiled derivative",
         "deviation",
         "a NaN cotangent times a zero indicator (the losers of min/max, of .at[].min/max) is NaN in plait, eager "

@@ -298,6 +298,28 @@ def test_at_dtype_handling_and_errors() -> None:
         at(x)[0].add(1, mode="nope")
 
 
+def test_at_updates_compute_in_the_promoted_dtype() -> None:
+    # As JAX 0.10.2 (values recorded from it): x and the values are promoted, the scatter computes in
+    # that dtype and its result is converted back to x's type; converting the values to x's dtype first
+    # would truncate 0.5 to 0 and 0.6 to 0.
+    ints = np.array([3, 4], np.int32)
+    check(lambda v: at(v)[0].mul(0.5), ints, expected=[1, 4], dtype=I32)
+    check(lambda v: at(v)[np.array([0, 0])].add(0.6), ints, expected=[4, 4], dtype=I32)
+    check(lambda v: at(v)[0].subtract(0.5), ints, expected=[2, 4], dtype=I32)
+    check(lambda v: at(v)[0].min(2.5), ints, expected=[2, 4], dtype=I32)
+    check(lambda v: at(np.array([True, False]))[0].add(v), np.int32(-1), expected=[False, False], dtype=bool)
+    check(lambda v: at(v)[0].subtract(5), np.array([3, 4], np.uint8), expected=[254, 4], dtype=np.uint8)
+    # float32 updates of a float16 array accumulate in float32 (1000.3 + 0.3 + 0.3, rounded once)
+    h = np.zeros(2, np.float16)
+    check(lambda v, u: at(v)[np.array([0, 0, 0])].add(u), h, np.array([1000.3, 0.3, 0.3], np.float32),
+          expected=[1001.0, 0.0], dtype=np.float16)
+    # ... and compare in float32 (which value wins decides where a gradient goes): the scatter is float32
+    closed = plait_core.make_jaxpr(lambda v, u: v.at[0].min(u))(h, np.float32(1.1177827))
+    scatters = [e for e in closed.jaxpr.eqns if e.primitive.name == "scatter_min"]
+    assert [str(e.outvars[0].aval.dtype) for e in scatters] == ["float32"]
+    assert str(closed.jaxpr.outvars[0].aval.dtype) == "float16"
+
+
 # ---------------------------------------------------------------------------
 # take, take_along_axis, nonzero
 

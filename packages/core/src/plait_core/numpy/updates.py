@@ -28,6 +28,7 @@ from plait_core.numpy._util import (
     convert,
     dtype_of,
     full_like_value,
+    result_dtype,
     shape_str,
 )
 from plait_core.numpy.indexing import (
@@ -71,7 +72,8 @@ def scatter_update(x: ArrayLike, idx: Any, values: ArrayLike, kind: str, *, mode
                    indices_are_sorted: builtins.bool = False, unique_indices: builtins.bool = False) -> Array:
     """``x`` with ``x[idx]`` combined with ``values`` (``kind``: set, add, mul, min, max).
 
-    The result has ``x``'s dtype and weak type (values are converted to it)."""
+    The combination computes in the promoted dtype of ``x`` and ``values`` (as
+    JAX); the result has ``x``'s dtype and weak type."""
     name = f".at[...].{kind}"
     _check_mode(mode, ("clip", "drop", "fill", "promise_in_bounds"), name)
     x = as_array(x, name)
@@ -94,7 +96,12 @@ def scatter_update(x: ArrayLike, idx: Any, values: ArrayLike, kind: str, *, mode
             plan_entries.append(_Adv(_normalize_index_array(e.value, eshape[d])))
     plan = _plan(eshape, plan_entries, index_dims_first)
     v = as_array(values, name, "values")
-    v = convert(v, xaval.dtype)
+    # As JAX: the scatter computes in the promoted dtype of x and the values (a
+    # float32 update of a float16 array compares and accumulates in float32, an
+    # integer array times 0.5 multiplies in float), and its result is converted
+    # back to x's type below.
+    dt, weak = result_dtype(name, xe, v)
+    xe, v = convert(xe, dt, weak), convert(v, dt, weak)
     vshape = tuple(get_aval(v).shape)
     extra = len(vshape) - len(plan.out_shape)
     if extra > 0 and builtins.all(definitely_equal(d, 1) for d in vshape[:extra]):
@@ -114,7 +121,7 @@ def scatter_update(x: ArrayLike, idx: Any, values: ArrayLike, kind: str, *, mode
                                             scatter_dims_to_operand_dims=plan.index_map)
         scatter_mode = "drop" if mode is None else mode
         xs, vs = xe, v
-        if dtypes.is_bool(xaval.dtype) and kind in ("add", "mul"):
+        if dtypes.is_bool(dt) and kind in ("add", "mul"):
             # Booleans add as "or" and multiply as "and": max and min do exactly that.
             kind = "max" if kind == "add" else "min"
         out = _SCATTERS[kind](xs, plan.indices, vs, dnums, mode=scatter_mode,
@@ -181,8 +188,11 @@ class _IndexUpdateRef:
         """``x`` with ``x[idx] -= values``; repeated indices accumulate."""
         from plait_core.numpy.math import negative
 
-        v = convert(as_array(values, ".at[...].subtract", "values"), dtype_of(self.array))
-        return self._update("add", negative(v), mode, indices_are_sorted, unique_indices)
+        x = as_array(self.array, ".at[...].subtract")
+        v = as_array(values, ".at[...].subtract", "values")
+        dt, weak = result_dtype(".at[...].subtract", x, v)
+        # negated in the dtype the scatter computes in (as JAX's scatter_sub)
+        return self._update("add", negative(convert(v, dt, weak)), mode, indices_are_sorted, unique_indices)
 
     def multiply(self, values: ArrayLike, *, mode: Any = None, indices_are_sorted: builtins.bool = False,
                  unique_indices: builtins.bool = False) -> Array:
