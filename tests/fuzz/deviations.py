@@ -56,6 +56,20 @@ DEVIATIONS: tuple[Deviation, ...] = (
         lambda p, mode, msg: mode == "jit_vmap_grad" and "got np.float64(nan), want np.float64(" in msg
         and "want np.float64(nan)" not in msg and _uses(p, "jnp.min", "jnp.max", ".min(", ".max(", "amin", "amax"),
     ),
+    Deviation(
+        "tie lost to XLA's rounding",
+        "deviation",
+        "the first element of a cumulative op (cumsum, cumprod, ...) equals its input, so min/max of the two is an "
+        "exact tie whose derivative goes half to each side; in a compiled program XLA may compute that input in "
+        "two fusions that round differently (a division by a broadcast sum becomes a product with its reciprocal, "
+        "contracted to a fused multiply-add in one fusion and not in the other), and then one side wins alone. "
+        "Measured (seed 704566091, -1 - softmax(x) then cumprod and minimum): the value is -1.3494788 in one "
+        "fusion and -1.3494787 in the other, and one gradient entry is 0.0976 instead of 0.0680; JAX's compiled "
+        "program keeps that tie only because XLA fuses its different jaxpr otherwise (its eager and compiled "
+        "values of -1 - softmax(x) differ by the same ulp)",
+        lambda p, mode, msg: mode == "jit_vmap_grad" and "values differ" in msg
+        and any(s.op.startswith("cumulative:") for s in p.stmts) and _uses(p, "jnp.minimum", "jnp.maximum"),
+    ),
 )
 
 
