@@ -67,7 +67,6 @@ NOT_SUPPORTED: dict[str, dict[str, str]] = {
         **_all("after_all create_token", "XLA tokens are not part of plait's language (ordered effects thread "
                                          "their own)"),
         **_all("axis_size pbroadcast pcast precv psend pshuffle pswapaxes ragged_all_to_all", _DEVICES),
-        **_all("custom_linear_solve custom_root", _TODO + ": implicit differentiation of solvers"),
         **_all("dce_sink stage", "JAX compiler internals (a dead-code-elimination sink, a staging marker)"),
         **_all("igamma_grad_a random_gamma_grad", "derivative helpers of JAX's own igamma / random_gamma "
                                                   "primitives; plait differentiates its compositions directly"),
@@ -80,7 +79,6 @@ NOT_SUPPORTED: dict[str, dict[str, str]] = {
     "jax.random": dict(_random.NOT_SUPPORTED),
     "jax.scipy.special": _all("fresnel hyp2f1 sph_harm_y wofz",
                               _TODO + ": each needs an algorithm accurate in float32 across its domain"),
-    "jax.scipy.stats.poisson": {"entropy": _TODO + ": an infinite series JAX sums to a data-dependent length"},
     "jax.tree_util": {
         "default_registry": "JAX's C++ PyTreeRegistry object; plait's registry is behind register_pytree_node",
     },

@@ -22,6 +22,10 @@ from plait_autodiff.jvp import JVPTrace, JVPTracer
 from plait_autodiff.registries import inverse_rules, jvp_rules, transpose_rules
 from plait_autodiff.tangents import Zero, to_tangent_type
 from plait_autodiff.transpose import NonlinearError, UndefinedPrimal
+from plait_core.lax.solves import register_solve_transforms as _register_solve_transforms
+
+# lax.custom_root / custom_linear_solve differentiate the user's functions in their rules.
+_register_solve_transforms(jvp, linear_transpose)
 
 __version__ = "0.1.0"
 

@@ -9,7 +9,9 @@
 * ``custom_jvp_call`` runs the user's JVP rule (staged by core's front-end);
   its transpose transposes the primal function.
 * ``custom_vjp_call`` runs the forward rule and emits ``custom_lin``, a
-  linear primitive whose transpose is the user's backward rule.
+  linear primitive whose transpose is the user's backward rule.  Met in a
+  linear position it is transposed by its body, or by its backward rule when
+  that rule is marked ``transpose_by_bwd`` (``lax.custom_linear_solve``).
 * ``custom_vmap_call``: see :mod:`plait_autodiff.rules.custom_vmap` (every
   derivative of it is again a ``custom_vmap_call``, so its batching rule survives).
 """
@@ -18,6 +20,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
+
+import numpy as np
 
 from plait_autodiff.jaxpr_util import eval_jaxpr, hoist_consts
 from plait_autodiff.jvp import differentiating_remat, jvp_jaxpr, remat_depth
@@ -155,7 +159,31 @@ def _custom_vjp_call_jvp(primals: Sequence[Any], tangents: Sequence[Any], **para
 
 
 jvp_rules[custom_vjp_call_p] = _custom_vjp_call_jvp
-transpose_rules[custom_vjp_call_p] = _inline_transpose("call_jaxpr")
+_inline_custom_vjp_transpose = _inline_transpose("call_jaxpr")
+
+
+def _custom_vjp_call_transpose(cts: Sequence[Any], *args: Any, **params: Any) -> list[Any]:
+    """Transpose a ``custom_vjp_call`` met in a linear position: by its body, or,
+    for a function whose backward rule says it is linear (the attribute
+    ``transpose_by_bwd`` set on the rule, as ``lax.custom_linear_solve`` does),
+    by that rule with the forward rule run at zero for the linear operands (the
+    backward rule of a linear function does not depend on the point)."""
+    user_bwd = getattr(params["bwd"], "bwd", None)
+    if not getattr(user_bwd, "transpose_by_bwd", False):
+        return _inline_custom_vjp_transpose(cts, *args, **params)
+    linear = [is_undefined(a) for a in args]
+    primals = [np.zeros(a.aval.shape, a.aval.dtype) if lin else a for a, lin in zip(args, linear)]
+    fwd = params["fwd_jaxpr_thunk"](linear)
+    outs = eval_jaxpr(fwd.jaxpr.jaxpr, fwd.jaxpr.consts, *primals)
+    n = len(params["call_jaxpr"].out_avals)
+    cts_in = params["bwd"](*outs[n:], *[None if type(ct) is Zero else ct for ct in cts])
+    return [
+        (Zero(to_tangent_type(a.aval)) if ct is None else ct) if lin else None
+        for ct, a, lin in zip(cts_in, args, linear)
+    ]
+
+
+transpose_rules[custom_vjp_call_p] = _custom_vjp_call_transpose
 
 
 def _custom_lin_transpose(cts: Sequence[Any], *args: Any, num_res: int, bwd: Any, out_avals: Any, in_nonzeros: tuple[bool, ...]) -> list[Any]:
