@@ -59,8 +59,6 @@ NOT_SUPPORTED: dict[str, dict[str, str]] = {
         "Tolerance": "accuracy controls of transcendental functions on accelerators; XLA CPU has one implementation",
         "DotAlgorithm": "dot-algorithm selection for accelerators; XLA CPU computes float32 dots in one way",
         "DotAlgorithmPreset": "dot-algorithm selection for accelerators; XLA CPU computes float32 dots in one way",
-        "RaggedDotDimensionNumbers": _TODO + ": the general ragged dot (plait has lax.ragged_dot)",
-        "ragged_dot_general": _TODO + ": the general ragged dot (plait has lax.ragged_dot)",
         **_all("RandomAlgorithm rng_bit_generator rng_uniform",
                "XLA's RngBitGenerator and stateful RNG are not plait primitives (plait.random draws JAX's "
                "Threefry streams)"),

@@ -21,3 +21,4 @@ from plait_core.lax.windowed import *
 # isort: split
 # Compositions of the above (they use plait.numpy and plait.scipy.special, which use the above), last.
 from plait_core.lax.extras import *
+from plait_core.lax.ragged import *
