@@ -14,13 +14,12 @@ from typing import Any
 
 import numpy as np
 
-from plait_autodiff import ops
 from plait_autodiff.api import linearize_flat
 from plait_autodiff.api_util import FlatFun, check_callable, check_input_dtypes, normalize_argnums, split_args
 from plait_autodiff.jaxpr_util import eval_jaxpr
 from plait_autodiff.tangents import Zero, instantiate, to_tangent_type
 from plait_autodiff.transpose import UndefinedPrimal, backward_pass
-from plait_core import dtypes, get_aval
+from plait_core import dtypes, get_aval, ops
 from plait_core.abstract import ShapedArray
 from plait_core.dims import dim_as_int
 from plait_core.tree_util import PyTreeDef, tree_flatten, tree_unflatten

@@ -30,9 +30,16 @@ class Primitive:
     groups primitives as DESIGN.md's catalog does (``elementwise``,
     ``structural``, ``reduction``, ``linalg``, ``control_flow``, ``call``,
     ``collective``, ``ad``, ``random``).
+
+    A reduction (and a cumulative reduction) also knows its monoid's
+    ``identity``: a function from the operand's dtype to the scalar that
+    changes no result (0 for sums, the lowest value for maxima, ...), which
+    interpreters computing on padded data fill the padding with.
     """
 
-    __slots__ = ("__weakref__", "abstract_eval", "family", "fold_literals", "impl", "multiple_results", "name")
+    __slots__ = (
+        "__weakref__", "abstract_eval", "family", "fold_literals", "identity", "impl", "multiple_results", "name",
+    )  # fmt: skip
 
     def __init__(self, name: str, *, family: str, multiple_results: bool = False) -> None:
         self.name = name
@@ -42,6 +49,8 @@ class Primitive:
         self.abstract_eval: AbstractEval = _missing_abstract_eval(name)
         #: Staging evaluates this primitive right away when every input is a literal.
         self.fold_literals = False
+        #: For a reduction: the identity of its monoid, per operand dtype (else ``None``).
+        self.identity: Callable[[Any], Any] | None = None
         _catalog.add(self)
 
     def bind(self, *args: Any, **params: Any) -> Any:

@@ -8,8 +8,10 @@ that shape evaluated at the padded sizes, with the logical part in front
 along every axis.
 
 :class:`MaskEnv` turns dimensions into padded ints and logical values, and
-makes the masks (``iota < n``) the rules use to fill padding.  It caches what
-it builds, so a rule that needs the mask of ``n`` twice stages it once.
+makes the masks (``iota < n``) the rules use to fill padding: it is the
+:class:`~plait_core.padded.PaddedEnv` of ``mask``, whose logical sizes are
+scalars.  It caches what it builds, so a rule that needs the mask of ``n``
+twice stages it once.
 """
 
 from __future__ import annotations
@@ -19,11 +21,11 @@ from typing import Any
 
 import numpy as np
 
-from plait_core import dtypes
-from plait_core.abstract import ShapedArray, get_aval
+from plait_core import dtypes, ops
+from plait_core.abstract import ShapedArray
 from plait_core.dims import Dim, SymbolicDim, UnboundDimensionError
+from plait_core.padded import PaddedEnv
 from plait_core.primitives import elementwise as ew
-from plait_masking import ops
 
 __all__ = ["MaskEnv", "is_ragged"]
 
@@ -34,7 +36,7 @@ def is_ragged(d: Dim) -> bool:
     return isinstance(d, SymbolicDim) and not d.is_constant
 
 
-class MaskEnv:
+class MaskEnv(PaddedEnv):
     """Padded sizes (ints) and logical sizes (integer scalars) of the named sizes."""
 
     __slots__ = ("_sizes", "_valid", "logical", "padded")
@@ -61,6 +63,9 @@ class MaskEnv:
 
     # -- padded sizes ---------------------------------------------------------
 
+    def is_padded(self, d: Dim) -> bool:
+        return is_ragged(d)
+
     def padded_dim(self, d: Dim) -> int:
         """The padded size of a dimension."""
         if type(d) is int:
@@ -74,10 +79,6 @@ class MaskEnv:
                 ) from None
             return int(value)
         return int(d)
-
-    def padded_shape(self, shape: Sequence[Dim]) -> tuple[int, ...]:
-        """A logical shape evaluated at the padded sizes."""
-        return tuple(d if type(d) is int else self.padded_dim(d) for d in shape)
 
     def padded_aval(self, aval: ShapedArray) -> ShapedArray:
         """The abstract value of the padded data of a masked value of ``aval``."""
@@ -120,35 +121,10 @@ class MaskEnv:
 
     # -- validity masks -------------------------------------------------------
 
-    def valid_along(self, shape: Sequence[int], axis: int, d: Dim) -> Any:
-        """A boolean array of ``shape``: true where the index along ``axis`` is
-        below the logical size of ``d``."""
-        n = shape[axis]
+    def valid_vector(self, n: int, d: Dim) -> Any:
+        """``iota(n) < size(d)``, staged once per ``(n, d)``."""
         key = (n, d)
         vec = self._valid.get(key)
         if vec is None:
-            vec = self._valid[key] = ops.lt(ops.iota((n,), 0), self.size(d, dtypes.default_int_dtype()))
-        return ops.broadcast_along(vec, shape, (axis,))
-
-    def valid(self, aval: ShapedArray, axes: Sequence[int] | None = None) -> Any:
-        """True inside the logical part of a masked value of ``aval`` (over
-        ``axes``, default all); ``None`` when every such axis is whole."""
-        shape = self.padded_shape(aval.shape)
-        chosen = range(aval.ndim) if axes is None else axes
-        out: Any = None
-        for a in chosen:
-            d = aval.shape[a]
-            if is_ragged(d):
-                m = self.valid_along(shape, a, d)
-                out = m if out is None else ops.logical_and(out, m)
-        return out
-
-    def fill(self, x: Any, aval: ShapedArray, axes: Sequence[int] | None, value: Any) -> Any:
-        """``x`` (padded data of ``aval``) with its padding along ``axes`` set to
-        ``value`` (a scalar constant or a scalar value of ``aval``'s dtype)."""
-        valid = self.valid(aval, axes)
-        if valid is None:
-            return x
-        xa = get_aval(x)
-        filler = ops.full(value, self.padded_shape(aval.shape), xa.dtype, xa.weak_type)
-        return ops.select(valid, filler, x)
+            vec = self._valid[key] = super().valid_vector(n, d)
+        return vec

@@ -14,10 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from plait_autodiff import ops
 from plait_autodiff.registries import jvp_rules
 from plait_autodiff.rules.common import declare_nonlinear, defjvp_zero, deflinear
-from plait_core import dtypes
+from plait_core import dtypes, ops
 from plait_core.primitives import collectives as co
 from plait_core.primitives import structural as st
 

@@ -15,10 +15,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from plait_autodiff import ops
 from plait_autodiff.registries import jvp_rules, transpose_rules
 from plait_autodiff.tangents import Zero, add_tangents, instantiate
 from plait_autodiff.transpose import NonlinearError, is_undefined
+from plait_core import ops
 from plait_core.primitive import Primitive
 
 Deriv = Callable[..., Any]

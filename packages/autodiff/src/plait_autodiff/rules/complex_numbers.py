@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from plait_autodiff import ops
 from plait_autodiff.rules.common import deflinear
 from plait_autodiff.transpose import is_undefined
+from plait_core import ops
 from plait_core.primitives import complex_numbers as cx
 
 

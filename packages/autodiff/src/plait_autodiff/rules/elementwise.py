@@ -16,7 +16,6 @@ from typing import Any
 
 import numpy as np
 
-from plait_autodiff import ops
 from plait_autodiff.registries import jvp_rules
 from plait_autodiff.rules.common import (
     bcast_like,
@@ -29,7 +28,7 @@ from plait_autodiff.rules.common import (
 )
 from plait_autodiff.tangents import Zero, instantiate, zeros_of
 from plait_autodiff.transpose import NonlinearError, UndefinedPrimal, is_undefined
-from plait_core import all_primitives, dtypes
+from plait_core import all_primitives, dtypes, ops
 from plait_core.primitives import complex_numbers as cx
 from plait_core.primitives import elementwise as ew
 

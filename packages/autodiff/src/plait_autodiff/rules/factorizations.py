@@ -50,7 +50,7 @@ from plait_core.primitives import factorizations as fz
 
 
 def _aval(x: Any) -> Any:
-    from plait_autodiff.ops import aval
+    from plait_core.ops import aval
 
     return aval(x)
 

@@ -23,8 +23,8 @@ from typing import Any
 
 import numpy as np
 
-from plait_autodiff import ops
 from plait_autodiff.rules.common import deflinear
+from plait_core import ops
 from plait_core.primitives import complex_numbers as cx
 from plait_core.primitives.fft import FftType, fft_p
 

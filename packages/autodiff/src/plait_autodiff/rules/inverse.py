@@ -19,10 +19,9 @@ from typing import Any
 
 import numpy as np
 
-from plait_autodiff import ops
 from plait_autodiff.invertible import CannotInvert
 from plait_autodiff.registries import inverse_refusals, inverse_rules
-from plait_core import dtypes
+from plait_core import dtypes, ops
 from plait_core.abstract import ShapedArray
 from plait_core.primitives import ad_helpers as ad
 from plait_core.primitives import elementwise as ew

@@ -28,11 +28,11 @@ from typing import Any
 
 import numpy as np
 
-from plait_autodiff import ops
 from plait_autodiff.registries import jvp_rules
 from plait_autodiff.rules.common import def_transpose
 from plait_autodiff.tangents import Zero, add_tangents
 from plait_autodiff.transpose import NonlinearError, is_undefined
+from plait_core import ops
 from plait_core.dims import Dim, dim_as_int, is_constant_dim, simplify
 from plait_core.primitives import linalg as la
 from plait_core.primitives.linalg import ConvDimensionNumbers, dilated_size

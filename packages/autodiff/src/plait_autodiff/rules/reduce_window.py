@@ -24,13 +24,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from plait_autodiff import ops
 from plait_autodiff.jaxpr_util import reorder
 from plait_autodiff.jvp import jvp_jaxpr
 from plait_autodiff.registries import jvp_rules
 from plait_autodiff.rules.common import declare_nonlinear, def_transpose, deflinear, zero_outputs
 from plait_autodiff.tangents import Zero, instantiate
 from plait_autodiff.transpose import NonlinearError
+from plait_core import ops
 from plait_core.primitives import reduce_window as rw
 from plait_core.primitives.linalg import dilated_size
 

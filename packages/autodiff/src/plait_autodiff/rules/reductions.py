@@ -18,13 +18,12 @@ from typing import Any
 
 import numpy as np
 
-from plait_autodiff import ops
 from plait_autodiff.jvp import jvp_flat
 from plait_autodiff.registries import jvp_rules
 from plait_autodiff.rules.common import declare_nonlinear, def_transpose, defjvp_zero, deflinear
 from plait_autodiff.tangents import Zero, instantiate
 from plait_autodiff.transpose import NonlinearError, is_undefined
-from plait_core import all_primitives, dtypes
+from plait_core import all_primitives, dtypes, ops
 from plait_core.dims import is_constant_dim
 from plait_core.lax.control_flow import scan
 from plait_core.primitives import elementwise as ew

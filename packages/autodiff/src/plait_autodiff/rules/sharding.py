@@ -20,14 +20,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from plait_autodiff import ops
 from plait_autodiff.jaxpr_util import eval_jaxpr, hoist_consts
 from plait_autodiff.jvp import jvp_jaxpr
 from plait_autodiff.registries import jvp_rules, transpose_rules
 from plait_autodiff.rules.common import deflinear
 from plait_autodiff.tangents import Zero, to_tangent_type
 from plait_autodiff.transpose import is_undefined, transpose_jaxpr
-from plait_core import ClosedJaxpr, dtypes
+from plait_core import ClosedJaxpr, dtypes, ops
 from plait_core.primitives.collectives import psum_p
 from plait_core.primitives.sharding import mesh_axis_env, shard_map_p, sharding_constraint_p, unmentioned_axes
 from plait_core.sharding import Mesh, PartitionSpec, mesh_axis_sizes

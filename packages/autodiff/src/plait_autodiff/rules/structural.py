@@ -24,7 +24,6 @@ from typing import Any, cast
 
 import numpy as np
 
-from plait_autodiff import ops
 from plait_autodiff.registries import jvp_rules
 from plait_autodiff.rules.common import (
     declare_nonlinear,
@@ -36,7 +35,7 @@ from plait_autodiff.rules.common import (
 from plait_autodiff.rules.windows import clamped_starts, grow, grows, indexed, shrink, window_margins
 from plait_autodiff.tangents import Zero, add_tangents, instantiate, zeros_of
 from plait_autodiff.transpose import NonlinearError, is_undefined
-from plait_core import dtypes
+from plait_core import dtypes, ops
 from plait_core.dims import definitely_equal, is_constant_dim, simplify
 from plait_core.primitives import structural as st
 from plait_core.primitives.indexing_prims import GatherDimensionNumbers, ScatterDimensionNumbers

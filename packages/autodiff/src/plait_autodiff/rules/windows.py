@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from plait_autodiff import ops
+from plait_core import ops
 from plait_core.dims import Dim, InconclusiveDimensionOperation, SymbolicDim
 from plait_core.primitive import Primitive
 from plait_core.primitives.indexing_prims import GatherScatterMode

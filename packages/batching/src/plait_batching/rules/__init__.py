@@ -3,7 +3,8 @@
 Importing this package registers every rule in
 :data:`~plait_batching.registries.batching_rules`, and the rules for ragged
 values (piles) in :data:`~plait_batching.registries.ragged_rules` (the
-``ragged_*`` modules).
+``ragged_*`` modules; ``ragged_padded`` runs core's padded rules,
+:mod:`plait_core.padded`).
 """
 
 from plait_batching.rules import (
@@ -27,7 +28,7 @@ from plait_batching.rules import (
     ragged_indexing,
     ragged_linalg,
     ragged_loops,
-    ragged_reductions,
+    ragged_padded,
     ragged_structural,
     ragged_windows,
     reduce_window,
@@ -58,7 +59,7 @@ __all__ = [
     "ragged_indexing",
     "ragged_linalg",
     "ragged_loops",
-    "ragged_reductions",
+    "ragged_padded",
     "ragged_structural",
     "ragged_windows",
     "reduce_window",

@@ -1,12 +1,5 @@
-"""Ragged rules of the linalg family.
-
-``dot_general`` keeps ragged free and batch dimensions as they are; when it
-contracts a ragged axis (``scores @ values`` in attention) the padding of
-both operands along it is set to zero first, so it adds nothing to the sum
-(zeroing both keeps a non-finite value in one operand's padding from making
-``0 * inf``).  Contracted axes must have the same ragged size, which the
-shape rule checks; free axes may have different ragged sizes (queries of one
-pile against keys of another give ``n x m`` scores).
+"""Ragged rules of the linalg family (``dot_general``'s is core's padded rule,
+:mod:`plait_core.padded.linalg`, run by :mod:`.ragged_padded`).
 
 ``conv_general_dilated`` over a ragged spatial axis of its lhs (1-D or 2-D
 convolutions over sequences of different lengths) sets the lhs padding to
@@ -42,23 +35,7 @@ from plait_batching.registries import ragged_rules
 from plait_batching.trace import BatchTrace
 from plait_core import Primitive
 from plait_core.dims import Dim, InconclusiveDimensionOperation
-from plait_core.primitives.linalg import conv_general_dilated_p, dilated_size, dot_general_p
-
-
-def _zero_contracted(env: RaggedEnv, ops: Sequence[Operand], params: dict[str, Any]) -> list[Any]:
-    lhs, rhs = ops
-    (lc, rc), _ = params["dimension_numbers"]
-    ragged = [(a, b) for a, b in zip(lc, rc) if env.is_ragged(lhs.aval.shape[a])]
-    if not ragged:
-        return [lhs.val, rhs.val]
-    return [
-        fill_padding(env, lhs, [a for a, _ in ragged], 0),
-        fill_padding(env, rhs, [b for _, b in ragged], 0),
-    ]
-
-
-ragged_rules[dot_general_p] = padded_rule(prepare=_zero_contracted, several_sizes=True)
-
+from plait_core.primitives.linalg import conv_general_dilated_p, dilated_size
 
 # ---------------------------------------------------------------------------
 # conv_general_dilated

@@ -268,6 +268,34 @@ cummin_p = def_cumulative("cummin", lambda x, a: np.minimum.accumulate(x, axis=a
 
 
 # ---------------------------------------------------------------------------
+# The identity of each reduction's monoid (``Primitive.identity``): what an
+# interpreter computing on padded data fills the padding with, so that it
+# changes no result.  ``argmax`` / ``argmin`` take the identity of ``max`` /
+# ``min``: the padding follows the true entries and ties go to the first index.
+
+
+def _zero(dtype: DType) -> Any:
+    return np.zeros((), dtype)
+
+
+def _one(dtype: DType) -> Any:
+    return np.ones((), dtype)
+
+
+def _all_ones(dtype: DType) -> Any:
+    return ~np.zeros((), dtype)
+
+
+for _prims, _identity in (
+    ((reduce_sum_p, cumsum_p, reduce_or_p), _zero), ((reduce_prod_p, cumprod_p), _one),
+    ((reduce_max_p, argmax_p, cummax_p), _max_identity), ((reduce_min_p, argmin_p, cummin_p), _min_identity),
+    ((reduce_and_p,), _all_ones),
+):  # fmt: skip
+    for _prim in _prims:
+        _prim.identity = _identity
+
+
+# ---------------------------------------------------------------------------
 # sort: operands of one shape sorted together along ``dimension``,
 # lexicographically by the first ``num_keys`` of them.  Floats order NaNs
 # last and -0.0 equal to 0.0; the sort is always stable.

@@ -1,9 +1,13 @@
 """Masking rules for core's primitives, grouped by family as core's catalog is.
 
 Importing this package registers every rule in
-:data:`plait_masking.registry.masking_rules`.
+:data:`plait_masking.registry.masking_rules`: masking's own, and core's
+padded rules (:data:`plait_core.padded.padded_rules`), which masking runs
+as they are, with its :class:`~plait_masking.env.MaskEnv` of scalar sizes.
 """
 
+from plait_core.padded import padded_rules
+from plait_masking.registry import masking_rules
 from plait_masking.rules import (
     ad_helpers,
     callbacks,
@@ -18,8 +22,10 @@ from plait_masking.rules import (
     linalg,
     optimization_barrier,
     reduce_window,
-    reductions,
     shapes,
     sharding,
     structural,
 )
+
+for _prim, _rule in padded_rules.items():
+    masking_rules[_prim] = _rule

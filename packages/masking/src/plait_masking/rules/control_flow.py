@@ -17,12 +17,11 @@ from typing import Any
 
 import numpy as np
 
-from plait_core import ClosedJaxpr, ShapedArray, dtypes
+from plait_core import ClosedJaxpr, ShapedArray, dtypes, ops
 from plait_core.abstract import get_aval
 from plait_core.primitives import elementwise as ew
 from plait_core.primitives.control_flow import cond_p, join_consts, scan_p, split_list, while_p
 from plait_core.staging import trace_to_jaxpr
-from plait_masking import ops
 from plait_masking.env import MaskEnv, is_ragged
 from plait_masking.registry import masking_rules
 from plait_masking.trace import eval_masked, mask_jaxpr, stage_masked
@@ -113,7 +112,7 @@ def _scan_rule(
         new_carry, ys = outs[:num_carry], outs[num_carry:]
         # Past the logical length the carry keeps its value: it stops at n.
         live = ops.lt(i, sub.size(length, idt))
-        kept = [ops.select(live, old, ops.as_dtype(new, get_aval(old).dtype, get_aval(old).weak_type))
+        kept = [ops.select(live, ops.as_dtype(new, get_aval(old).dtype, get_aval(old).weak_type), old)
                 for old, new in zip(carry, new_carry)]
         nxt = ew.add_p.bind(i, np.asarray(-1 if reverse else 1, idt))
         return [nxt, *kept, *ys]

@@ -43,11 +43,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from plait_core import ClosedJaxpr, Primitive, ShapedArray, transformation
+from plait_core import ClosedJaxpr, Primitive, ShapedArray, ops, transformation
 from plait_core.primitives.calls import custom_vmap_call_p
 from plait_core.rebound_rules import REBOUND_PRIMITIVES, ReboundRule, RuleFrame, rebind_custom_call
 from plait_core.staging import trace_to_jaxpr
-from plait_masking import ops
 from plait_masking.env import MaskEnv
 from plait_masking.registry import masking_rules
 from plait_masking.trace import MaskTrace, eval_masked, mask_jaxpr
@@ -85,7 +84,7 @@ class MaskFrame(RuleFrame[MaskTrace]):
             return trace, fun(*(None if v is None else trace.wrap(v, a) for v, a in zip(values, avals)))
 
     def zeros(self, aval: ShapedArray) -> Any:
-        return ops.full(0, self.env.padded_shape(aval.shape), aval.dtype)
+        return ops.full(self.env.padded_shape(aval.shape), 0, aval.dtype)
 
     def operand_values(self, trace: MaskTrace, xs: Sequence[Any]) -> list[Any]:
         return [None if x is None else trace.unwrap(x) for x in xs]

@@ -26,13 +26,12 @@ from typing import Any
 
 import numpy as np
 
-from plait_core import Primitive, ShapedArray, dtypes
+from plait_core import Primitive, ShapedArray, dtypes, ops
 from plait_core.dims import Dim, definitely_equal
 from plait_core.primitives import elementwise as ew
 from plait_core.primitives import reductions as red
 from plait_core.primitives import structural as st
 from plait_core.primitives.indexing_prims import GatherScatterMode, default_fill_value
-from plait_masking import ops
 from plait_masking.env import MaskEnv, is_ragged
 from plait_masking.registry import masking_rules
 
@@ -86,7 +85,7 @@ def _dynamic_update_slice_rule(env: MaskEnv, vals: Sequence[Any], avals: Sequenc
     valid = env.valid(ua)
     if valid is not None:
         current = st.dynamic_slice_p.bind(x, *idx, slice_sizes=env.padded_shape(ua.shape))
-        u = ops.select(valid, ops.as_dtype(current, xa.dtype, ua.weak_type), u)
+        u = ops.select(valid, u, ops.as_dtype(current, xa.dtype, ua.weak_type))
     out = st.dynamic_update_slice_p.bind(x, u, *idx)
     return _shrink(out, env.padded_shape(xa.shape))
 
@@ -112,7 +111,7 @@ def _max_starts(env: MaskEnv, index_shape: Sequence[int], bounds: Sequence[tuple
 
 def _out_of_bounds(idx: Any, hi: Any, index_shape: Sequence[int], dtype: DType) -> Any:
     """Per batch position: whether any start of the index vector is out of ``[0, hi]``."""
-    zero = ops.full(0, index_shape, dtype)
+    zero = ops.full(index_shape, 0, dtype)
     bad = ops.logical_or(ops.lt(idx, zero), ops.lt(hi, idx))
     return red.reduce_or_p.bind(bad, axes=(len(index_shape) - 1,))
 
@@ -148,7 +147,7 @@ def _gather_rule(
     dt = iaval.dtype
     ishape = env.padded_shape(iaval.shape)
     hi = _max_starts(env, ishape, [(oaval.shape[od], slice_sizes[od]) for od in index_map], dt)
-    clamped = ops.clamp(ops.full(0, ishape, dt), idx, hi)
+    clamped = ops.clamp(ops.full(ishape, 0, dt), idx, hi)
     if mode is not GatherScatterMode.FILL_OR_DROP:
         return st.gather_p.bind(operand, clamped, mode=mode, **params)
     out = st.gather_p.bind(operand, clamped, mode=GatherScatterMode.CLIP, **params)
@@ -158,7 +157,7 @@ def _gather_rule(
     batch_dims = tuple(a for a in range(len(out_shape)) if a not in dn.offset_dims)
     oob = ops.broadcast_along(oob, out_shape, batch_dims)
     fill = default_fill_value(oaval.dtype) if fill_value is None else fill_value
-    return ops.select(oob, out, ops.full(fill, out_shape, oaval.dtype, oaval.weak_type))
+    return ops.select(oob, ops.full(out_shape, fill, oaval.dtype, oaval.weak_type), out)
 
 
 masking_rules[st.gather_p] = _gather_rule
@@ -220,7 +219,7 @@ def _scatter_rule(prim: Primitive, identity: Callable[[DType], Any] | None) -> C
             # dropping below switches the primitive to FILL_OR_DROP.)
             hi = _max_starts(env, ishape, [(oaval.shape[od], window(od)) for od in index_map], dt)
             if mode is GatherScatterMode.CLIP:
-                idx = ops.clamp(ops.full(0, ishape, dt), idx, hi)
+                idx = ops.clamp(ops.full(ishape, 0, dt), idx, hi)
             else:
                 oob = _out_of_bounds(idx, hi, ishape, dt)
                 drop = oob if drop is None else ops.logical_or(drop, oob)
@@ -228,7 +227,7 @@ def _scatter_rule(prim: Primitive, identity: Callable[[DType], Any] | None) -> C
             # A start no window fits at: the primitive drops it.
             nowhere = np.iinfo(dt).max if dtypes.is_unsigned_int(dt) else -1
             drop = ops.broadcast_along(drop, ishape, tuple(range(len(ishape) - 1)))
-            idx = ops.select(drop, idx, ops.full(nowhere, ishape, dt))
+            idx = ops.select(drop, ops.full(ishape, nowhere, dt), idx)
             mode = GatherScatterMode.FILL_OR_DROP
         out = prim.bind(operand, idx, updates, mode=mode, **params)
         return _shrink(out, grown)
@@ -237,7 +236,7 @@ def _scatter_rule(prim: Primitive, identity: Callable[[DType], Any] | None) -> C
 
 
 masking_rules[st.scatter_p] = _scatter_rule(st.scatter_p, None)
-masking_rules[st.scatter_add_p] = _scatter_rule(st.scatter_add_p, lambda dt: 0)
-masking_rules[st.scatter_mul_p] = _scatter_rule(st.scatter_mul_p, lambda dt: 1)
-masking_rules[st.scatter_min_p] = _scatter_rule(st.scatter_min_p, ops.highest)
-masking_rules[st.scatter_max_p] = _scatter_rule(st.scatter_max_p, ops.lowest)
+masking_rules[st.scatter_add_p] = _scatter_rule(st.scatter_add_p, red.reduce_sum_p.identity)
+masking_rules[st.scatter_mul_p] = _scatter_rule(st.scatter_mul_p, red.reduce_prod_p.identity)
+masking_rules[st.scatter_min_p] = _scatter_rule(st.scatter_min_p, red.reduce_min_p.identity)
+masking_rules[st.scatter_max_p] = _scatter_rule(st.scatter_max_p, red.reduce_max_p.identity)

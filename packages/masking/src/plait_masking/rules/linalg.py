@@ -1,8 +1,7 @@
-"""``dot_general`` and ``conv_general_dilated``.
+"""``conv_general_dilated`` (``dot_general``'s rule is core's padded rule,
+:mod:`plait_core.padded.linalg`).
 
-A contracted dimension of symbolic size is zero-filled in both operands
-(both, so that ``0 * inf`` never meets the padding); batch and free
-dimensions pass through.  A convolution zero-fills the lhs's symbolic
+A convolution zero-fills the lhs's symbolic
 spatial and feature dimensions, since the padding a convolution adds is
 zeros, and the rhs's input features; its batch dimension passes through.
 Three cases are refused with the reason: a kernel of symbolic spatial size
@@ -17,26 +16,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from plait_core import ShapedArray
-from plait_core.primitives.linalg import ConvDimensionNumbers, conv_general_dilated_p, dot_general_p
+from plait_core.padded.linalg import zero_of
+from plait_core.primitives.linalg import ConvDimensionNumbers, conv_general_dilated_p
 from plait_masking.env import MaskEnv, is_ragged
 from plait_masking.registry import masking_rules
-
-
-def _zero(aval: ShapedArray) -> Any:
-    return False if aval.dtype.kind == "b" else 0
-
-
-def _dot_general_rule(
-    env: MaskEnv, vals: Sequence[Any], avals: Sequence[ShapedArray], *, dimension_numbers: Any, **params: Any
-) -> Any:
-    (lhs, rhs), (la, ra) = vals, avals
-    (lc, rc), _ = dimension_numbers
-    lhs = env.fill(lhs, la, lc, _zero(la))
-    rhs = env.fill(rhs, ra, rc, _zero(ra))
-    return dot_general_p.bind(lhs, rhs, dimension_numbers=dimension_numbers, **params)
-
-
-masking_rules[dot_general_p] = _dot_general_rule
 
 
 def _refuse(why: str, la: ShapedArray, ra: ShapedArray) -> NotImplementedError:
@@ -67,8 +50,8 @@ def _conv_rule(
         )
     if batch_group_count > 1 and (is_ragged(la.shape[lhs_spec[0]]) or is_ragged(out_features)):
         raise _refuse(f"batch_group_count={batch_group_count} splits a batch of symbolic size into groups", la, ra)
-    lhs = env.fill(lhs, la, lhs_spec[1:], _zero(la))
-    rhs = env.fill(rhs, ra, (rhs_spec[1],), _zero(ra))
+    lhs = env.fill(lhs, la, lhs_spec[1:], zero_of(la))
+    rhs = env.fill(rhs, ra, (rhs_spec[1],), zero_of(ra))
     return conv_general_dilated_p.bind(
         lhs, rhs, dimension_numbers=dimension_numbers, feature_group_count=feature_group_count,
         batch_group_count=batch_group_count, **params,

@@ -24,12 +24,11 @@ from typing import Any
 
 import numpy as np
 
-from plait_core import ShapedArray, dtypes
+from plait_core import ShapedArray, dtypes, ops
 from plait_core.dims import Dim, definitely_equal
 from plait_core.primitives import elementwise as ew
 from plait_core.primitives import structural as st
 from plait_core.primitives.indexing_prims import GatherDimensionNumbers, GatherScatterMode
-from plait_masking import ops
 from plait_masking.env import MaskEnv, is_ragged
 from plait_masking.registry import masking_rules
 from plait_masking.rules._common import register_passthrough
@@ -201,11 +200,11 @@ def _reshape_by_gather(env: MaskEnv, x: Any, ins: Sequence[Dim], outs: Sequence[
     logical row-major index (positions past the logical end read anything)."""
     dt = _INT()
     out_shape = env.padded_shape(outs)
-    flat: Any = ops.full(0, out_shape, dt)
+    flat: Any = ops.full(out_shape, 0, dt)
     for t in range(len(outs)):
         if out_shape[t] > 1:
             stride = env.size(math.prod(outs[t + 1 :]), dt)
-            flat = ew.add_p.bind(flat, ew.mul_p.bind(ops.iota(out_shape, t, dt), stride))
+            flat = ew.add_p.bind(flat, ew.mul_p.bind(ops.iota(dt, out_shape, t), stride))
     parts = []
     for u, d in enumerate(ins):
         coord = ew.div_p.bind(flat, env.size(math.prod(ins[u + 1 :]), dt))
