@@ -47,6 +47,7 @@ from plait._jax_extras import (
     transfer_guard_host_to_device,
     typeof,
 )
+from plait.sharding import reshard
 from plait_autodiff import (
     InvertibilityError,
     grad,
@@ -94,6 +95,7 @@ from plait_core import random as random
 from plait_core import scipy as scipy
 from plait_core import tree as tree
 from plait_core import tree_util as tree_util
+from plait_core.config import default_device, log_compiles, no_execution, no_tracing
 from plait_core.dtypes import float0
 from plait_core.host_callbacks import pure_callback
 from plait_core.lax.calls import named_call
@@ -102,9 +104,12 @@ from plait_core.scipy import stats as _stats
 from plait_core.scipy.stats import bernoulli as _bernoulli
 from plait_core.scipy.stats import norm as _norm
 from plait_core.scipy.stats import uniform as _uniform
-from plait_core.shard_map import shard_map
+from plait_core.shard_map import shard_map, smap
+from plait_core.sharding import NamedSharding, P, set_mesh
 from plait_dispatch import (
     Array,
+    Device,
+    Shard,
     block_until_ready,
     clear_caches,
     default_backend,
@@ -112,15 +117,22 @@ from plait_dispatch import (
     device_get,
     device_put,
     devices,
+    effects_barrier,
+    host_count,
+    host_id,
+    host_ids,
     jit,
+    live_arrays,
     local_device_count,
     local_devices,
     make_array_from_callback,
     make_array_from_process_local_data,
     make_array_from_single_device_arrays,
+    make_mesh,
     pmap,
     process_count,
     process_index,
+    process_indices,
 )
 from plait_masking import ShapeError, mask, shapecheck
 
@@ -165,6 +177,24 @@ package_versions = {
 jacobian = jacrev
 
 __all__ = [
+    "Device",
+    "NamedSharding",
+    "P",
+    "Shard",
+    "default_device",
+    "effects_barrier",
+    "host_count",
+    "host_id",
+    "host_ids",
+    "live_arrays",
+    "log_compiles",
+    "make_mesh",
+    "no_execution",
+    "no_tracing",
+    "process_indices",
+    "reshard",
+    "set_mesh",
+    "smap",
     "check_tracer_leaks",
     "checking_leaks",
     "closure_convert",

@@ -29,8 +29,9 @@ NOT_SUPPORTED: dict[str, dict[str, str]] = {
     "jax": {
         **_all("Ref new_ref empty_ref free_ref freeze", _REFS),
         "ds": "a slice helper for Ref / Pallas indexing; plait has no Refs",
-        **_all("Device NamedSharding P Shard make_mesh set_mesh reshard smap default_device live_arrays "
-               "host_count host_id host_ids process_indices memory", _DEVICES),
+        "memory": "JAX's memory spaces (jax.memory.Space: device, pinned host, any), taken by device_put and "
+                  "carried in abstract values; plait's Arrays and shardings have one memory (the device's), so "
+                  "the enum would have nothing to act on",
         "ad": "JAX's internal autodiff namespace (jax._src.interpreters.ad), not API",
         "jax2tf_associative_scan_reductions": "configures jax2tf, which plait does not have",
         "auto_pcast": _CONFIG + " (automatic pcast of varying values in shard_map)",
@@ -42,10 +43,6 @@ NOT_SUPPORTED: dict[str, dict[str, str]] = {
         "legacy_prng_key": _CONFIG + " (warnings on raw uint32 keys)",
         "allow_f16_reductions": _CONFIG + " (float16 reductions)",
         "softmax_custom_jvp": _CONFIG + " (softmax's derivative rule)",
-        "log_compiles": _TODO + ": logging each compilation (plait.config's explain_cache_misses explains retraces)",
-        "no_tracing": _TODO + ": a guard that makes any tracing an error",
-        "no_execution": _TODO + ": a guard that makes any execution an error",
-        "effects_barrier": _TODO + ": waiting for outstanding host-callback effects",
     },
     "jax.debug": {
         "DebugEffect": "JAX's effect-system classes; plait's callbacks carry their ordering as a parameter",
@@ -53,7 +50,6 @@ NOT_SUPPORTED: dict[str, dict[str, str]] = {
         "breakpoint": _TODO + ": an interactive debugger stopping inside compiled code",
         **_all("inspect_array_sharding visualize_array_sharding visualize_sharding", _DEVICES),
     },
-    "jax.example_libraries.optimizers": _all("map namedtuple partial safe_map safe_zip unzip2 zip", _HELPER),
     "jax.lax": {
         "AccuracyMode": "accuracy controls of transcendental functions on accelerators; XLA CPU has one implementation",
         "Tolerance": "accuracy controls of transcendental functions on accelerators; XLA CPU has one implementation",
@@ -64,7 +60,15 @@ NOT_SUPPORTED: dict[str, dict[str, str]] = {
                "Threefry streams)"),
         **_all("after_all create_token", "XLA tokens are not part of plait's language (ordered effects thread "
                                          "their own)"),
-        **_all("axis_size pbroadcast pcast precv psend pshuffle pswapaxes ragged_all_to_all", _DEVICES),
+        "pcast": "a cast between shard_map's varying-manual-axes types (invariant -> varying, reduced, "
+                 "unreduced) whose errors and effects come from check_vma's type system; plait's shard_map does "
+                 "not type values by replication (as JAX with check_vma=False), so it could not be JAX's",
+        **_all("psend precv", "point-to-point Send/Recv collectives ordered by XLA tokens, with NCCL's "
+                              "semantics: JAX 0.10.2 implements them on GPU only (NotImplementedError on CPU); "
+                              "plait's language has no tokens and runs on XLA CPU (lax.ppermute moves values)"),
+        "ragged_all_to_all": "XLA's RaggedAllToAll collective (slices of data-dependent sizes per device): XLA "
+                             "CPU does not implement the opcode (JAX 0.10.2 on CPU fails with UNIMPLEMENTED), "
+                             "and plait runs on XLA CPU",
         **_all("dce_sink stage", "JAX compiler internals (a dead-code-elimination sink, a staging marker)"),
         **_all("igamma_grad_a random_gamma_grad", "derivative helpers of JAX's own igamma / random_gamma "
                                                   "primitives; plait differentiates its compositions directly"),

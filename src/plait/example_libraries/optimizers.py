@@ -13,8 +13,11 @@ through ``jit``); :func:`unpack_optimizer_state` and
 
 from __future__ import annotations
 
+import builtins
 import functools
-from collections.abc import Callable, Sequence
+from collections import namedtuple
+from collections.abc import Callable, Iterable, Sequence
+from functools import partial
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -26,6 +29,57 @@ register_pytree_node = tree_util.register_pytree_node
 tree_flatten = tree_util.tree_flatten
 tree_map = tree_util.tree_map
 tree_unflatten = tree_util.tree_unflatten
+
+
+
+def safe_map(f: Callable[..., Any], *iterables: Iterable[Any]) -> list[Any]:
+    """``list(map(f, *iterables))`` for iterables of one length: a ``ValueError``
+    (naming the argument) when one is longer or shorter than the first."""
+    if not iterables:
+        raise TypeError("safe_map requires a function and at least one iterable")
+    lists = [list(it) for it in iterables]
+    _check_lengths("safe_map", lists)
+    return [f(*args) for args in _builtin_zip(*lists)]
+
+
+def safe_zip(*iterables: Iterable[Any]) -> list[tuple[Any, ...]]:
+    """``list(zip(*iterables))`` for iterables of one length: a ``ValueError``
+    (naming the argument and every length) otherwise."""
+    if not iterables:
+        raise TypeError("safe_zip requires at least one iterable")
+    lists = [list(it) for it in iterables]
+    _check_lengths("safe_zip", lists)
+    return list(_builtin_zip(*lists))
+
+
+def _check_lengths(name: str, lists: list[list[Any]]) -> None:
+    first = len(lists[0])
+    for k, items in enumerate(lists[1:], 1):
+        if len(items) != first:
+            lengths = tuple(len(x) for x in lists)
+            raise ValueError(
+                f"{name}() argument {k} has length {len(items)} but argument 0 has length {first}. "
+                f"All lengths: {lengths}"
+            )
+
+
+def unzip2(pairs: Iterable[tuple[Any, Any]]) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+    """Split an iterable of pairs into a tuple of firsts and a tuple of seconds
+    (``((), ())`` for no pairs)."""
+    xs: list[Any] = []
+    ys: list[Any] = []
+    for x, y in pairs:
+        xs.append(x)
+        ys.append(y)
+    return tuple(xs), tuple(ys)
+
+
+_builtin_zip = builtins.zip
+# As in JAX's module: its ``map`` and ``zip`` are the length-checked forms (and
+# ``namedtuple``/``partial`` are the standard library's), so code that imports
+# these names from it gets the same objects' behaviour.
+map = safe_map
+zip = safe_zip
 
 Array = Any
 Params = Any
@@ -438,5 +492,5 @@ __all__ = [
     "Step", "UpdateFn", "Updates", "adagrad", "adam", "adamax", "clip_grads", "constant", "exponential_decay",
     "inverse_time_decay", "l2_norm", "make_schedule", "momentum", "nesterov", "optimizer", "pack_optimizer_state",
     "piecewise_constant", "polynomial_decay", "rmsprop", "rmsprop_momentum", "sgd", "sm3",
-    "unpack_optimizer_state",
+    "unpack_optimizer_state", "map", "namedtuple", "partial", "safe_map", "safe_zip", "unzip2", "zip",
 ]

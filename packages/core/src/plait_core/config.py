@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any, ClassVar
 
 
@@ -25,10 +25,16 @@ class Config:
     """The mutable set of global flags (one instance: :data:`config`)."""
 
     def __init__(self) -> None:
+        self.guarded: bool = False
         self.x64_enabled: bool = _env_flag("PLAIT_ENABLE_X64", False)
         self.explain_cache_misses: bool = _env_flag("PLAIT_EXPLAIN_CACHE_MISSES", False)
         self.check_tracer_leaks: bool = True
         self.jit_disabled: bool = _env_flag("PLAIT_DISABLE_JIT", False)
+        self.log_compiles: bool = _env_flag("PLAIT_LOG_COMPILES", False)
+        self.no_tracing: bool = False
+        self.no_execution: bool = False
+        self.default_device: Any = None
+        self.validators: dict[str, Callable[[Any], Any]] = {}
 
     _ALIASES: ClassVar[dict[str, str]] = {
         "enable_x64": "x64_enabled",
@@ -36,7 +42,28 @@ class Config:
         "explain_cache_misses": "explain_cache_misses",
         "check_tracer_leaks": "check_tracer_leaks",
         "disable_jit": "jit_disabled",
+        "log_compiles": "log_compiles",
+        "no_tracing": "no_tracing",
+        "no_execution": "no_execution",
+        "default_device": "default_device",
     }
+
+    _GUARDS: ClassVar[frozenset[str]] = frozenset({"jit_disabled", "no_execution", "default_device"})
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        # ``guarded`` is one flag the hot dispatch paths read: it is set while
+        # any option that changes how (or whether) a computation runs is on,
+        # and they then take their general paths, which honour each option.
+        object.__setattr__(self, name, value)
+        if name in self._GUARDS:
+            d = self.__dict__
+            guarded = d.get("jit_disabled", False) or d.get("no_execution", False)
+            object.__setattr__(self, "guarded", bool(guarded or d.get("default_device") is not None))
+
+    def register_validator(self, name: str, validate: Callable[[Any], Any]) -> None:
+        """Let an interpreter check (and canonicalise) the values of the option
+        ``name`` (``default_device``: plait-dispatch knows what a device is)."""
+        self.validators[self._ALIASES[name]] = validate
 
     def update(self, name: str, value: Any) -> None:
         """Set a flag by name; JAX's ``jax_`` and our ``plait_`` prefixes are accepted.
@@ -51,7 +78,13 @@ class Config:
         if attr is None:
             known = ", ".join(sorted(self._ALIASES))
             raise AttributeError(f"unknown configuration option {name!r}; known options: {known}")
-        setattr(self, attr, bool(value))
+        validate = self.validators.get(attr)
+        if validate is not None:
+            setattr(self, attr, validate(value))
+        elif attr == "default_device":
+            setattr(self, attr, value)
+        else:
+            setattr(self, attr, bool(value))
         if attr == "x64_enabled":
             from plait_core import dtypes
 
@@ -95,3 +128,69 @@ def disable_jit(disable: bool = True) -> Iterator[None]:
         yield
     finally:
         config.update("disable_jit", previous)
+
+
+_NO_VALUE: Any = object()
+
+
+class State:
+    """One option as JAX's top level exposes it (``jax.log_compiles``):
+    calling it with a value gives a context manager that sets the option
+    inside its block (the value is checked at the call), and ``.value`` is
+    the option's current value.  Also ``config.update("jax_<name>", value)``."""
+
+    def __init__(self, name: str, doc: str, default_arg: Any = _NO_VALUE) -> None:
+        self.name = name
+        self._attr = Config._ALIASES[name]
+        self._default_arg = default_arg
+        self.__doc__ = doc
+
+    @property
+    def value(self) -> Any:
+        """The option's current value."""
+        return getattr(config, self._attr)
+
+    def __repr__(self) -> str:
+        return f"State({self.name}={self.value!r})"
+
+    def __call__(self, new_val: Any = _NO_VALUE) -> contextlib.AbstractContextManager[None]:
+        if new_val is _NO_VALUE:
+            if self._default_arg is _NO_VALUE:
+                raise TypeError(f"{self.name}() needs a value: {self.name}(value) sets it inside a with block")
+            new_val = self._default_arg
+        validate = config.validators.get(self._attr)
+        value = validate(new_val) if validate is not None else new_val if self._default_arg is _NO_VALUE else bool(new_val)
+        return _set_option(self._attr, value)
+
+
+@contextlib.contextmanager
+def _set_option(attr: str, value: Any) -> Iterator[None]:
+    previous = getattr(config, attr)
+    setattr(config, attr, value)
+    try:
+        yield
+    finally:
+        setattr(config, attr, previous)
+
+
+log_compiles = State(
+    "log_compiles",
+    "Log each compilation (and each trace of a jitted function) at WARNING level of the ``plait`` logger "
+    "while on (at DEBUG level otherwise).",
+    True,
+)
+no_tracing = State(
+    "no_tracing",
+    "While on, staging a Python function to a program (a jit cache miss, make_jaxpr, ...) is a RuntimeError.",
+    True,
+)
+no_execution = State(
+    "no_execution",
+    "While on, running a compiled computation (jit, an eager operation on devices) is a RuntimeError.",
+    True,
+)
+default_device = State(
+    "default_device",
+    "The device (or platform name) where uncommitted values and computations on them are placed; "
+    "``None``: the first device.",
+)

@@ -1,5 +1,5 @@
-"""``shard_map`` and ``with_sharding_constraint``: the front-ends of the
-sharding primitives (:mod:`plait_core.primitives.sharding`)."""
+"""``shard_map``, its single-axis form ``smap``, and ``with_sharding_constraint``:
+the front-ends of the sharding primitives (:mod:`plait_core.primitives.sharding`)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from plait_core.sharding import Mesh, NamedSharding, PartitionSpec, Sharding, ge
 from plait_core.staging import check_output_leaves, trace_to_jaxpr
 from plait_core.tree_util import tree_flatten, tree_map, tree_unflatten
 
-__all__ = ["shard_map", "with_sharding_constraint"]
+__all__ = ["shard_map", "smap", "with_sharding_constraint"]
 
 
 def _is_spec(x: Any) -> bool:
@@ -156,6 +156,65 @@ def shard_map(
             out_specs=tuple(ospecs),
         )
         return tree_unflatten(out_tree, outs)
+
+    return mapped
+
+
+class _InferAxes:
+    def __repr__(self) -> str:
+        return "Infer"
+
+
+_INFER: Any = _InferAxes()
+
+
+def _axis_spec(axis_name: Any, axis: int | None) -> PartitionSpec:
+    if axis is None:
+        return PartitionSpec()
+    return PartitionSpec(*([None] * axis), axis_name)
+
+
+def smap(
+    f: Callable[..., Any] | None = None, /, *, in_axes: Any = _INFER, out_axes: Any, axis_name: Any
+) -> Any:
+    """``shard_map`` over the one mesh axis ``axis_name`` of the context mesh
+    (``set_mesh`` / ``with mesh:``), with ``vmap``-style axes: ``in_axes`` (an
+    int, ``None`` or a tuple with one entry per positional argument, pytrees
+    of those allowed) says which array axis of each argument is split over the
+    mesh axis (``None``: every device gets all of it), ``out_axes`` along which
+    axis the outputs' pieces are put back together (``None``: equal on every
+    device).  ``f`` sees its pieces.  Usable as a decorator
+    (``@smap(in_axes=0, out_axes=0, axis_name='x')``).
+
+    ``in_axes`` must be given: JAX infers it only from explicit-sharding types,
+    which plait does not have.  The context mesh must have no axis besides
+    ``axis_name`` (plait's shard_map maps every mesh axis manually)."""
+    if f is None:
+        return functools.partial(smap, in_axes=in_axes, out_axes=out_axes, axis_name=axis_name)
+    if isinstance(axis_name, (list, tuple)):
+        raise TypeError(f"smap: axis_name must be one (hashable) axis name, got {axis_name!r}")
+    if in_axes is _INFER:
+        raise ValueError(
+            "smap: in_axes is required: JAX infers it only from explicit-sharding types, which plait does not "
+            "have; give an int, None or a tuple with one entry per positional argument"
+        )
+    if in_axes is not None and not isinstance(in_axes, (int, tuple)):
+        raise TypeError(
+            f"smap: in_axes must be an int, None or a tuple with one entry per positional argument, got {in_axes!r}"
+        )
+    for what, axes in (("in_axes", in_axes), ("out_axes", out_axes)):
+        for leaf in tree_flatten(axes, is_leaf=lambda x: x is None)[0]:
+            if leaf is not None and (type(leaf) is not int or leaf < 0):
+                raise TypeError(f"smap: the leaves of {what} must be non-negative ints or None, got {axes!r}")
+    in_specs = tree_map(lambda a: _axis_spec(axis_name, a), in_axes, is_leaf=lambda x: x is None)
+    out_specs = tree_map(lambda a: _axis_spec(axis_name, a), out_axes, is_leaf=lambda x: x is None)
+    fun = f
+
+    @functools.wraps(fun)
+    def mapped(*args: Any) -> Any:  # the context mesh is the one of the call
+        if get_mesh() is None:
+            raise ValueError("smap: the context mesh is empty; enter one with plait.set_mesh(mesh) or `with mesh:`")
+        return shard_map(fun, mesh=None, in_specs=in_specs, out_specs=out_specs, axis_names={axis_name})(*args)
 
     return mapped
 

@@ -185,13 +185,23 @@ def get_mesh() -> Mesh | None:
     return _context.meshes[-1] if _context.meshes else None
 
 
-def set_mesh(mesh: Mesh | None) -> Mesh | None:
-    """Make ``mesh`` the context mesh (replacing any) and return the previous one."""
-    prev = get_mesh()
-    _context.meshes.clear()
-    if mesh is not None:
-        _context.meshes.append(mesh)
-    return prev
+class set_mesh:  # JAX's name: called like a function, usable as a context manager
+    """Make ``mesh`` the context mesh now, replacing any (``None`` clears it),
+    for ``shard_map``, ``reshard`` and bare ``PartitionSpec`` shardings.  Used as
+    ``with set_mesh(mesh):`` the previous context meshes come back when the
+    block ends (the block's value is ``None``, as in JAX)."""
+
+    def __init__(self, mesh: Mesh | None) -> None:
+        if mesh is not None and not isinstance(mesh, Mesh):
+            raise ValueError(f"set_mesh: expected a plait.sharding.Mesh or None, got {type(mesh).__name__}: {mesh!r}")
+        self._previous = list(_context.meshes)
+        _context.meshes[:] = [] if mesh is None else [mesh]
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> None:
+        _context.meshes[:] = self._previous
 
 
 @dataclass(frozen=True)

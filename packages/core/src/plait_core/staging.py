@@ -19,6 +19,7 @@ import numpy as np
 
 from plait_core import dtypes
 from plait_core.abstract import ShapedArray, ShapeDtypeStruct, get_aval, to_numpy
+from plait_core.config import config
 from plait_core.jaxpr import Atom, ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
 from plait_core.primitive import Primitive
 from plait_core.trace import Trace, Tracer, transformation
@@ -119,8 +120,19 @@ class StagingTrace(Trace):
         return ClosedJaxpr(jaxpr, self.constvals)
 
 
+def check_tracing_allowed(what: str) -> None:
+    """``RuntimeError`` while ``config.no_tracing`` is on: ``what`` would be traced."""
+    if config.no_tracing:
+        raise RuntimeError(
+            f"tracing {what} to a program, but no_tracing is set "
+            "(plait.no_tracing(False) or config.update('jax_no_tracing', False) allows it)"
+        )
+
+
 def trace_to_jaxpr(fun: Callable[..., Sequence[Any]], in_avals: Sequence[ShapedArray]) -> ClosedJaxpr:
-    """Stage ``fun`` (flat: arrays in, a sequence of arrays out) into a closed jaxpr."""
+    """Stage ``fun`` (flat: arrays in, a sequence of arrays out) into a closed jaxpr.
+    While ``config.no_tracing`` is on (``plait.no_tracing()``) this is a ``RuntimeError``."""
+    check_tracing_allowed("a Python function (the body of a transformation, loop or branch)")
     trace = StagingTrace()
     with transformation(trace):
         args = [trace.new_arg(a) for a in in_avals]
@@ -189,6 +201,7 @@ def trace_pytree_function(
 ) -> TracedFunction:
     """Stage ``fun(*args, **kwargs)`` with pytree inputs and outputs.  Positions
     in ``static_argnums`` are passed through as Python values."""
+    check_tracing_allowed(f"{getattr(fun, '__qualname__', None) or fun!r} for {what}")
     static = set(static_argnums)
     dyn_args = [a for i, a in enumerate(args) if i not in static]
     flat, in_tree = tree_flatten((tuple(dyn_args), kwargs))

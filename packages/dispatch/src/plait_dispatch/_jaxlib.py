@@ -161,12 +161,16 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
 
 from jaxlib import xla_client as _xc
 
+from plait_core.config import config as _config
+
 # jaxlib's C++ module ships without stubs: reach it untyped.
 _jax: Any = importlib.import_module("jaxlib._jax")
 _version: Any = importlib.import_module("jaxlib.version")
 
 Device = Any
 """A jaxlib device (``CpuDevice(id=0)``): opaque outside this module."""
+DEVICE_CLASS: type = _xc.Device
+"""The class of every jaxlib device (JAX's ``jax.Device``), for ``isinstance``."""
 Buffer = Any
 """A jaxlib single-device array (``ArrayImpl``): opaque outside this module."""
 Executable = Any
@@ -328,7 +332,16 @@ def process_index() -> int:
 
 
 def default_device() -> Device:
-    """The device uncommitted values live on: this process's first device."""
+    """The device uncommitted values live on: ``config.default_device`` when it
+    names a device (``plait.default_device(d)``), else this process's first device."""
+    d = _config.default_device
+    if d is None or d.__class__ is str:
+        return client().local_devices()[0]
+    return d
+
+
+def first_device() -> Device:
+    """This process's first device (the default device when none is configured)."""
     return client().local_devices()[0]
 
 
@@ -693,10 +706,41 @@ def result_handler(aval: Any, device: Device) -> ResultHandler:
     return _xc.array_result_handler(aval, sharding_for(device), True, _skip_checks=True)
 
 
-def execute(executable: Executable, args: list[Buffer], handlers: list[ResultHandler]) -> list[Buffer]:
+def execute(
+    executable: Executable, args: list[Buffer], handlers: list[ResultHandler], effects: bool = False
+) -> list[Buffer]:
     """Run ``executable`` on live buffers already on its device; one handler per
-    output.  Donated inputs are deleted by XLA when it could reuse them."""
-    return executable.execute_sharded(args).consume_with_handlers(handlers)  # type: ignore[no-any-return]
+    output.  Donated inputs are deleted by XLA when it could reuse them.
+    ``effects``: the program calls the host; its completion token is kept for
+    :func:`effects_barrier`."""
+    if not effects:
+        return executable.execute_sharded(args).consume_with_handlers(handlers)  # type: ignore[no-any-return]
+    results = executable.execute_sharded(args, with_tokens=True)
+    token = results.consume_token()
+    outs = results.consume_with_handlers(handlers)
+    with _effects_lock:
+        if len(_effect_tokens) >= _MAX_EFFECT_TOKENS:  # the oldest are done long since: wait, forget them
+            old = _effect_tokens[: _MAX_EFFECT_TOKENS // 2]
+            del _effect_tokens[: _MAX_EFFECT_TOKENS // 2]
+            for t in old:
+                t.block_until_ready()
+        _effect_tokens.append(token)
+    return outs  # type: ignore[no-any-return]
+
+
+_effects_lock = threading.Lock()
+_effect_tokens: list[Any] = []
+_MAX_EFFECT_TOKENS: Final[int] = 256
+
+
+def effects_barrier() -> None:
+    """Wait until every program with host callbacks started so far has finished
+    (and so have its callbacks)."""
+    with _effects_lock:
+        tokens = list(_effect_tokens)
+        _effect_tokens.clear()
+    for t in tokens:
+        t.block_until_ready()
 
 
 # The same steps as jaxlib's unbound methods, for the hot paths (a cached jit

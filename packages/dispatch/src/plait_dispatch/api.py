@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from plait_core import DeletedArrayError
+from plait_dispatch import _jaxlib
 from plait_dispatch.aot import Compiled, Lowered, MemoryAnalysis, Traced
-from plait_dispatch.array import Array
+from plait_dispatch.array import Array, Shard
 from plait_dispatch.cache import clear_caches, stats
 from plait_dispatch.jit import JitWrapped, jit
 from plait_dispatch.placement import (
@@ -15,10 +16,16 @@ from plait_dispatch.placement import (
     device_get,
     device_put,
     devices,
+    effects_barrier,
+    host_count,
+    host_id,
+    host_ids,
+    live_arrays,
     local_device_count,
     local_devices,
     process_count,
     process_index,
+    process_indices,
     set_num_cpu_devices,
 )
 from plait_dispatch.pmap import pmap
@@ -29,10 +36,14 @@ from plait_dispatch.sharded import (
     make_mesh,
 )
 
+Device: type = _jaxlib.DEVICE_CLASS
+"""The class of plait's devices (``isinstance(plait.devices()[0], Device)``), jaxlib's as in JAX."""
+
 __all__ = [
     "Array",
     "Compiled",
     "DeletedArrayError",
+    "Device",
     "JitWrapped",
     "Lowered",
     "MemoryAnalysis",
@@ -45,7 +56,12 @@ __all__ = [
     "device_get",
     "device_put",
     "devices",
+    "effects_barrier",
+    "host_count",
+    "host_id",
+    "host_ids",
     "jit",
+    "live_arrays",
     "local_device_count",
     "local_devices",
     "make_array_from_callback",
@@ -55,6 +71,8 @@ __all__ = [
     "pmap",
     "process_count",
     "process_index",
+    "process_indices",
+    "Shard",
     "set_num_cpu_devices",
     "stats",
 ]

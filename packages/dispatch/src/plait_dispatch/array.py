@@ -26,7 +26,7 @@ from __future__ import annotations
 import importlib
 import math
 import operator
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any, Final
 
 import numpy as np
@@ -160,7 +160,7 @@ class Array:
         ``data`` (a single-device Array, committed to the device)."""
         buf = self._live_buffer("read its shards")
         if self._device is not None:
-            return [Shard(self._device, tuple(slice(None) for _ in self.aval.shape), 0, self)]
+            return [Shard._of(self._device, tuple(slice(None) for _ in self.aval.shape), 0, self)]
         sharding = self._sharding
         indices = sharding.devices_indices_map(self.shape)
         aval = ShapedArray(sharding.shard_shape(self.shape), self.aval.dtype, self.aval.weak_type)
@@ -170,7 +170,7 @@ class Array:
         for d, b in zip(local, _jaxlib.shards_of(buf)):
             key = tuple((s.start, s.stop) for s in indices[d])
             replica = seen[key] = seen.get(key, -1) + 1
-            out.append(Shard(d, indices[d], replica, Array(b, aval, d, True)))
+            out.append(Shard._of(d, indices[d], replica, Array(b, aval, d, True)))
         return out
 
     # -- lifetime ----------------------------------------------------------
@@ -423,15 +423,39 @@ class Array:
 class Shard:
     """One device's piece of an Array: ``device``, ``index`` (a tuple of slices
     of the global array), ``replica_id`` (0 for the first device holding that
-    piece) and ``data`` (a single-device Array)."""
+    piece) and ``data`` (a single-device Array, or ``None``).
+
+    ``Shard(device, sharding, global_shape, data=None)`` (JAX's constructor)
+    finds the index and replica id of ``device`` in ``sharding`` laying out an
+    array of ``global_shape``."""
 
     __slots__ = ("data", "device", "index", "replica_id")
 
-    def __init__(self, device: Any, index: Index, replica_id: int, data: Array) -> None:
+    data: Array  # None only in a shard made by hand without data
+
+    def __init__(self, device: Any, sharding: Sharding, global_shape: Sequence[int], data: Array | None = None) -> None:
+        shape = tuple(global_shape)
+        indices = sharding.devices_indices_map(shape)
+        if device not in indices:
+            raise ValueError(f"Shard: the device {device!r} holds no piece of {sharding!r}")
+        key = _index_key(indices[device])
+        replica = 0
+        for d in sharding._device_assignment:
+            if d is device or d == device:
+                break
+            if _index_key(indices[d]) == key:
+                replica += 1
         self.device = device
-        self.index = index
-        self.replica_id = replica_id
-        self.data = data
+        self.index = indices[device]
+        self.replica_id = replica
+        self.data = data  # type: ignore[assignment]
+
+    @classmethod
+    def _of(cls, device: Any, index: Index, replica_id: int, data: Array) -> Shard:
+        """A shard whose index and replica id are known already."""
+        shard = cls.__new__(cls)
+        shard.device, shard.index, shard.replica_id, shard.data = device, index, replica_id, data
+        return shard
 
     def __repr__(self) -> str:
         return f"Shard(device={self.device!r}, index={self.index}, replica_id={self.replica_id})"
@@ -445,6 +469,10 @@ def _single_sharding(device: Any) -> SingleDeviceSharding:
     if s is None:
         s = _single_shardings[device] = SingleDeviceSharding(device)
     return s
+
+
+def _index_key(index: Index) -> tuple[tuple[Any, Any], ...]:
+    return tuple((sl.start, sl.stop) for sl in index)
 
 
 def _unpickle_array(value: np.ndarray, weak_type: bool) -> Array:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import logging
 import sys
 import threading
+import time
 import warnings
 from collections import OrderedDict
 from collections.abc import Hashable, Sequence
@@ -28,7 +29,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from plait_core import ClosedJaxpr, ShapedArray, dce_closed_jaxpr, dtypes, to_numpy
+from plait_core import ClosedJaxpr, ShapedArray, config, dce_closed_jaxpr, dtypes, to_numpy
 from plait_core.tree_util import PyTreeDef
 from plait_dispatch import _jaxlib
 from plait_dispatch.array import Array
@@ -284,6 +285,7 @@ class CompiledCall:
         "const_bufs",
         "device",
         "donated",
+        "effects",
         "executable",
         "float0_outs",
         "handlers",
@@ -320,6 +322,7 @@ class CompiledCall:
         self.const_bufs = const_bufs
         self.float0_outs = float0_outs
         self.lowered = lowered
+        self.effects = bool(getattr(lowered, "host_callbacks", ()))  # its runs are waited for by effects_barrier
         self.all_kept = len(kept) == len(in_avals)
         self.any_donated = any(donated)
         f0 = set(float0_outs)
@@ -327,9 +330,11 @@ class CompiledCall:
 
     def execute(self, bufs: list[_jaxlib.Buffer]) -> list[_jaxlib.Buffer]:
         """Run on the buffers of the kept operands (live, on this device)."""
+        if config.no_execution:
+            raise no_execution_error(self.name)
         if self.const_bufs:
             bufs = self.const_bufs + bufs
-        return _jaxlib.execute(self.executable, bufs, self.handlers)
+        return _jaxlib.execute(self.executable, bufs, self.handlers, self.effects)
 
     def wrap(self, bufs: list[_jaxlib.Buffer], committed: bool) -> list[Any]:
         """The outputs as Arrays (and NumPy ``float0`` zeros)."""
@@ -447,6 +452,31 @@ class _CompileCache:
 _cache = _CompileCache()
 
 
+def log_compile(name: str, in_avals: Sequence[ShapedArray], where: str, seconds: float) -> None:
+    """Log one compilation of ``name`` for operands of ``in_avals`` (on this
+    module's logger, ``plait_dispatch.cache``): at WARNING level while
+    ``config.log_compiles`` is on (``plait.log_compiles()``), else at DEBUG level."""
+    level = logging.WARNING if config.log_compiles else logging.DEBUG
+    if logger.isEnabledFor(level):
+        types = ", ".join(a.str_short() for a in in_avals)
+        logger.log(level, "Compiled %s for (%s) %s in %.6f sec", name, types, where, seconds)
+
+
+def log_trace(name: str, seconds: float) -> None:
+    """Log one trace of the Python function of ``name`` (a jit cache miss)."""
+    level = logging.WARNING if config.log_compiles else logging.DEBUG
+    if logger.isEnabledFor(level):
+        logger.log(level, "Finished tracing %s in %.6f sec", name, seconds)
+
+
+def no_execution_error(name: str) -> RuntimeError:
+    """The error of running ``name`` while ``config.no_execution`` is on."""
+    return RuntimeError(
+        f"plait tried to execute {name}, but no_execution is set "
+        "(plait.no_execution(False) or config.update('jax_no_execution', False) allows it)"
+    )
+
+
 def compiled_call(
     closed: ClosedJaxpr,
     in_avals: tuple[ShapedArray, ...],
@@ -491,8 +521,10 @@ def _compile(
     lowered_kept: tuple[Any, tuple[int, ...]] | None,
 ) -> CompiledCall:
     stats.bump("compiles")
+    start = time.perf_counter()
     lowered, kept = lower_for_call(closed, in_avals, info, name) if lowered_kept is None else lowered_kept
     executable = _jaxlib.compile_stablehlo(lowered.text, device, lowered.host_callbacks)
+    log_compile(name, in_avals, f"on {_jaxlib.device_description(device)}", time.perf_counter() - start)
     donated = tuple(info.is_donated(k) for k in range(len(in_avals)))
     _warn_unusable_donations(lowered, info, donated, kept, name)
     const_bufs = [

@@ -110,12 +110,12 @@ class _EagerOp:
         self.jaxpr = ClosedJaxpr(Jaxpr([], invars, list(outvars), [eqn]), [])
         self.in_avals = in_avals
         self.out_avals = tuple(out_avals)
-        self.default: CompiledCall = self.on(_jaxlib.default_device())
+        self.default: CompiledCall = self.on(_jaxlib.first_device())
         single = not prim.multiple_results and not self.default.float0_outs
         self.single_aval: ShapedArray | None = out_avals[0] if single else None
         # What the short path needs, unpacked (a default call has no constants
         # and takes every operand: eager ops keep unused ones).
-        self.executable = self.default.executable if not self.default.const_bufs else None
+        self.executable = None if self.default.const_bufs or self.default.effects else self.default.executable
         self.handlers = self.default.handlers
         self.device = self.default.device
 
@@ -140,6 +140,8 @@ def xla_backend(prim: Primitive, args: Sequence[Any], params: dict[str, Any]) ->
 
     This is the short path (see the module's docstring); whatever it does not
     recognise goes to :func:`_general`, which gives the same results."""
+    if config.guarded:  # no_execution or a configured default device: the general path honours them
+        return _general(prim, args, params)
     x64 = config.x64_enabled
     key: list[Any] = [prim, tuple(params.items()) if params else (), x64]  # as _op_key makes it
     bufs: list[Any] = []
@@ -213,7 +215,7 @@ def _learn_host_scalars(args: Sequence[Any], in_avals: tuple[ShapedArray, ...]) 
     and ``-0.0`` are equal keys with different bits), and so are NaNs (never
     equal to themselves)."""
     table = _host_scalars[config.x64_enabled]
-    device = _jaxlib.default_device()
+    device = _jaxlib.first_device()
     for a, aval in zip(args, in_avals):
         t = a.__class__
         if t not in _HOST_SCALAR_TYPES or (dtypes.is_float(aval.dtype) and (a == 0 or a != a)):

@@ -15,11 +15,13 @@ the default device (the first one) and their results stay uncommitted.
 
 from __future__ import annotations
 
+import gc
+import warnings
 from typing import Any
 
 import numpy as np
 
-from plait_core import Tracer, dtypes, get_aval, to_numpy, tree_util
+from plait_core import Tracer, config, dtypes, get_aval, to_numpy, tree_util
 from plait_core.sharding import Sharding
 from plait_dispatch import _jaxlib
 from plait_dispatch.array import Array
@@ -35,10 +37,16 @@ __all__ = [
     "device_get",
     "device_put",
     "devices",
+    "effects_barrier",
+    "host_count",
+    "host_id",
+    "host_ids",
+    "live_arrays",
     "local_device_count",
     "local_devices",
     "process_count",
     "process_index",
+    "process_indices",
     "set_num_cpu_devices",
 ]
 
@@ -92,8 +100,65 @@ def default_backend() -> str:
 
 
 def default_device() -> Device:
-    """Where uncommitted values live: the first device."""
+    """Where uncommitted values live: the configured default device
+    (``plait.default_device(d)``), else the first device."""
     return _jaxlib.default_device()
+
+
+def host_count(backend: str | None = None) -> int:
+    """JAX's former name of :func:`process_count` (warns, as JAX does)."""
+    warnings.warn("host_count has been renamed to process_count; use that name", UserWarning, stacklevel=2)
+    return process_count(backend)
+
+
+def host_id(backend: str | None = None) -> int:
+    """JAX's former name of :func:`process_index` (warns, as JAX does)."""
+    warnings.warn("host_id has been renamed to process_index; use that name", UserWarning, stacklevel=2)
+    return process_index(backend)
+
+
+def process_indices(backend: str | None = None) -> list[int]:
+    """The indices of every process of the run: ``[0, ..., process_count() - 1]``."""
+    return list(range(process_count(backend)))
+
+
+def host_ids(backend: str | None = None) -> list[int]:
+    """JAX's former name of :func:`process_indices` (warns, as JAX does)."""
+    warnings.warn("host_ids has been renamed to process_indices; use that name", UserWarning, stacklevel=2)
+    return process_indices(backend)
+
+
+def live_arrays(platform: str | None = None) -> list[Array]:
+    """Every Array of this process that is alive and not deleted (nor donated).
+    ``platform`` may be ``None`` or ``"cpu"``."""
+    _check_backend(platform, "live_arrays")
+    return [a for a in gc.get_objects() if type(a) is Array and not a.is_deleted()]
+
+
+def effects_barrier() -> None:
+    """Wait until every computation started so far that calls the host
+    (``debug.print``, ``debug.callback``, ``io_callback``, ...) has finished,
+    its callbacks included."""
+    _jaxlib.effects_barrier()
+
+
+def _check_default_device(value: Any) -> Any:
+    """What ``default_device`` may be set to: ``None``, a device of plait's
+    client, or a platform name (``"cpu"``: the first device)."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        _check_backend(value, "default_device")
+        return value
+    if _jaxlib.is_device(value) and _jaxlib.owns_device(value):
+        return value
+    raise ValueError(
+        "default_device must be a device of plait.devices() (e.g. plait.devices()[1]), a platform name such as "
+        f"'cpu', or None; got {type(value).__name__}: {value!r}"
+    )
+
+
+config.register_validator("default_device", _check_default_device)
 
 
 def _check_device(device: Any) -> Device:

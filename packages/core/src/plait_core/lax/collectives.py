@@ -1,6 +1,8 @@
 """Named-axis collectives: ``psum``, ``pmean``, ``pmax``, ``pmin``,
 ``all_gather``, ``axis_index``, ``ppermute``, ``psum_scatter`` and
-``all_to_all``, with JAX's names and signatures.
+``all_to_all``, with JAX's names and signatures; ``axis_size``,
+``pbroadcast``, ``pshuffle`` and ``pswapaxes`` are composed of them (no
+primitive of their own, so every interpreter that maps a named axis runs them).
 
 ``axis_name`` is an axis name bound by an enclosing ``vmap(...,
 axis_name=...)`` (or by ``make_jaxpr(..., axis_env=...)``), or a tuple of
@@ -16,6 +18,7 @@ from typing import Any
 
 from plait_core import dtypes
 from plait_core.abstract import get_aval
+from plait_core.dims import Dim
 from plait_core.primitive import Primitive
 from plait_core.primitives.collectives import (
     all_gather_p,
@@ -29,9 +32,13 @@ from plait_core.primitives.collectives import (
     psum_p,
     psum_scatter_p,
 )
+from plait_core.primitives.collectives import axis_size as _bound_size
 from plait_core.tree_util import tree_flatten, tree_unflatten
 
-__all__ = ["all_gather", "all_to_all", "axis_index", "pmax", "pmean", "pmin", "ppermute", "psum", "psum_scatter"]
+__all__ = [
+    "all_gather", "all_to_all", "axis_index", "axis_size", "pbroadcast", "pmax", "pmean", "pmin", "ppermute",
+    "pshuffle", "psum", "psum_scatter", "pswapaxes",
+]
 
 
 def _no_groups(what: str, axis_index_groups: Any) -> None:
@@ -186,3 +193,48 @@ def all_to_all(
         return all_to_all_p.bind(leaf, axis_name=name, split_axis=split, concat_axis=concat, tiled=bool(tiled))
 
     return _map_leaves("all_to_all", x, one)
+
+
+def axis_size(axis_name: Any) -> Dim:
+    """The size of the named axis bound by an enclosing ``vmap(...,
+    axis_name=)``, ``shard_map`` or ``pmap`` (for a tuple of names, the product
+    of their sizes), as a Python int known while tracing.  An unbound name
+    raises :class:`~plait_core.errors.UnboundAxisNameError` (a ``NameError``)."""
+    if isinstance(axis_name, (set, frozenset)):
+        raise TypeError(f"axis_size: axis_name must be a name or a tuple of names, got the set {axis_name!r}")
+    return _bound_size(_names("axis_size", axis_name), "axis_size")
+
+
+def pbroadcast(x: Any, axis_name: Any, source: int) -> Any:
+    """Every position of the named axis gets position ``source``'s ``x`` (for
+    every leaf of the pytree ``x``): the value of ``psum`` of ``x`` masked to
+    position ``source``, computed by gathering (exact for every dtype, ``-0.0``,
+    infinities and NaNs of other positions included)."""
+    name = _name_param("pbroadcast", axis_name)
+    size = _bound_size(_names("pbroadcast", axis_name), "pbroadcast")
+    if type(source) is not int or (isinstance(size, int) and not 0 <= source < size):
+        raise ValueError(f"pbroadcast: source must be an int in [0, {size}) (the axis size), got {source!r}")
+
+    def one(leaf: Any) -> Any:
+        from plait_core.lax.structural import index_in_dim
+
+        gathered = all_gather_p.bind(leaf, axis_name=name, axis=0, tiled=False)
+        return index_in_dim(gathered, source, axis=0, keepdims=False)
+
+    return _map_leaves("pbroadcast", x, one)
+
+
+def pshuffle(x: Any, axis_name: Any, perm: Any) -> Any:
+    """``ppermute`` with the permutation given by sources: position ``i`` gets
+    position ``perm[i]``'s ``x``.  ``perm`` must hold each of ``0 ..
+    len(perm) - 1`` once (``ValueError``); positions past ``len(perm)`` get zeros."""
+    sources = [int(i) for i in perm]
+    if sorted(sources) != list(range(len(sources))):
+        raise ValueError(f"pshuffle: perm must be a permutation of 0..{len(sources) - 1}, got {list(perm)!r}")
+    return ppermute(x, axis_name, [(src, dst) for dst, src in enumerate(sources)])
+
+
+def pswapaxes(x: Any, axis_name: Any, axis: int, *, axis_index_groups: Any = None) -> Any:
+    """Swap the named axis with the array axis ``axis`` (whose size must be the
+    axis size): ``all_to_all(x, axis_name, axis, axis)``."""
+    return all_to_all(x, axis_name, axis, axis, axis_index_groups=axis_index_groups)
