@@ -24,6 +24,7 @@ import functools
 import inspect
 import operator
 import threading
+import time
 import weakref
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from itertools import repeat
@@ -45,7 +46,7 @@ from plait_core.primitives.calls import (
     fun_name,
     hoist_consts,
 )
-from plait_core.staging import check_output_leaves
+from plait_core.staging import check_output_leaves, check_tracing_allowed
 from plait_core.trace import EvalTrace, Trace
 from plait_core.trace import _state as _trace_state
 from plait_core.tree_util import (
@@ -68,6 +69,7 @@ from plait_dispatch.cache import (
     compiled_call,
     computation_device,
     explain_cache_miss,
+    log_trace,
     operand_buffer,
     stats,
 )
@@ -412,8 +414,10 @@ class _JitState:
         fun = self.fun
 
         def jitted(*args: Any, **kwargs: Any) -> Any:
-            if cfg.jit_disabled:
-                return fun(*args, **kwargs)
+            if cfg.guarded:  # disable_jit, no_execution or a default device: the general path
+                if cfg.jit_disabled:
+                    return fun(*args, **kwargs)
+                return slow(args, kwargs)
             if not kwargs and not has_statics and state.trace.__class__ is EvalTrace:
                 # Every argument a live, uncommitted Array: its buffer goes to
                 # the executable as it is.  Liveness is asked of the buffer
@@ -621,7 +625,9 @@ class _JitState:
             del self.seen[0]
         static_pos = _positions(self.static.nums, len(args))
         static_kwargs = {k: v for k, v in kwargs.items() if k in self.static.names}
+        check_tracing_allowed(f"{self.desc} (defined at {_definition_site(self.fun)})")
         fun = self.fun
+        start = time.perf_counter()
         out_trees: list[PyTreeDef] = []
         what = self.desc
 
@@ -647,6 +653,7 @@ class _JitState:
             self.device,
             (False,) * nc + leaf_donated,
             self.keep_unused,
+        log_trace(self.desc, time.perf_counter() - start)
             (None,) * nc + leaf_names,
             shardings,
         )
@@ -714,6 +721,8 @@ class _JitState:
                 self.install_static(entry, call, leaves, args)
             self.install_tree(entry, call, leaves, args, kwargs)
         return tree_unflatten(entry.out_tree, outs)
+        if config.guarded:  # a configured default device: its calls are not the fast paths' default
+            return tree_unflatten(entry.out_tree, outs)
 
     def install_fast(self, entry: StagedCall, call: CompiledCall) -> None:
         """Remember a handler for calls with all-Array arguments of this signature."""
@@ -1092,7 +1101,10 @@ def _fast_handler(entry: StagedCall, call: CompiledCall, const_bufs: list[Any]) 
 
 def _handler_for(entry: StagedCall, call: CompiledCall) -> _Simple | _General | None:
     """The fast handler of a staged call, its constants placed on the call's
-    device once; ``None`` when a constant cannot be placed (the slow path stays)."""
+    device once; ``None`` when a constant cannot be placed, or the program calls
+    the host (its runs keep a token for ``effects_barrier``): the slow path stays."""
+    if call.effects:
+        return None
     try:
         const_bufs = [operand_buffer(c, a, call.device, "use") for c, a in zip(entry.consts, entry.operand_avals)]
     except Exception:
