@@ -469,6 +469,12 @@ def log_trace(name: str, seconds: float) -> None:
         logger.log(level, "Finished tracing %s in %.6f sec", name, seconds)
 
 
+def check_execution(name: str) -> None:
+    """Raise :func:`no_execution_error` while ``config.no_execution`` is on."""
+    if config.no_execution:
+        raise no_execution_error(name)
+
+
 def no_execution_error(name: str) -> RuntimeError:
     """The error of running ``name`` while ``config.no_execution`` is on."""
     return RuntimeError(

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import itertools
 import threading
+import time
 from collections.abc import Hashable, Sequence
 from typing import Any
 
@@ -32,7 +33,7 @@ from plait_core.jaxpr import Jaxpr
 from plait_core.sharding import Mesh, NamedSharding, PartitionSpec, Sharding, TiledSharding, spec_of
 from plait_dispatch import _jaxlib
 from plait_dispatch.array import Array
-from plait_dispatch.cache import JitInfo, host_value, stats
+from plait_dispatch.cache import JitInfo, check_execution, host_value, log_compile, stats
 from plait_dispatch.lowering import SpmdLayout, lower_jaxpr
 from plait_dispatch.sharded import from_host, jaxlib_sharding
 
@@ -177,6 +178,7 @@ class SpmdCall:
             closed, name=name, donated_invars=donated, arg_avals=list(in_avals), platform=_jaxlib.PLATFORM, spmd=layout
         )
         propagate = [t is None for j, t in enumerate(out_texts) if j not in module.float0_outputs]
+        start = time.perf_counter()
         try:
             executable = _jaxlib.compile_spmd(module.text, devices, propagate)
         except _jaxlib.XlaRuntimeError as e:
@@ -190,6 +192,7 @@ class SpmdCall:
         self.module = module
         self.executable = executable
         stats.bump("compiles")
+        log_compile(name, in_avals, f"on {len(devices)} devices", time.perf_counter() - start)
         self.in_shardings = in_shardings
         self.float0_outs = set(module.float0_outputs)
         n_results = len(module.out_avals) - len(module.float0_outputs)
@@ -212,6 +215,7 @@ class SpmdCall:
 
     def call(self, operands: Sequence[Any], what: str) -> list[Any]:
         """Run on ``operands`` (Arrays anywhere, or host values)."""
+        check_execution(what)
         use = f"pass it to {what}"
         bufs = list(self.const_bufs)
         skip = set(self.module.float0_inputs)
