@@ -642,6 +642,7 @@ class _JitState:
             return out_leaves
 
         closed = trace_to_jaxpr(flat_fun, avals)
+        log_trace(self.desc, time.perf_counter() - start)
         body, consts = hoist_consts(closed)
         nc = len(consts)
         shardings = None
@@ -653,7 +654,6 @@ class _JitState:
             self.device,
             (False,) * nc + leaf_donated,
             self.keep_unused,
-        log_trace(self.desc, time.perf_counter() - start)
             (None,) * nc + leaf_names,
             shardings,
         )
@@ -707,6 +707,8 @@ class _JitState:
         device, committed = computation_device(operands, self.device, self.desc, entry.info.names)
         call = compiled_call(entry.body, entry.operand_avals, device, entry.info, self.desc)
         outs = call.call(operands, committed, self.desc)
+        if config.guarded:  # a configured default device: its calls are not the fast paths' default
+            return tree_unflatten(entry.out_tree, outs)
         if (
             not committed
             and not kwargs
@@ -721,8 +723,6 @@ class _JitState:
                 self.install_static(entry, call, leaves, args)
             self.install_tree(entry, call, leaves, args, kwargs)
         return tree_unflatten(entry.out_tree, outs)
-        if config.guarded:  # a configured default device: its calls are not the fast paths' default
-            return tree_unflatten(entry.out_tree, outs)
 
     def install_fast(self, entry: StagedCall, call: CompiledCall) -> None:
         """Remember a handler for calls with all-Array arguments of this signature."""
