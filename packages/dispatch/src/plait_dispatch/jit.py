@@ -614,6 +614,7 @@ class _JitState:
         args: tuple[Any, ...],
         kwargs: dict[str, Any],
     ) -> StagedCall:
+        check_tracing_allowed(f"{self.desc} (defined at {_definition_site(self.fun)})")
         stats.bump("traces")
         leaf_names, leaf_donated = self.leaf_info(dyn, dyn_pos, len(args))
         signature = Signature(in_tree, avals, tuple((label, v) for label, v in statics), context_key())
@@ -625,7 +626,6 @@ class _JitState:
             del self.seen[0]
         static_pos = _positions(self.static.nums, len(args))
         static_kwargs = {k: v for k, v in kwargs.items() if k in self.static.names}
-        check_tracing_allowed(f"{self.desc} (defined at {_definition_site(self.fun)})")
         fun = self.fun
         start = time.perf_counter()
         out_trees: list[PyTreeDef] = []
