@@ -616,6 +616,7 @@ class _JitState:
     ) -> StagedCall:
         check_tracing_allowed(f"{self.desc} (defined at {_definition_site(self.fun)})")
         stats.bump("traces")
+        start = time.perf_counter()
         leaf_names, leaf_donated = self.leaf_info(dyn, dyn_pos, len(args))
         signature = Signature(in_tree, avals, tuple((label, v) for label, v in statics), context_key())
         if config.explain_cache_misses:
@@ -627,7 +628,6 @@ class _JitState:
         static_pos = _positions(self.static.nums, len(args))
         static_kwargs = {k: v for k, v in kwargs.items() if k in self.static.names}
         fun = self.fun
-        start = time.perf_counter()
         out_trees: list[PyTreeDef] = []
         what = self.desc
 
