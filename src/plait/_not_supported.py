@@ -14,8 +14,6 @@ from plait_core import random as _random
 
 _CONFIG = "a JAX configuration context manager for a behaviour plait does not make configurable"
 _REFS = "JAX's mutable array references (Ref) are not part of plait's language"
-_DEVICES = "owned by the multi-device issue (sharding, meshes, devices and named-axis collectives)"
-_HELPER = "a helper JAX's module imports for its own use (not part of its API)"
 _NARROW = "a narrow ML number type (float8/float6/float4, 1-4 bit integers) plait's dtype lattice does not carry"
 _MICROSCALING = "microscaling (block-scaled) dots for narrow float types plait does not carry"
 _TODO = "not implemented yet"
@@ -47,8 +45,6 @@ NOT_SUPPORTED: dict[str, dict[str, str]] = {
     "jax.debug": {
         "DebugEffect": "JAX's effect-system classes; plait's callbacks carry their ordering as a parameter",
         "OrderedDebugEffect": "JAX's effect-system classes; plait's callbacks carry their ordering as a parameter",
-        "breakpoint": _TODO + ": an interactive debugger stopping inside compiled code",
-        **_all("inspect_array_sharding visualize_array_sharding visualize_sharding", _DEVICES),
     },
     "jax.lax": {
         "AccuracyMode": "accuracy controls of transcendental functions on accelerators; XLA CPU has one implementation",
