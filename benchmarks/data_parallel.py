@@ -33,7 +33,8 @@ JAX_PYTHON = os.environ.get("JAX_PYTHON", "/work/jaxenv/bin/python")
 def _env(devices: int) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PLAIT_", "XLA_FLAGS"))}
     env["PLAIT_NUM_CPU_DEVICES"] = str(devices)
-    env["PYTHONPATH"] = str(ROOT)
+    # The caller's path is kept (plait from a source tree, run by the JAX interpreter).
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
     env["TF_CPP_MIN_LOG_LEVEL"] = "2"
     return env
 

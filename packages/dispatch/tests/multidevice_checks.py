@@ -25,6 +25,8 @@ from plait_dispatch import (
     process_count,
     process_index,
 )
+from plait_dispatch.cache import stats
+from plait_dispatch.jit import jit_state
 from plait_dispatch.pmap import pmap
 
 X = np.arange(32, dtype=np.float32).reshape(8, 4)
@@ -271,3 +273,90 @@ def test_nested_maps_say_what_to_do_instead(mesh: Mesh) -> None:
     inner = shard_map(lambda a: a, mesh=mesh, in_specs=P(), out_specs=P())
     with pytest.raises(NotImplementedError, match="map over one mesh with several axes instead"):
         shard_map(lambda a: inner(a), mesh=mesh, in_specs=P(), out_specs=P())(x)
+
+
+def _fast_handlers(f: object) -> int:
+    state = jit_state(f)
+    assert state is not None
+    return sum(len(c) for c in state.spmd_fast.values())
+
+
+def test_repeated_sharded_calls_take_the_fast_path(mesh: Mesh) -> None:
+    rows, repl = NamedSharding(mesh, P("x")), NamedSharding(mesh, P())
+    const = np.arange(4, dtype=np.float32)  # captured: placed once for the fast path
+
+    def step(ps: dict[str, object], x: object, *, scale: float) -> tuple[dict[str, object], object]:
+        h = x @ ps["w"] + ps["b"] + const
+        return {"w": ps["w"] * scale, "b": ps["b"] + h.sum(0)}, h
+
+    f = jit(step, static_argnames="scale", in_shardings=(repl, rows), out_shardings=(repl, rows))
+    w, b = np.eye(4, dtype=np.float32), np.ones(4, np.float32)
+    ps = {"w": device_put(w, repl), "b": device_put(b, repl)}
+    x = device_put(X, rows)
+    before = stats.snapshot()
+    for _ in range(4):
+        ps, h = f(ps, x, scale=0.5)
+        want_h = X @ w + b + const
+        w, b = w * 0.5, b + want_h.sum(0)
+        np.testing.assert_allclose(np.asarray(h), want_h, rtol=1e-6)
+        np.testing.assert_allclose(np.asarray(ps["w"]), w)
+        np.testing.assert_allclose(np.asarray(ps["b"]), b, rtol=1e-6)
+        assert ps["w"].sharding == repl and h.sharding == rows
+    # One traced call, then the fast path (which the slow-path counter does not see).
+    assert stats.snapshot()["trace_hits"] - before["trace_hits"] <= 1
+    assert _fast_handlers(f) == 1
+    # Another static value is another signature; the first stays.
+    ps2, _ = f(ps, x, scale=2.0)
+    np.testing.assert_allclose(np.asarray(ps2["w"]), w * 2.0)
+    assert _fast_handlers(f) == 2
+
+
+def test_the_fast_path_leaves_other_layouts_and_arguments_to_the_general_path(mesh: Mesh) -> None:
+    h = jit(lambda a: a * 2.0 + 1.0)
+    by_x = device_put(X, NamedSharding(mesh, P("x")))
+    for _ in range(2):
+        r = h(by_x)
+        np.testing.assert_array_equal(np.asarray(r), X * 2 + 1)
+        assert r.sharding.spec == P("x")
+    # Same shape, another layout: its own program and output layout.
+    by_y = device_put(X, NamedSharding(mesh, P(None, "y")))
+    for _ in range(2):
+        r = h(by_y)
+        np.testing.assert_array_equal(np.asarray(r), X * 2 + 1)
+        assert r.sharding.spec == P(None, "y")
+    # An equal sharding made anew matches too.
+    r = h(device_put(X, NamedSharding(mesh, P("x"))))
+    assert r.sharding.spec == P("x")
+    # Host data and single-device Arrays where a sharded Array was: the general path.
+    np.testing.assert_array_equal(np.asarray(h(X)), X * 2 + 1)
+    np.testing.assert_array_equal(np.asarray(h(device_put(X))), X * 2 + 1)
+    g = jit(lambda a: a - 1.0, in_shardings=NamedSharding(mesh, P("x")))
+    for arg in (by_x, X, device_put(X), by_y, by_x):
+        r = g(arg)
+        np.testing.assert_array_equal(np.asarray(r), X - 1)
+        assert r.sharding.spec == P("x")
+    np.testing.assert_array_equal(np.asarray(by_y), X)  # re-laid out, not consumed
+
+
+def test_the_fast_path_refuses_deleted_and_twice_donated_arrays(mesh: Mesh) -> None:
+    s = NamedSharding(mesh, P("x"))
+    f = jit(lambda a, b: a + b, donate_argnums=0)
+    a = device_put(X, s)
+    for k in range(3):
+        shards = [sh.data for sh in a.addressable_shards]
+        old = a
+        a = f(a, device_put(X, s))
+        np.testing.assert_array_equal(np.asarray(a), X * (k + 2))
+        assert old.is_deleted() and all(sh.is_deleted() for sh in shards)
+        with pytest.raises(DeletedArrayError, match="donated"):
+            np.asarray(old)
+    assert _fast_handlers(f) == 1
+    with pytest.raises(DeletedArrayError, match="donated"):
+        f(old, a)
+    dead = device_put(X, s)
+    dead.delete()
+    with pytest.raises(DeletedArrayError, match="deleted"):
+        f(a, dead)
+    with pytest.raises(ValueError, match="donat"):
+        f(a, a)
+    np.testing.assert_array_equal(np.asarray(a), X * 4)  # not consumed by the refused call

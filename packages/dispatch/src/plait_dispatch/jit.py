@@ -61,7 +61,7 @@ from plait_core.tree_util import (
 )
 from plait_dispatch import _jaxlib, fast_tree
 from plait_dispatch.aot import Lowered, StagedCall, Traced
-from plait_dispatch.array import Array
+from plait_dispatch.array import _DONATED, _LIVE, Array
 from plait_dispatch.cache import (
     CompiledCall,
     JitInfo,
@@ -75,7 +75,8 @@ from plait_dispatch.cache import (
 )
 from plait_dispatch.eager import _HOST_SCALAR_TYPES, _host_scalars, _learn_host_scalars
 from plait_dispatch.layouts import ShardingRequest
-from plait_dispatch.spmd import run_spmd, wants_spmd
+from plait_dispatch.spmd import MISS as _SPMD_MISS
+from plait_dispatch.spmd import SpmdCall, SpmdFast, spmd_call, spmd_fast_handler, wants_spmd
 
 __all__ = ["JitWrapped", "jit"]
 
@@ -396,6 +397,8 @@ class _JitState:
         # static values) -> [leaf types, handler] pairs.
         self.tree_fast: dict[Hashable, tuple[list[Any], ...]] = {}  # [types, _Simple | _General]
         self.static_split: dict[int, tuple[tuple[int, ...], tuple[int, ...]]] = {}
+        # Fast handlers of sharded signatures (multi-device Arrays, shardings), keyed the same way.
+        self.spmd_fast: dict[Hashable, tuple[SpmdFast, ...]] = {}
 
     # -- the wrapper -------------------------------------------------------
 
@@ -410,6 +413,8 @@ class _JitState:
         tree_call = self.tree_call
         has_statics = self.has_statics  # then ``fast`` is keyed by the static values too
         static_call = self.static_call
+        spmd_fast = self.spmd_fast
+        spmd_fast_call = self.spmd_fast_call
 
         fun = self.fun
 
@@ -466,6 +471,10 @@ class _JitState:
                 out = tree_call(args, kwargs)
                 if out is not _MISS:
                     return out
+            if spmd_fast and state.trace.__class__ is EvalTrace:
+                out = spmd_fast_call(args, kwargs)
+                if out is not _MISS:
+                    return out
             return slow(args, kwargs)
 
         fun = self.fun
@@ -494,6 +503,7 @@ class _JitState:
             self.entries.clear()
             self.fast.clear()
             self.tree_fast.clear()
+            self.spmd_fast.clear()
             self.memo[0] = ([_MISS], None)
             self.seen.clear()
 
@@ -600,6 +610,7 @@ class _JitState:
                     self.entries.clear()
                     self.fast.clear()
                     self.tree_fast.clear()
+                    self.spmd_fast.clear()
                 self.entries[key] = entry
             return entry, leaves
 
@@ -703,7 +714,10 @@ class _JitState:
                 _trace_state.trace.check_foreign_tracer(x)
         operands = [*entry.consts, *leaves]
         if wants_spmd(entry.body, operands, entry.info):
-            return tree_unflatten(entry.out_tree, run_spmd(entry.body, operands, entry.info, self.name, self.desc))
+            spmd = spmd_call(entry.body, operands, entry.info, self.name, self.desc)
+            outs = spmd.call(operands, self.desc)
+            self.install_spmd(entry, spmd, operands, args, kwargs)
+            return tree_unflatten(entry.out_tree, outs)
         device, committed = computation_device(operands, self.device, self.desc, entry.info.names)
         call = compiled_call(entry.body, entry.operand_avals, device, entry.info, self.desc)
         outs = call.call(operands, committed, self.desc)
@@ -766,7 +780,7 @@ class _JitState:
         if split is None:
             return _MISS
         spos, dpos = split
-        avals: list[Any] = []
+        key: list[Any] = []  # the Arrays' types, then each static value's class and value
         bufs: list[Any] = []
         dyn: list[Any] = []
         for i in dpos:
@@ -776,12 +790,25 @@ class _JitState:
             buf = a._buf
             if a._committed or buf is None or _buffer_is_deleted(buf):
                 return _MISS
-            avals.append(a.aval)
+            key.append(a.aval)
             bufs.append(buf)
             dyn.append(a)
+        for i in spos:
+            v = args[i]
+            key.append(v.__class__)
+            key.append(v)
+        # The last signature first (``memo`` is free: the all-Array path above
+        # never runs for a function with static arguments): equal static values
+        # of the same classes and identical types (results share theirs).
+        last = self.memo[0]
         try:
-            handler = self.fast.get((tuple([(args[i].__class__, args[i]) for i in spos]), *avals))
-        except Exception:  # an unhashable static value: the general path says so
+            if key == last[0]:
+                handler = last[1]
+            else:
+                handler = self.fast.get((tuple([(args[i].__class__, args[i]) for i in spos]), *key[: len(dpos)]))
+                if handler is not None:
+                    self.memo[0] = (key, handler)
+        except Exception:  # an unhashable (or uncomparable) static value: the general path says so
             return _MISS
         if handler is None or handler.x64 is not config.x64_enabled:
             return _MISS
@@ -901,6 +928,51 @@ class _JitState:
             x64 = handler.x64
             if len(cands) < 8 and not any(pair[0] == mixed[0] and pair[1].x64 is x64 for pair in cands):
                 self.tree_fast[key] = (*cands, [mixed[0], handler])
+
+    def spmd_fast_call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """The fast path of a sharded signature: the dynamic arguments
+        flattened in C++, the handler found by their structure and static
+        values, then by the leaves' types and shardings (:class:`SpmdFast`);
+        ``_MISS`` for the general path otherwise."""
+        try:
+            dyn, skey = self.fast_key(args, kwargs) if self.has_statics else ((args, kwargs), None)
+            leaves, structure = _cpp_flatten(dyn)
+            cands = self.spmd_fast.get((structure, skey))
+        except Exception:  # unhashable statics, unsortable keys: the general path says why
+            return _MISS
+        if cands is None:
+            return _MISS
+        x64 = config.x64_enabled
+        for handler in cands:
+            if handler.x64 is x64:
+                out = handler(leaves)
+                if out is not _SPMD_MISS:
+                    return out
+        return _MISS
+
+    def install_spmd(
+        self, entry: StagedCall, call: SpmdCall, operands: list[Any], args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> None:
+        """Remember a fast handler for sharded calls of this signature (every
+        leaf a multi-device Array laid out as the call wants it)."""
+        try:
+            dyn, skey = self.fast_key(args, kwargs)
+            cpp_leaves, structure = _cpp_flatten(dyn)
+            key = (structure, skey)
+            hash(key)
+        except Exception:
+            return
+        nc = len(entry.consts)
+        if len(cpp_leaves) != len(operands) - nc or any(a is not b for a, b in zip(cpp_leaves, operands[nc:])):
+            return  # the two flatteners disagree on this tree: leave it to core's
+        handler = spmd_fast_handler(call, operands, nc, entry.out_tree)
+        if handler is None:
+            return
+        handler.out_structure = fast_tree.structure_of(entry.out_tree)
+        with self.lock:
+            cands = self.spmd_fast.get(key, ())
+            if len(cands) < 8 and not any(h.same_signature(handler) for h in cands):
+                self.spmd_fast[key] = (*cands, handler)
 
     # -- ahead of time -------------------------------------------------------
 
@@ -1065,7 +1137,15 @@ class _General:
         except _jaxlib.XlaRuntimeError:
             return _MISS
         for k in donated:
-            args[k]._donate()
+            # ``Array._donate`` inlined: the Array is marked donated and its
+            # buffer freed unless XLA reused it (it did whenever it could).
+            a = args[k]
+            if a._state == _LIVE:
+                buf = a._buf
+                a._state = _DONATED
+                a._buf = None
+                if not _buffer_is_deleted(buf):
+                    _jaxlib.delete(buf)
         avals = self.out_avals
         if avals is None:
             res = self.call.wrap(outs, False)

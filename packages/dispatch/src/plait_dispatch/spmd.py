@@ -21,23 +21,25 @@ Arrays costs nothing more than before.
 from __future__ import annotations
 
 import itertools
+import operator
 import threading
 import time
 from collections.abc import Hashable, Sequence
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 
-from plait_core import ClosedJaxpr, ShapedArray, dtypes, get_aval
+from plait_core import ClosedJaxpr, ShapedArray, config, dtypes, get_aval
 from plait_core.jaxpr import Jaxpr
 from plait_core.sharding import Mesh, NamedSharding, PartitionSpec, Sharding, TiledSharding, spec_of
+from plait_core.tree_util import tree_unflatten
 from plait_dispatch import _jaxlib
 from plait_dispatch.array import Array
 from plait_dispatch.cache import JitInfo, check_execution, host_value, log_compile, stats
 from plait_dispatch.lowering import SpmdLayout, lower_jaxpr
 from plait_dispatch.sharded import from_host, jaxlib_sharding
 
-__all__ = ["SpmdCall", "mesh_of_jaxpr", "run_spmd", "wants_spmd"]
+__all__ = ["MISS", "SpmdCall", "SpmdFast", "mesh_of_jaxpr", "run_spmd", "spmd_call", "spmd_fast_handler", "wants_spmd"]
 
 _MESH_PARAMS = ("mesh", "sharding")
 
@@ -217,6 +219,8 @@ class SpmdCall:
         """Run on ``operands`` (Arrays anywhere, or host values)."""
         check_execution(what)
         use = f"pass it to {what}"
+        if any(self.info.donated):
+            self._check_donated_once(operands, what)
         bufs = list(self.const_bufs)
         skip = set(self.module.float0_inputs)
         for i in range(len(operands)):
@@ -236,6 +240,21 @@ class SpmdCall:
                 assert sharding is not None
                 result.append(Array._multi(next(it), aval, sharding))
         return result
+
+    def _check_donated_once(self, operands: Sequence[Any], what: str) -> None:
+        """A donated Array must not be passed anywhere else in the same call
+        (XLA would be handed one buffer to consume and to read)."""
+        first: dict[int, int] = {}
+        for k, x in enumerate(operands):
+            if type(x) is not Array or x._buf is None:
+                continue
+            j = first.setdefault(id(x._buf), k)
+            if j != k and (self.info.is_donated(j) or self.info.is_donated(k)):
+                raise ValueError(
+                    f"{what}: the same Array is passed as {_label(self.info, j)} and as {_label(self.info, k)}, "
+                    "and one of them is donated; a donated buffer is consumed by the call, so it cannot also "
+                    "be read. Pass a copy (x.copy()) for one of them"
+                )
 
     def _operand(self, x: Any, i: int, use: str) -> Any:
         want = self.in_shardings[i]
@@ -262,6 +281,127 @@ def _replicated(devices: tuple[Any, ...]) -> Sharding:
     return TiledSharding(devices, np.arange(len(devices), dtype=np.int64).reshape(1, len(devices)))
 
 
+class SpmdFast:
+    """The fast handler of one sharded ``jit`` signature (see
+    :func:`spmd_fast_handler`): called with the argument leaves; each must be
+    a live multi-device Array of the signature's type and layout (the same
+    sharding object, or an equal one), and its buffer goes to the executable
+    as it is.  Returns ``MISS`` for anything else, or when the run fails, for
+    the general path to handle or report."""
+
+    __slots__ = (
+        "avals",
+        "const_bufs",
+        "donated",
+        "executable",
+        "float0_outs",
+        "handlers",
+        "out_avals",
+        "out_shardings",
+        "out_structure",
+        "out_tree",
+        "passed",
+        "shardings",
+        "x64",
+    )
+
+    def __init__(
+        self, call: SpmdCall, leaves: Sequence[Array], const_bufs: list[Any], out_tree: Any, x64: bool
+    ) -> None:
+        nc = len(call.in_avals) - len(leaves)
+        self.avals = [x.aval for x in leaves]
+        self.shardings = [x._sharding for x in leaves]
+        skip = set(call.module.float0_inputs)
+        self.const_bufs = list(call.const_bufs) + const_bufs
+        passed = tuple(k - nc for k in range(nc, len(call.in_avals)) if k not in skip)
+        self.passed = None if passed == tuple(range(len(leaves))) else passed
+        self.donated = tuple(k - nc for k, d in enumerate(call.info.donated) if d and k >= nc)
+        self.executable = call.executable
+        self.handlers = call.handlers
+        self.float0_outs = bool(call.float0_outs)
+        self.out_avals = [a for j, a in enumerate(call.module.out_avals) if j not in call.float0_outs]
+        self.out_shardings: list[Any] = [s for j, s in enumerate(call.out_shardings) if j not in call.float0_outs]
+        self.out_tree = out_tree
+        self.out_structure: Any = None  # the C++ output structure, when known (faster to rebuild)
+        self.x64 = x64
+        if self.float0_outs:
+            self.out_avals = list(call.module.out_avals)
+            self.out_shardings = list(call.out_shardings)
+
+    def same_signature(self, other: SpmdFast) -> bool:
+        """Whether ``other`` handles the same leaves (types, layouts, x64 flag)."""
+        return self.x64 is other.x64 and self.avals == other.avals and self.shardings == other.shardings
+
+    def __call__(self, leaves: list[Any]) -> Any:
+        try:
+            # Each leaf a live multi-device Array: a few passes in C.  A
+            # single-device Array has no ``_sharding`` (AttributeError), a
+            # host value no ``aval``; a dead buffer is None (TypeError).
+            if list(map(_get_sharding, leaves)) != self.shardings or list(map(_get_aval, leaves)) != self.avals:
+                return MISS
+            bufs = list(map(_get_buf, leaves))
+            if any(map(_buffer_is_deleted, bufs)):
+                return MISS
+        except (AttributeError, TypeError):
+            return MISS
+        donated = self.donated
+        if donated and len(set(map(id, bufs))) != len(bufs):
+            return MISS  # one buffer passed twice with a donation: the general path says why not
+        if self.passed is not None:
+            bufs = [bufs[k] for k in self.passed]
+        try:
+            outs = _consume(_run(self.executable, self.const_bufs + bufs), self.handlers)
+        except _jaxlib.XlaRuntimeError:
+            return MISS
+        for k in donated:
+            leaves[k]._donate()
+        if self.float0_outs:
+            it = iter(outs)
+            res: list[Any] = [
+                np.zeros(a.shape, dtypes.float0) if s is None else Array._multi(next(it), a, s)
+                for a, s in zip(self.out_avals, self.out_shardings)
+            ]
+        else:
+            res = list(map(_multi, outs, self.out_avals, self.out_shardings))
+        if self.out_structure is not None:
+            return self.out_structure.unflatten(res)
+        return tree_unflatten(self.out_tree, res)
+
+
+MISS: Final = object()
+"""What a fast handler returns when the general path must take the call."""
+
+_get_sharding = operator.attrgetter("_sharding")
+_get_aval = operator.attrgetter("aval")
+_get_buf = operator.attrgetter("_buf")
+_buffer_is_deleted = _jaxlib.buffer_is_deleted
+_run = _jaxlib.run_executable
+_consume = _jaxlib.consume_results
+_multi = Array._multi
+
+
+def spmd_fast_handler(call: SpmdCall, operands: Sequence[Any], n_consts: int, out_tree: Any) -> SpmdFast | None:
+    """A fast handler for later calls like this one (``operands``: the
+    captured constants, then the argument leaves), or ``None`` where the
+    general path must stay: a leaf that is not a multi-device Array laid out
+    as the call wants it (it is placed anew on every call), an unhashable
+    sharding.  The constants are placed once, here."""
+    leaves = operands[n_consts:]
+    for k, x in enumerate(leaves):
+        want = call.in_shardings[n_consts + k]
+        if type(x) is not Array or x._device is not None or not call._lays_out_as(x._sharding, want, x.ndim):
+            return None
+    try:
+        hash(tuple(x._sharding for x in leaves))
+        skip = set(call.module.float0_inputs)
+        const_bufs = [
+            call._operand(operands[k], k, "use it") for k in range(n_consts) if k not in skip
+        ]
+    except Exception:
+        return None
+    return SpmdFast(call, leaves, const_bufs, out_tree, config.x64_enabled)
+
+
 _calls: dict[Hashable, SpmdCall] = {}
 _calls_lock = threading.RLock()
 
@@ -275,6 +415,11 @@ def run_spmd(closed: ClosedJaxpr, operands: Sequence[Any], info: JitInfo | None,
     """Run ``closed`` on ``operands`` as one SPMD computation (see the module docs)."""
     if info is None:
         info = JitInfo(None, (False,) * len(operands), True)
+    return spmd_call(closed, operands, info, name, what).call(operands, what)
+
+
+def spmd_call(closed: ClosedJaxpr, operands: Sequence[Any], info: JitInfo, name: str, what: str) -> SpmdCall:
+    """The compiled call :func:`run_spmd` runs ``operands`` with."""
     try:
         sig = (closed, info, *[
             (x.aval, x._sharding if x._device is None else None) if type(x) is Array else (type(x), _aval(x, what))
@@ -284,13 +429,13 @@ def run_spmd(closed: ClosedJaxpr, operands: Sequence[Any], info: JitInfo | None,
     except TypeError:  # an unhashable sharding
         sig, known = None, None
     if known is not None:
-        return known.call(operands, what)
+        return known
     call = _find_call(closed, operands, info, name, what)
     if sig is not None:
         if len(_known) > 4096:
             _known.clear()
         _known[sig] = call
-    return call.call(operands, what)
+    return call
 
 
 def _find_call(closed: ClosedJaxpr, operands: Sequence[Any], info: JitInfo, name: str, what: str) -> SpmdCall:
