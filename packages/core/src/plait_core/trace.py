@@ -318,9 +318,15 @@ def set_eager_backend(backend: EagerBackend | None) -> EagerBackend:
     exactly as they were bound.  It must refuse tracers among them with
     :func:`check_eager_operands` before treating an operand it does not know
     as data: the eager trace leaves that check to the backend, whose short
-    path for its own array type proves there is no tracer at no cost."""
+    path for its own array type proves there is no tracer at no cost.
+
+    Shortcuts a backend offers the NumPy layer (:mod:`plait_core.eager_fast`)
+    apply only while that backend is installed."""
+    from plait_core import eager_fast
+
     prev = _backend[0]
     _backend[0] = numpy_backend if backend is None else backend
+    eager_fast._backend_changed(_backend[0])
     return prev
 
 

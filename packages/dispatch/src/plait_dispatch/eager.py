@@ -384,7 +384,10 @@ def uninstall() -> None:
 
 def clear_eager_cache() -> None:
     """Forget the compiled single operations and the device scalars of host scalars."""
+    from plait_dispatch import eager_shortcuts  # (it imports this module)
+
     with _ops_lock:
+        eager_shortcuts.clear()
         _ops.clear()
         for table in _host_scalars:
             table.clear()

@@ -18,11 +18,16 @@ import numpy as np
 
 from plait_core import dtypes, lax
 from plait_core.abstract import _array_types as _ARRAY_TYPES
+from plait_core.config import config
 from plait_core.custom_derivatives import custom_jvp
+from plait_core.eager_fast import shortcuts as _fast
 from plait_core.numpy._util import (
     Array,
     ArrayLike,
     _array_aval,
+    _folded,
+    _host_converted,
+    _yields_to,
     as_array,
     broadcast_args,
     check_arraylike,
@@ -38,7 +43,11 @@ from plait_core.numpy._util import (
     scalar_like,
     to_inexact,
 )
+from plait_core.primitive import Primitive
+from plait_core.primitives import elementwise as _ew
+from plait_core.trace import EvalTrace as _EvalTrace
 from plait_core.trace import Tracer
+from plait_core.trace import _state as _trace_state
 
 UnaryFn = Callable[[ArrayLike], Array]
 BinaryFn = Callable[[ArrayLike, ArrayLike], Array]
@@ -60,13 +69,115 @@ def _no_bool(name: str, x: Array) -> None:
 # Unary functions computed in floating point
 
 
+# ---------------------------------------------------------------------------
+# Eager shortcuts (issue 17; see plait_core.eager_fast): a call whose outcome
+# is one primitive bound on its operands asks the eager backend directly.
+
+_NO_PARAMS: dict[str, Any] = {}
+_inexact_dtypes: dict[Any, builtins.bool] = {}
+
+
+def _is_inexact(dt: Any) -> builtins.bool:
+    hit = _inexact_dtypes.get(dt)
+    if hit is None:
+        hit = _inexact_dtypes[dt] = dtypes.is_inexact(dt)
+    return hit
+
+
+def _lax_unary_primitive(op: Callable[[Array], Array]) -> Primitive | None:
+    """The primitive a ``lax`` unary function binds as it is (one made by
+    lax's ``_unary_function``, which binds it on any array), else ``None``."""
+    code: Any = getattr(op, "__code__", None)
+    closure: Any = getattr(op, "__closure__", None)
+    if code is None or code is not getattr(lax.neg, "__code__", None) or closure is None:
+        return None
+    freevars: Any = getattr(code, "co_freevars", ())
+    cells = dict(zip(freevars, closure))
+    prim = cells["prim"].cell_contents if "prim" in cells else None
+    return prim if isinstance(prim, Primitive) else None
+
+
+_AS_IS = 1
+_ON_HOST = 2
+_scalar_plans: dict[tuple[Any, ...], int] = {}
+
+
+def _scalar_operand(aval: Any, s: Any) -> Any:
+    """What ``promote_args`` makes of the Python int or float ``s`` next to an
+    array of ``aval`` when the pair then binds as it is (``s`` itself, or a
+    NumPy scalar of the array's dtype), or ``None`` (the general path): as
+    ``_scalar_for`` decides, remembered per (dtype, weak type, scalar type, x64)."""
+    key = (aval.dtype, aval.weak_type, s.__class__, config.x64_enabled)
+    plan = _scalar_plans.get(key)
+    if plan is None:
+        if s.__class__ is builtins.int and not -(2**31) <= s < 2**31:
+            return None  # _yields_to leaves these to the general path: no plan from them
+        if aval.dtype.kind == "b":
+            plan = 0  # booleans: logical operations (or refusals), not the arithmetic primitive
+        elif dtypes.python_scalar_dtype(s) == aval.dtype:
+            plan = _AS_IS
+        elif not aval.weak_type and _yields_to(aval, s):
+            plan = _ON_HOST
+        else:
+            plan = 0
+        _scalar_plans[key] = plan
+    if plan == _AS_IS:
+        return s
+    if plan == _ON_HOST:
+        return _host_converted(s, aval.dtype)
+    return None
+
+
+def _shortcut_pair(prim: Primitive, x1: Any, x2: Any) -> Any:
+    """``prim`` bound on a device Array ``x1`` and ``x2`` by the backend's
+    shortcut, for the arithmetic functions binding ``prim`` on non-boolean
+    operands of one type (``add``, ``subtract``, ``multiply`` and their
+    operators); ``None`` when the general path must decide."""
+    t = x2.__class__
+    if t is x1.__class__:
+        return _fast.binary(prim, x1, x2, True)
+    if t is builtins.float or t is builtins.int:
+        aval = x1.aval
+        x64 = config.x64_enabled
+        plan = _scalar_plans.get((aval.dtype, aval.weak_type, t, x64))
+        if plan == _AS_IS:
+            return _fast.binary(prim, x1, x2, False)
+        if plan == _ON_HOST:
+            s = _folded[x64].get((t, x2, aval.dtype))
+            if s is None:
+                s = _host_converted(x2, aval.dtype)
+        elif plan is None:
+            s = _scalar_operand(aval, x2)
+        else:
+            return None
+        if s is not None:
+            return _fast.binary(prim, x1, s, False)
+    return None
+
+
 def _inexact_unary(name: str, op: Callable[[Array], Array], what: str) -> UnaryFn:
+    prim = _lax_unary_primitive(op)
+
     def fn(x: ArrayLike, /) -> Array:
         handler = _ARRAY_TYPES.get(x.__class__)  # a device Array: the commonest case eagerly
         aval = handler.aval(x) if handler is not None else _array_aval(x)
-        if aval is None or not dtypes.is_inexact(aval.dtype):
+        if aval is None or not _is_inexact(aval.dtype):
             (x,) = promote_dtypes_inexact(name, x)
         return op(x)
+
+    if prim is not None:
+        general = fn
+
+        def fn(x: ArrayLike, /) -> Array:
+            # A floating device Array eagerly: the primitive bound on it, by the
+            # backend's shortcut (the dtype's test is learnt by the general path).
+            if (
+                x.__class__ is _fast.array_type
+                and _trace_state.trace.__class__ is _EvalTrace
+                and _inexact_dtypes.get(x.aval.dtype)  # type: ignore[attr-defined]
+            ):
+                return _fast.unary(prim, _NO_PARAMS, x)
+            return general(x)
 
     return _named(fn, name, f"{what}, elementwise (integers and booleans compute in the default float dtype).")  # type: ignore[no-any-return]
 
@@ -250,6 +361,10 @@ around = round
 
 def add(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     """``x1 + x2`` elementwise with broadcasting; booleans add as logical or."""
+    if x1.__class__ is _fast.array_type and _trace_state.trace.__class__ is _EvalTrace:
+        out = _shortcut_pair(_ew.add_p, x1, x2)
+        if out is not None:
+            return out
     x1, x2 = promote_args("add", x1, x2)
     if dtypes.is_bool(dtype_of(x1)):
         return lax.bitwise_or(x1, x2)
@@ -258,6 +373,10 @@ def add(x1: ArrayLike, x2: ArrayLike, /) -> Array:
 
 def subtract(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     """``x1 - x2`` elementwise with broadcasting (booleans are rejected, as in NumPy)."""
+    if x1.__class__ is _fast.array_type and _trace_state.trace.__class__ is _EvalTrace:
+        out = _shortcut_pair(_ew.sub_p, x1, x2)
+        if out is not None:
+            return out
     x1, x2 = promote_args("subtract", x1, x2)
     _no_bool("subtract", x1)
     return lax.sub(x1, x2)
@@ -265,6 +384,10 @@ def subtract(x1: ArrayLike, x2: ArrayLike, /) -> Array:
 
 def multiply(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     """``x1 * x2`` elementwise with broadcasting; booleans multiply as logical and."""
+    if x1.__class__ is _fast.array_type and _trace_state.trace.__class__ is _EvalTrace:
+        out = _shortcut_pair(_ew.mul_p, x1, x2)
+        if out is not None:
+            return out
     x1, x2 = promote_args("multiply", x1, x2)
     if dtypes.is_bool(dtype_of(x1)):
         return lax.bitwise_and(x1, x2)

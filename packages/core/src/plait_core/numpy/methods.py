@@ -21,11 +21,17 @@ from plait_core import dtypes, lax
 from plait_core.abstract import _array_types as _ARRAY_TYPES
 from plait_core.abstract import is_known_value
 from plait_core.dims import SymbolicDim
+from plait_core.eager_fast import shortcuts as _fast
 from plait_core.numpy import indexing, linalg, logic, math, reductions, selection, shape, sorting, updates
 from plait_core.numpy._util import _PY_SCALARS, Array
+from plait_core.primitives import elementwise as _ew
+from plait_core.trace import EvalTrace as _EvalTrace
+from plait_core.trace import _state as _trace_state
 from plait_core.trace import concrete_or_error
 
 Binary = Callable[[Any, Any], Any]
+
+_SHORTCUTS: dict[Any, Any] = {math.add: _ew.add_p, math.subtract: _ew.sub_p, math.multiply: _ew.mul_p}
 
 
 def _is_operand(x: Any) -> builtins.bool:
@@ -41,10 +47,25 @@ def _is_operand(x: Any) -> builtins.bool:
 
 
 def _forward(fn: Binary, name: str) -> Callable[[Any, Any], Any]:
-    def op(self: Any, other: Any) -> Any:
-        if not _is_operand(other):
-            return NotImplemented
-        return fn(self, other)
+    prim = _SHORTCUTS.get(fn)
+    if prim is not None:
+        # ``x + y``, ``x - y``, ``x * y`` of a device Array eagerly: the
+        # backend's shortcut when the pair binds the primitive as it is.
+        def op(self: Any, other: Any) -> Any:
+            if self.__class__ is _fast.array_type and _trace_state.trace.__class__ is _EvalTrace:
+                out = math._shortcut_pair(prim, self, other)
+                if out is not None:
+                    return out
+            if not _is_operand(other):
+                return NotImplemented
+            return fn(self, other)
+
+    else:
+
+        def op(self: Any, other: Any) -> Any:
+            if not _is_operand(other):
+                return NotImplemented
+            return fn(self, other)
 
     op.__name__ = op.__qualname__ = name
     op.__doc__ = f"``{fn.__name__}(self, other)``."

@@ -26,7 +26,9 @@ from typing import Any
 import numpy as np
 
 from plait_core import dtypes, lax
+from plait_core.config import config
 from plait_core.dims import Dim
+from plait_core.eager_fast import shortcuts as _fast
 from plait_core.numpy._util import (
     Array,
     ArrayLike,
@@ -45,6 +47,8 @@ from plait_core.numpy._util import (
 )
 from plait_core.primitive import Primitive
 from plait_core.primitives import reductions as _rp
+from plait_core.trace import EvalTrace as _EvalTrace
+from plait_core.trace import _state as _trace_state
 
 DType = np.dtype[Any]
 
@@ -147,11 +151,44 @@ def _sum_like(name: str, reduce: Callable[[Array, tuple[int, ...]], Array],
     return _keepdims(r, axes, keepdims) if keepdims else r
 
 
+_in_place: dict[tuple[Any, ...], Any] = {}
+
+
+def _in_place_params(aval: Any, promote_integers: builtins.bool) -> Any:
+    """The params of reduce_sum over every axis of a strongly typed ``aval``
+    whose sum accumulates in its own dtype (not bool), else ``False``; one
+    dict per case (the eager shortcut may key on its identity)."""
+    key = (aval.dtype, len(aval.shape), promote_integers, config.x64_enabled)
+    hit = _in_place.get(key)
+    if hit is None:
+        dt = aval.dtype
+        same = dt != dtypes.bool_ and _accumulation_dtype(dt, promote_integers) == dt
+        hit = _in_place[key] = {"axes": tuple(range(len(aval.shape)))} if same else False
+    return hit
+
+
 def sum(a: ArrayLike, axis: Any = None, dtype: Any = None, out: None = None,
         keepdims: builtins.bool = False, initial: ArrayLike | None = None,
         where: ArrayLike | None = None, promote_integers: builtins.bool = True) -> Array:
     """The sum over ``axis`` (all axes by default).  Booleans and narrow integers
     accumulate in the default integer width; ``initial`` is added to the result."""
+    if (
+        a.__class__ is _fast.array_type
+        and axis is None
+        and dtype is None
+        and out is None
+        and not keepdims
+        and initial is None
+        and where is None
+        and _trace_state.trace.__class__ is _EvalTrace
+    ):
+        # The commonest eager call: a strongly typed array that accumulates in
+        # its own dtype is reduce_sum bound over every axis (see _sum_like).
+        aval = a.aval  # type: ignore[attr-defined]
+        if not aval.weak_type:
+            params = _in_place_params(aval, promote_integers)
+            if params:
+                return _fast.unary(_rp.reduce_sum_p, params, a)
     return _sum_like("sum", _reduce_sum, lax.add, 0, a, axis, dtype, out, keepdims,
                      initial, where, promote_integers)
 
