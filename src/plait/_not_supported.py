@@ -75,8 +75,6 @@ NOT_SUPPORTED: dict[str, dict[str, str]] = {
                       "float8_e4m3fn float8_e4m3fnuz float8_e5m2 float8_e5m2fnuz float8_e8m0fnu int1 int2 int4 "
                       "uint1 uint2 uint4", _NARROW),
     "jax.random": dict(_random.NOT_SUPPORTED),
-    "jax.scipy.special": _all("fresnel hyp2f1 sph_harm_y wofz",
-                              _TODO + ": each needs an algorithm accurate in float32 across its domain"),
     "jax.tree_util": {
         "default_registry": "JAX's C++ PyTreeRegistry object; plait's registry is behind register_pytree_node",
     },

@@ -225,3 +225,7 @@ __all__ += [
     "factorial", "gamma", "gammasgn", "hyp1f1", "i0", "i0e", "i1", "i1e", "kl_div", "log_ndtr", "loggamma",
     "multigammaln", "ndtr", "ndtri", "owens_t", "poch", "polygamma", "rel_entr", "sici", "spence", "zeta",
 ]
+
+from plait_core.scipy.special_more import fresnel, hyp2f1, sph_harm_y, wofz  # noqa: E402  (they use gammaln, above)
+
+__all__ += ["fresnel", "hyp2f1", "sph_harm_y", "wofz"]
