@@ -61,7 +61,7 @@ from plait_core.tree_util import (
 )
 from plait_dispatch import _jaxlib, fast_tree
 from plait_dispatch.aot import Lowered, StagedCall, Traced
-from plait_dispatch.array import Array
+from plait_dispatch.array import _DONATED, _LIVE, Array
 from plait_dispatch.cache import (
     CompiledCall,
     JitInfo,
@@ -780,7 +780,7 @@ class _JitState:
         if split is None:
             return _MISS
         spos, dpos = split
-        avals: list[Any] = []
+        key: list[Any] = []  # the Arrays' types, then each static value's class and value
         bufs: list[Any] = []
         dyn: list[Any] = []
         for i in dpos:
@@ -790,12 +790,25 @@ class _JitState:
             buf = a._buf
             if a._committed or buf is None or _buffer_is_deleted(buf):
                 return _MISS
-            avals.append(a.aval)
+            key.append(a.aval)
             bufs.append(buf)
             dyn.append(a)
+        for i in spos:
+            v = args[i]
+            key.append(v.__class__)
+            key.append(v)
+        # The last signature first (``memo`` is free: the all-Array path above
+        # never runs for a function with static arguments): equal static values
+        # of the same classes and identical types (results share theirs).
+        last = self.memo[0]
         try:
-            handler = self.fast.get((tuple([(args[i].__class__, args[i]) for i in spos]), *avals))
-        except Exception:  # an unhashable static value: the general path says so
+            if key == last[0]:
+                handler = last[1]
+            else:
+                handler = self.fast.get((tuple([(args[i].__class__, args[i]) for i in spos]), *key[: len(dpos)]))
+                if handler is not None:
+                    self.memo[0] = (key, handler)
+        except Exception:  # an unhashable (or uncomparable) static value: the general path says so
             return _MISS
         if handler is None or handler.x64 is not config.x64_enabled:
             return _MISS
@@ -1124,7 +1137,15 @@ class _General:
         except _jaxlib.XlaRuntimeError:
             return _MISS
         for k in donated:
-            args[k]._donate()
+            # ``Array._donate`` inlined: the Array is marked donated and its
+            # buffer freed unless XLA reused it (it did whenever it could).
+            a = args[k]
+            if a._state == _LIVE:
+                buf = a._buf
+                a._state = _DONATED
+                a._buf = None
+                if not _buffer_is_deleted(buf):
+                    _jaxlib.delete(buf)
         avals = self.out_avals
         if avals is None:
             res = self.call.wrap(outs, False)
