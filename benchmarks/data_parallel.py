@@ -2,12 +2,15 @@
 plait vs JAX 0.10.2 (same program, same device counts).
 
 Each measurement is a fresh process (a process's device count is fixed when
-its backend starts), running :mod:`benchmarks.data_parallel_worker`: plait in
-this interpreter, JAX in the interpreter named by ``$JAX_PYTHON`` (default
-``/work/jaxenv/bin/python``, skipped when absent).  Runs alternate plait and
-JAX, ``--rounds`` times per row; each figure is the median over rounds of
-each run's fastest step (the machine is shared: the fastest step is the one
-least disturbed by other load, and it is what both frameworks can do).  The step: a 128-256-256-10 MLP, softmax cross-entropy on a
+its backend starts), running :mod:`benchmarks.data_parallel_worker`.  On one
+process, plait and JAX run side by side in it (the interpreter named by
+``$JAX_PYTHON``, default ``/work/jaxenv/bin/python``, with plait's sources on
+``PYTHONPATH``), taking turns block by block, so that a burst of load on the
+shared machine hits both; a block's figure is its fastest step, a run's the
+median over its blocks, and the ratio the median of neighbouring blocks'
+ratios.  On two processes (the launcher's), plait's and JAX's runs
+alternate, each figure a run's fastest step.  Either way ``--rounds`` runs
+per row, and the row reports the medians over them.  The step: a 128-256-256-10 MLP, softmax cross-entropy on a
 global batch of 512 split over the devices, parameters replicated, one
 ``jit(step, in_shardings=, out_shardings=)``; XLA adds the gradient all-reduce.
 
@@ -59,14 +62,44 @@ def measure(framework: str, devices: int, processes: int) -> tuple[float, float]
     return float(found.group(1)), float(found.group(2))
 
 
+def measure_both(devices: int) -> tuple[float, float, float, float, float] | None:
+    """One process running plait and JAX taking turns (see
+    :func:`benchmarks.data_parallel_worker.main_both`): ``(plait seconds, JAX
+    seconds, median neighbour ratio, plait loss, JAX loss)``; None without JAX."""
+    if not Path(JAX_PYTHON).exists():
+        return None
+    cmd = [JAX_PYTHON, "-m", "benchmarks.data_parallel_worker", "both"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=_env(devices), cwd=ROOT, timeout=600)
+    found = re.search(r"RESULT_BOTH ([\d.e-]+) ([\d.e-]+) ([\d.e-]+) ([\d.e-]+) ([\d.e-]+)", proc.stdout)
+    if proc.returncode != 0 or found is None:
+        raise RuntimeError(
+            f"plait and JAX on {devices} device(s) in one process failed (plait must be importable by "
+            f"{JAX_PYTHON}: put its sources on PYTHONPATH):\n{proc.stdout[-3000:]}{proc.stderr[-3000:]}"
+        )
+    p, j, r, lp, lj = (float(found.group(k)) for k in range(1, 6))
+    return p, j, r, lp, lj
+
+
 def data_parallel_section(rounds: int = 3) -> list[Result]:
-    """One row per layout: 1, 2, 4, 8 devices in one process, 2 processes x 4."""
+    """One row per layout: 1, 2, 4, 8 devices in one process, 2 processes x 4.
+
+    With one process, each round is one process running both frameworks in
+    turns (the figure: the median over rounds; the ratio: the median of the
+    rounds' neighbour ratios); with two, plait's and JAX's runs alternate."""
     rows = []
     for processes, devices in ((1, 1), (1, 2), (1, 4), (1, 8), (2, 4)):
         p_times: list[float] = []
         j_times: list[float] = []
+        ratios: list[float] = []
         losses: set[str] = set()
         for _ in range(rounds):
+            both = measure_both(devices) if processes == 1 else None
+            if both is not None:
+                p_times.append(both[0])
+                j_times.append(both[1])
+                ratios.append(both[2])
+                losses.update((f"{both[3]:.4f}", f"{both[4]:.4f}"))
+                continue
             p = measure("plait", devices, processes)
             assert p is not None
             p_times.append(p[0])
@@ -80,7 +113,15 @@ def data_parallel_section(rounds: int = 3) -> list[Result]:
         name = f"data-parallel MLP step, {processes * devices} device(s)" + (
             f" ({processes} processes x {devices})" if processes > 1 else ""
         )
-        rows.append(Result(name, statistics.median(p_times), statistics.median(j_times) if j_times else None, "≤ 1.02×"))
+        rows.append(
+            Result(
+                name,
+                statistics.median(p_times),
+                statistics.median(j_times) if j_times else None,
+                "≤ 1.02×",
+                statistics.median(ratios) if ratios else None,
+            )
+        )
     return rows
 
 

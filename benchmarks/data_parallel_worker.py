@@ -1,8 +1,9 @@
 """One measurement of :mod:`benchmarks.data_parallel`: a data-parallel MLP
 SGD step over this process's devices (or, under the launcher, over every
-process's), with plait or with JAX, never both in one process.
+process's), with plait or with JAX, or with both taking turns in one process.
 
-``python -m benchmarks.data_parallel_worker plait|jax``; the device count
+``python -m benchmarks.data_parallel_worker plait|jax|both`` (``both``: one
+process, plait and JAX taking turns, see :func:`main_both`); the device count
 comes from ``$PLAIT_NUM_CPU_DEVICES`` and, with several processes, the run
 from ``$PLAIT_COORDINATOR_ADDRESS``/``$PLAIT_NUM_PROCESSES``/``$PLAIT_PROCESS_ID``
 (JAX is given the same numbers).  Prints ``RESULT <median seconds> <loss>``
@@ -24,6 +25,8 @@ BATCH = 512
 SIZES = (128, 256, 256, 10)
 REPEATS = 40
 WARMUP = 5
+BLOCKS = 30  # plait and JAX in one process: blocks of steps, taking turns
+BLOCK = 5
 
 
 def setup(framework: str) -> tuple[Any, Any, Any]:
@@ -52,51 +55,98 @@ def setup(framework: str) -> tuple[Any, Any, Any]:
     return plait, pnp, plait.sharding
 
 
+class Trainer:
+    """One framework's data-parallel step over its devices, ready to run."""
+
+    def __init__(self, framework: str) -> None:
+        top, np_mod, sh = setup(framework)
+        self.top = top
+        self.nproc, self.me = top.process_count(), top.process_index()
+        mesh = sh.Mesh(np.array(top.devices()), ("data",))
+        batch, repl = sh.NamedSharding(mesh, sh.PartitionSpec("data")), sh.NamedSharding(mesh, sh.PartitionSpec())
+        rng = np.random.default_rng(0)
+        params = [
+            {"w": (rng.standard_normal((a, b)) / np.sqrt(a)).astype(np.float32), "b": np.zeros(b, np.float32)}
+            for a, b in itertools.pairwise(SIZES)
+        ]
+        x = rng.standard_normal((BATCH, SIZES[0])).astype(np.float32)
+        y = np.eye(SIZES[-1], dtype=np.float32)[rng.integers(0, SIZES[-1], BATCH)]
+        rows = slice(self.me * BATCH // self.nproc, (self.me + 1) * BATCH // self.nproc)
+
+        def loss(ps: Any, x: Any, y: Any) -> Any:
+            h = x
+            for k, p in enumerate(ps):
+                h = h @ p["w"] + p["b"]
+                if k < len(ps) - 1:
+                    h = np_mod.tanh(h)
+            logp = h - np_mod.log(np_mod.sum(np_mod.exp(h), axis=1, keepdims=True))
+            return -np_mod.mean(np_mod.sum(y * logp, axis=1))
+
+        def step(ps: Any, x: Any, y: Any) -> Any:
+            value, grads = top.value_and_grad(loss)(ps, x, y)
+            return top.tree_util.tree_map(lambda p, g: p - 0.1 * g, ps, grads), value
+
+        self.jstep = top.jit(step, in_shardings=(repl, batch, batch), out_shardings=(repl, repl))
+        self.xb = top.make_array_from_process_local_data(batch, x[rows])
+        self.yb = top.make_array_from_process_local_data(batch, y[rows])
+        self.ps = top.device_put(params, repl)
+        self.value: Any = None
+        for _ in range(WARMUP):
+            self.ps, self.value = self.jstep(self.ps, self.xb, self.yb)
+        top.block_until_ready(self.ps)
+
+    def steps(self, n: int) -> list[float]:
+        """Run ``n`` steps, each waited for; their times."""
+        times = []
+        for _ in range(n):
+            t = time.perf_counter()
+            self.ps, self.value = self.jstep(self.ps, self.xb, self.yb)
+            self.top.block_until_ready(self.value)
+            times.append(time.perf_counter() - t)
+        return times
+
+    def loss(self) -> float:
+        return float(np.asarray(self.value))
+
+
 def main(framework: str) -> None:
-    top, np_mod, sh = setup(framework)
-    nproc, me = top.process_count(), top.process_index()
-    mesh = sh.Mesh(np.array(top.devices()), ("data",))
-    batch, repl = sh.NamedSharding(mesh, sh.PartitionSpec("data")), sh.NamedSharding(mesh, sh.PartitionSpec())
-    rng = np.random.default_rng(0)
-    params = [
-        {"w": (rng.standard_normal((a, b)) / np.sqrt(a)).astype(np.float32), "b": np.zeros(b, np.float32)}
-        for a, b in itertools.pairwise(SIZES)
-    ]
-    x = rng.standard_normal((BATCH, SIZES[0])).astype(np.float32)
-    y = np.eye(SIZES[-1], dtype=np.float32)[rng.integers(0, SIZES[-1], BATCH)]
-    rows = slice(me * BATCH // nproc, (me + 1) * BATCH // nproc)
+    trainer = Trainer(framework)
+    times = trainer.steps(REPEATS)
+    if trainer.me == 0:
+        print(f"RESULT {min(times):.9f} {trainer.loss():.6f} median {statistics.median(times):.9f}", flush=True)
+    if trainer.nproc > 1:
+        trainer.top.distributed.shutdown()
 
-    def loss(ps: Any, x: Any, y: Any) -> Any:
-        h = x
-        for k, p in enumerate(ps):
-            h = h @ p["w"] + p["b"]
-            if k < len(ps) - 1:
-                h = np_mod.tanh(h)
-        logp = h - np_mod.log(np_mod.sum(np_mod.exp(h), axis=1, keepdims=True))
-        return -np_mod.mean(np_mod.sum(y * logp, axis=1))
 
-    def step(ps: Any, x: Any, y: Any) -> Any:
-        value, grads = top.value_and_grad(loss)(ps, x, y)
-        return top.tree_util.tree_map(lambda p, g: p - 0.1 * g, ps, grads), value
-
-    jstep = top.jit(step, in_shardings=(repl, batch, batch), out_shardings=(repl, repl))
-    xb = top.make_array_from_process_local_data(batch, x[rows])
-    yb = top.make_array_from_process_local_data(batch, y[rows])
-    ps = top.device_put(params, repl)
-    for _ in range(WARMUP):
-        ps, value = jstep(ps, xb, yb)
-    top.block_until_ready(ps)
-    times = []
-    for _ in range(REPEATS):
-        t = time.perf_counter()
-        ps, value = jstep(ps, xb, yb)
-        top.block_until_ready(value)
-        times.append(time.perf_counter() - t)
-    if me == 0:
-        print(f"RESULT {min(times):.9f} {float(np.asarray(value)):.6f} median {statistics.median(times):.9f}", flush=True)
-    if nproc > 1:
-        top.distributed.shutdown()
+def main_both() -> None:
+    """plait and JAX in this one process (one process, same device count),
+    taking turns block by block: ``BLOCKS`` blocks of ``BLOCK`` steps each;
+    a block's figure is its fastest step.  Prints ``RESULT_BOTH <plait>
+    <JAX> <median of neighbour ratios> <plait loss> <JAX loss>``: the
+    medians over blocks of the block figures, and of each plait block's
+    figure over its neighbouring JAX block's (right after it or, every
+    other time, right before)."""
+    plait_run, jax_run = Trainer("plait"), Trainer("jax")
+    p_fig: list[float] = []
+    j_fig: list[float] = []
+    for k in range(BLOCKS):
+        # Who goes first alternates, so that neither always follows the other.
+        if k % 2 == 0:
+            p_fig.append(min(plait_run.steps(BLOCK)))
+            j_fig.append(min(jax_run.steps(BLOCK)))
+        else:
+            j_fig.append(min(jax_run.steps(BLOCK)))
+            p_fig.append(min(plait_run.steps(BLOCK)))
+    ratios = [p / j for p, j in zip(p_fig, j_fig)]
+    print(
+        f"RESULT_BOTH {statistics.median(p_fig):.9f} {statistics.median(j_fig):.9f} "
+        f"{statistics.median(ratios):.6f} {plait_run.loss():.6f} {jax_run.loss():.6f}",
+        flush=True,
+    )
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    if sys.argv[1] == "both":
+        main_both()
+    else:
+        main(sys.argv[1])
