@@ -175,8 +175,9 @@ def _convert_element_type(operand: Any, new_dtype: Any, weak_type: bool = False)
             return operand
     else:
         _check_operand(operand, "convert_element_type")
-        if type(operand) is builtins.int and dtypes.is_int(dt):
-            info = np.iinfo(dt)
+        # (a Python int wraps around in a narrow integer type, as in JAX)
+        if type(operand) is builtins.int and dtypes.is_int(dt) and not dtypes.is_narrow(dt):
+            info = dtypes.iinfo(dt)
             if not int(info.min) <= operand <= int(info.max):
                 raise OverflowError(f"Python int {operand} does not fit in {dt.name} (lax.convert_element_type)")
     return ew.convert_element_type_p.bind(operand, new_dtype=dt, weak_type=builtins.bool(weak_type))

@@ -96,7 +96,7 @@ def _numpy_constant(obj: Any, name: str) -> np.ndarray:
     target = dtypes.canonicalize_dtype(raw.dtype)
     if target != raw.dtype:
         if dtypes.is_int(raw.dtype) and raw.size:
-            info = np.iinfo(target)
+            info = dtypes.iinfo(target)
             lo, hi = raw.min(), raw.max()
             if lo < info.min or hi > info.max:
                 raise OverflowError(
