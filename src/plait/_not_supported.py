@@ -14,7 +14,6 @@ from plait_core import random as _random
 
 _CONFIG = "a JAX configuration context manager for a behaviour plait does not make configurable"
 _REFS = "JAX's mutable array references (Ref) are not part of plait's language"
-_NARROW = "a narrow ML number type (float8/float6/float4, 1-4 bit integers) plait's dtype lattice does not carry"
 _MICROSCALING = "microscaling (block-scaled) dots for narrow float types plait does not carry"
 _TODO = "not implemented yet"
 
@@ -71,9 +70,6 @@ NOT_SUPPORTED: dict[str, dict[str, str]] = {
         "scaled_dot": _MICROSCALING,
     },
     "jax.nn": _all("get_scaled_dot_general_config scaled_dot_general scaled_matmul", _MICROSCALING),
-    "jax.numpy": _all("float4_e2m1fn float6_e2m3fn float6_e3m2fn float8_e3m4 float8_e4m3 float8_e4m3b11fnuz "
-                      "float8_e4m3fn float8_e4m3fnuz float8_e5m2 float8_e5m2fnuz float8_e8m0fnu int1 int2 int4 "
-                      "uint1 uint2 uint4", _NARROW),
     "jax.random": dict(_random.NOT_SUPPORTED),
     "jax.tree_util": {
         "default_registry": "JAX's C++ PyTreeRegistry object; plait's registry is behind register_pytree_node",

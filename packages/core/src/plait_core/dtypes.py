@@ -8,6 +8,13 @@ is their least upper bound in the lattice below; it is computed once per pair
 and cached.
 
 With ``x64`` off (the default) 64-bit dtypes are canonicalised to 32 bits.
+
+The narrow ML number types (``float8_*``, ``float6_*``, ``float4_e2m1fn``,
+``int1``/``int2``/``int4`` and their unsigned kin) are ml_dtypes' NumPy
+extension types.  As in JAX they are leaves of the lattice: booleans, Python
+scalars and (for the floats) every integer dtype promote *to* them, but no two
+of them promote to each other or to a wider float or integer, so mixing one
+with another dtype is a :class:`TypePromotionError` (convert explicitly).
 """
 
 from __future__ import annotations
@@ -41,11 +48,44 @@ complex128 = np.dtype(np.complex128)
 #: The dtype of tangents of integer and boolean values: it has no values.
 float0: DType = np.dtype([("float0", np.void, 0)])
 
-_SIGNED = (int8, int16, int32, int64)
-_UNSIGNED = (uint8, uint16, uint32, uint64)
-_FLOATS = (bfloat16, float16, float32, float64)
-_COMPLEX = (complex64, complex128)
-_ALL = (bool_, *_SIGNED, *_UNSIGNED, *_FLOATS, *_COMPLEX)
+# The narrow ML number types (ml_dtypes' NumPy extension types).
+float4_e2m1fn: DType = np.dtype(ml_dtypes.float4_e2m1fn)
+float6_e2m3fn: DType = np.dtype(ml_dtypes.float6_e2m3fn)
+float6_e3m2fn: DType = np.dtype(ml_dtypes.float6_e3m2fn)
+float8_e3m4: DType = np.dtype(ml_dtypes.float8_e3m4)
+float8_e4m3: DType = np.dtype(ml_dtypes.float8_e4m3)
+float8_e4m3b11fnuz: DType = np.dtype(ml_dtypes.float8_e4m3b11fnuz)
+float8_e4m3fn: DType = np.dtype(ml_dtypes.float8_e4m3fn)
+float8_e4m3fnuz: DType = np.dtype(ml_dtypes.float8_e4m3fnuz)
+float8_e5m2: DType = np.dtype(ml_dtypes.float8_e5m2)
+float8_e5m2fnuz: DType = np.dtype(ml_dtypes.float8_e5m2fnuz)
+float8_e8m0fnu: DType = np.dtype(ml_dtypes.float8_e8m0fnu)
+int1: DType = np.dtype(ml_dtypes.int1)
+int2: DType = np.dtype(ml_dtypes.int2)
+int4: DType = np.dtype(ml_dtypes.int4)
+uint1: DType = np.dtype(ml_dtypes.uint1)
+uint2: DType = np.dtype(ml_dtypes.uint2)
+uint4: DType = np.dtype(ml_dtypes.uint4)
+
+NARROW_FLOATS: tuple[DType, ...] = (
+    float4_e2m1fn, float6_e2m3fn, float6_e3m2fn, float8_e3m4, float8_e4m3, float8_e4m3b11fnuz,
+    float8_e4m3fn, float8_e4m3fnuz, float8_e5m2, float8_e5m2fnuz, float8_e8m0fnu,
+)  # fmt: skip
+NARROW_SIGNED: tuple[DType, ...] = (int1, int2, int4)
+NARROW_UNSIGNED: tuple[DType, ...] = (uint1, uint2, uint4)
+NARROW: tuple[DType, ...] = (*NARROW_FLOATS, *NARROW_SIGNED, *NARROW_UNSIGNED)
+NARROW_SET: frozenset[DType] = frozenset(NARROW)
+
+_SIGNED: tuple[DType, ...] = (int8, int16, int32, int64, *NARROW_SIGNED)
+_UNSIGNED: tuple[DType, ...] = (uint8, uint16, uint32, uint64, *NARROW_UNSIGNED)
+_FLOATS: tuple[DType, ...] = (bfloat16, float16, float32, float64, *NARROW_FLOATS)
+_COMPLEX: tuple[DType, ...] = (complex64, complex128)
+_ALL: tuple[DType, ...] = (bool_, *_SIGNED, *_UNSIGNED, *_FLOATS, *_COMPLEX)
+
+
+class TypePromotionError(ValueError):
+    """Two dtypes have no implicit promotion path (a narrow ML number type met
+    another dtype); convert one explicitly.  JAX's ``jax.dtypes.TypePromotionError``."""
 
 _SIGNED_SET = frozenset(_SIGNED)
 _UNSIGNED_SET = frozenset(_UNSIGNED)
@@ -60,13 +100,18 @@ def is_bool(dtype: DType) -> bool:
     return dtype == bool_
 
 
+def is_narrow(dtype: DType) -> bool:
+    """True for the narrow ML number types (``float8_e4m3fn``, ``int4``, ...)."""
+    return dtype in NARROW_SET
+
+
 def is_signed_int(dtype: DType) -> bool:
-    """True for ``int8`` ... ``int64``."""
+    """True for ``int8`` ... ``int64`` and the narrow ``int1``/``int2``/``int4``."""
     return dtype in _SIGNED_SET
 
 
 def is_unsigned_int(dtype: DType) -> bool:
-    """True for ``uint8`` ... ``uint64``."""
+    """True for ``uint8`` ... ``uint64`` and the narrow ``uint1``/``uint2``/``uint4``."""
     return dtype in _UNSIGNED_SET
 
 
@@ -76,7 +121,7 @@ def is_int(dtype: DType) -> bool:
 
 
 def is_float(dtype: DType) -> bool:
-    """True for real floating dtypes, ``bfloat16`` included."""
+    """True for real floating dtypes, ``bfloat16`` and the narrow floats included."""
     return dtype in _FLOAT_SET
 
 
@@ -91,13 +136,46 @@ def is_inexact(dtype: DType) -> bool:
 
 
 def finfo(dtype: Any) -> Any:
-    """Machine limits of a floating dtype (``bfloat16`` included)."""
+    """Machine limits of a floating dtype (``bfloat16`` and the narrow floats included)."""
     return ml_dtypes.finfo(np.dtype(dtype))  # type: ignore[no-untyped-call]
 
 
 def iinfo(dtype: Any) -> Any:
-    """Machine limits of an integer dtype."""
-    return np.iinfo(np.dtype(dtype))
+    """Machine limits of an integer dtype (the narrow ``int4`` etc. included)."""
+    return ml_dtypes.iinfo(np.dtype(dtype))  # type: ignore[no-untyped-call]
+
+
+_HAS_INF: dict[DType, bool] = {}
+
+
+def has_inf(dtype: DType) -> bool:
+    """Whether a floating dtype has infinities (``float8_e4m3fn``, the ``fnuz``
+    types, ``float4``/``float6`` and ``float8_e8m0fnu`` do not)."""
+    hit = _HAS_INF.get(dtype)
+    if hit is None:
+        with np.errstate(all="ignore"):
+            hit = _HAS_INF[dtype] = bool(np.isinf(np.array(np.inf, np.float32).astype(dtype).astype(np.float32)))
+    return hit
+
+
+def lowest(dtype: DType) -> Any:
+    """The identity of ``max`` over ``dtype``: ``False``, the integer minimum,
+    ``-inf``, or the most negative finite value of a float without infinities
+    (as JAX's reductions take it)."""
+    if dtype == bool_:
+        return False
+    if is_int(dtype):
+        return iinfo(dtype).min
+    return -np.inf if not is_float(dtype) or has_inf(dtype) else finfo(dtype).min
+
+
+def highest(dtype: DType) -> Any:
+    """The identity of ``min`` over ``dtype`` (the mirror of :func:`lowest`)."""
+    if dtype == bool_:
+        return True
+    if is_int(dtype):
+        return iinfo(dtype).max
+    return np.inf if not is_float(dtype) or has_inf(dtype) else finfo(dtype).max
 
 
 # ---------------------------------------------------------------------------
@@ -147,6 +225,7 @@ def default_complex_dtype() -> DType:
 _TO_INEXACT = {
     bool_: float32, int8: float32, int16: float32, int32: float32,
     uint8: float32, uint16: float32, uint32: float32, int64: float64, uint64: float64,
+    int4: float32, uint4: float32,
 }  # fmt: skip
 
 
@@ -190,7 +269,7 @@ _WEAK_COMPLEX = "complex*"
 
 _EDGES: dict[Any, tuple[Any, ...]] = {
     bool_: (_WEAK_INT,),
-    _WEAK_INT: (uint8, int8),
+    _WEAK_INT: (uint8, int8, *NARROW_SIGNED, *NARROW_UNSIGNED),
     uint8: (int16, uint16),
     uint16: (int32, uint32),
     uint32: (int64, uint64),
@@ -199,7 +278,7 @@ _EDGES: dict[Any, tuple[Any, ...]] = {
     int16: (int32,),
     int32: (int64,),
     int64: (_WEAK_FLOAT,),
-    _WEAK_FLOAT: (bfloat16, float16, _WEAK_COMPLEX),
+    _WEAK_FLOAT: (bfloat16, float16, _WEAK_COMPLEX, *NARROW_FLOATS),
     bfloat16: (float32,),
     float16: (float32,),
     float32: (float64, complex64),
@@ -207,6 +286,8 @@ _EDGES: dict[Any, tuple[Any, ...]] = {
     _WEAK_COMPLEX: (complex64,),
     complex64: (complex128,),
     complex128: (),
+    # The narrow types are leaves: nothing is above them but themselves.
+    **{t: () for t in NARROW},
 }
 
 
@@ -229,13 +310,28 @@ def _upper_bounds() -> dict[Any, frozenset[Any]]:
 _UPPER = _upper_bounds()
 
 
+_WEAK_NAMES = {
+    _WEAK_INT: "a weakly typed int", _WEAK_FLOAT: "a weakly typed float", _WEAK_COMPLEX: "a weakly typed complex",
+}
+
+
+def _node_name(node: Any) -> str:
+    return _WEAK_NAMES.get(node) or str(np.dtype(node).name)
+
+
 def _lattice_join(a: Any, b: Any) -> Any:
     common = _UPPER[a] & _UPPER[b]
     # The least upper bound is the common bound below all the others.
     for candidate in common:
         if all(other in _UPPER[candidate] for other in common):
             return candidate
-    raise TypeError(f"no common type for {a} and {b}")  # pragma: no cover - lattice is complete
+    # Only the narrow types are leaves without a common bound with others.
+    narrow = ", ".join(_node_name(n) for n in (a, b) if n in NARROW_SET)
+    raise TypePromotionError(
+        f"no implicit promotion between {_node_name(a)} and {_node_name(b)}: as in JAX, the narrow ML number "
+        f"types ({narrow}) promote only with booleans and weakly typed scalars of their kind (the floats also "
+        "with integers); convert explicitly, e.g. x.astype(jnp.float32)"
+    )
 
 
 def _node(dtype: DType, weak: bool) -> Any:
@@ -275,10 +371,13 @@ def promote_types(a: Any, b: Any) -> DType:
     """The dtype two (strongly typed) dtypes promote to, as ``numpy.promote_types``
     but following plait's lattice (e.g. ``int8`` with ``uint8`` gives ``int16``,
     ``bfloat16`` with ``float16`` gives ``float32``)."""
-    da, db = np.dtype(a), np.dtype(b)
+    da: DType = np.dtype(a)
+    db: DType = np.dtype(b)
     for d in (da, db):
         if d not in _ALL:
             raise TypeError(f"promote_types: plait does not support the dtype {d}")
+    if da == db:
+        return da
     return _lattice_join(da, db)  # type: ignore[no-any-return]
 
 
@@ -325,20 +424,34 @@ def is_weakly_typed(x: Any) -> bool:
     return dtype_and_weakness(x)[1]
 
 
+_EXTENSION_CATEGORIES: dict[DType, frozenset[Any]] = {
+    **{t: frozenset((np.floating, np.inexact, np.number, np.generic)) for t in (bfloat16, *NARROW_FLOATS)},
+    **{t: frozenset((np.signedinteger, np.integer, np.number, np.generic)) for t in NARROW_SIGNED},
+    **{t: frozenset((np.unsignedinteger, np.integer, np.number, np.generic)) for t in NARROW_UNSIGNED},
+}
+_CATEGORY_NAMES = {c.__name__: c for c in (np.floating, np.inexact, np.number, np.generic, np.signedinteger,
+                                            np.unsignedinteger, np.integer)}
+
+
 def issubdtype(a: Any, b: Any) -> bool:
-    """``numpy.issubdtype`` that also knows ``bfloat16`` is a floating type."""
+    """``numpy.issubdtype`` that also knows ``bfloat16`` and the narrow floats
+    are floating types and ``int4`` etc. integer types (NumPy sees ml_dtypes'
+    types as bare ``numpy.generic``)."""
     da = np.dtype(a)
-    if b in (np.floating, "floating") and da == bfloat16:
-        return True
-    if b in (np.inexact, "inexact") and da == bfloat16:
-        return True
-    if b in (np.number, "number") and da == bfloat16:
-        return True
+    categories = _EXTENSION_CATEGORIES.get(da)
+    if categories is not None:
+        category = _CATEGORY_NAMES.get(b, b) if isinstance(b, str) else b
+        if isinstance(category, type) and issubclass(category, np.generic) and not isinstance(category, np.dtype):
+            if category in categories:
+                return True
+            if category in _CATEGORY_NAMES.values() or category is np.complexfloating or category is np.bool_:
+                return False
     return bool(np.issubdtype(da, b))
 
 
 def dtype_short_name(dtype: DType) -> str:
-    """The short name used in pretty-printed types: ``f32``, ``i8``, ``bf16``, ``bool``."""
+    """The short name used in pretty-printed types: ``f32``, ``i8``, ``bf16``, ``bool``,
+    ``f8_e4m3fn``, ``i4``."""
     return _SHORT.get(dtype, str(dtype))
 
 
@@ -359,6 +472,7 @@ _SHORT: dict[DType, str] = {
     complex64: "c64",
     complex128: "c128",
     float0: "float0",
+    **{t: str(t.name).replace("uint", "u").replace("int", "i").replace("float", "f") for t in NARROW},
 }
 
 ALL_DTYPES: tuple[DType, ...] = _ALL

@@ -142,7 +142,7 @@ def _identity(prim: Primitive, dtype: np.dtype[Any]) -> Any:
     if dtypes.is_int(dtype):
         info = dtypes.iinfo(dtype)
         return np.asarray(info.min if prim is _p.reduce_max_p else info.max, dtype)
-    return np.asarray(-np.inf if prim is _p.reduce_max_p else np.inf, dtype)
+    return np.asarray(dtypes.lowest(dtype) if prim is _p.reduce_max_p else dtypes.highest(dtype), dtype)
 
 
 def _monoid(computation: Any) -> Primitive | None:

@@ -167,7 +167,7 @@ def _host_converted(x: Any, dt: DType) -> np.generic | None:
     if dtypes.is_int(dt) and t is not builtins.bool:
         if t is builtins.float and not math.isfinite(x):
             return None
-        info = np.iinfo(dt)
+        info = dtypes.iinfo(dt)
         if t is builtins.int and not int(info.min) <= x <= int(info.max):
             return None
     value = lax_ew.convert_element_type_p.impl(to_numpy(x), new_dtype=dt, weak_type=False)

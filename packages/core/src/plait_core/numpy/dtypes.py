@@ -74,6 +74,25 @@ float64 = _scalar_type("float64", _core_dtypes.float64)
 complex64 = _scalar_type("complex64", _core_dtypes.complex64)
 complex128 = _scalar_type("complex128", _core_dtypes.complex128)
 
+# The narrow ML number types (ml_dtypes' extension types; see plait_core.dtypes).
+float4_e2m1fn = _scalar_type("float4_e2m1fn", _core_dtypes.float4_e2m1fn)
+float6_e2m3fn = _scalar_type("float6_e2m3fn", _core_dtypes.float6_e2m3fn)
+float6_e3m2fn = _scalar_type("float6_e3m2fn", _core_dtypes.float6_e3m2fn)
+float8_e3m4 = _scalar_type("float8_e3m4", _core_dtypes.float8_e3m4)
+float8_e4m3 = _scalar_type("float8_e4m3", _core_dtypes.float8_e4m3)
+float8_e4m3b11fnuz = _scalar_type("float8_e4m3b11fnuz", _core_dtypes.float8_e4m3b11fnuz)
+float8_e4m3fn = _scalar_type("float8_e4m3fn", _core_dtypes.float8_e4m3fn)
+float8_e4m3fnuz = _scalar_type("float8_e4m3fnuz", _core_dtypes.float8_e4m3fnuz)
+float8_e5m2 = _scalar_type("float8_e5m2", _core_dtypes.float8_e5m2)
+float8_e5m2fnuz = _scalar_type("float8_e5m2fnuz", _core_dtypes.float8_e5m2fnuz)
+float8_e8m0fnu = _scalar_type("float8_e8m0fnu", _core_dtypes.float8_e8m0fnu)
+int1 = _scalar_type("int1", _core_dtypes.int1)
+int2 = _scalar_type("int2", _core_dtypes.int2)
+int4 = _scalar_type("int4", _core_dtypes.int4)
+uint1 = _scalar_type("uint1", _core_dtypes.uint1)
+uint2 = _scalar_type("uint2", _core_dtypes.uint2)
+uint4 = _scalar_type("uint4", _core_dtypes.uint4)
+
 # NumPy's aliases for the default widths (canonicalised when used: with x64 off
 # ``float_`` computes in float32, as in JAX).
 float_ = float64
@@ -155,7 +174,28 @@ def can_cast(from_: Any, to: Any, casting: str = "safe") -> bool:
     return bool(np.can_cast(src, dst, casting=casting))  # type: ignore[arg-type]
 
 
+NARROW_NAMES: tuple[str, ...] = (
+    "float4_e2m1fn",
+    "float6_e2m3fn",
+    "float6_e3m2fn",
+    "float8_e3m4",
+    "float8_e4m3",
+    "float8_e4m3b11fnuz",
+    "float8_e4m3fn",
+    "float8_e4m3fnuz",
+    "float8_e5m2",
+    "float8_e5m2fnuz",
+    "float8_e8m0fnu",
+    "int1",
+    "int2",
+    "int4",
+    "uint1",
+    "uint2",
+    "uint4",
+)
+
 __all__ = [
+    *NARROW_NAMES,
     "bfloat16", "bool_", "can_cast", "complex128", "complex64", "complex_",
     "complexfloating", "double", "dtype", "finfo", "float16", "float32", "float64",
     "float_", "floating", "generic", "half", "iinfo", "inexact", "int16", "int32",

@@ -60,9 +60,9 @@ class DTypeClass:
         return dtype in self.members
 
 
-_SIGNED = (dtypes.int8, dtypes.int16, dtypes.int32, dtypes.int64)
-_UNSIGNED = (dtypes.uint8, dtypes.uint16, dtypes.uint32, dtypes.uint64)
-_FLOATS = (dtypes.bfloat16, dtypes.float16, dtypes.float32, dtypes.float64)
+_SIGNED: tuple[DType, ...] = (dtypes.int8, dtypes.int16, dtypes.int32, dtypes.int64, *dtypes.NARROW_SIGNED)
+_UNSIGNED: tuple[DType, ...] = (dtypes.uint8, dtypes.uint16, dtypes.uint32, dtypes.uint64, *dtypes.NARROW_UNSIGNED)
+_FLOATS: tuple[DType, ...] = (dtypes.bfloat16, dtypes.float16, dtypes.float32, dtypes.float64, *dtypes.NARROW_FLOATS)
 _COMPLEX = (dtypes.complex64, dtypes.complex128)
 _BOOL = (dtypes.bool_,)
 
@@ -76,8 +76,11 @@ ORDERED = DTypeClass("a boolean, integer or floating-point", _BOOL + _SIGNED + _
 INTEGRAL = DTypeClass("a boolean or integer", _BOOL + _SIGNED + _UNSIGNED)
 ANY = DTypeClass("any supported", _BOOL + _SIGNED + _UNSIGNED + _FLOATS + _COMPLEX)
 
-#: Floats NumPy computes poorly or slowly in: kernels run in float32 and round back.
-LOW_FLOATS = frozenset((dtypes.bfloat16, dtypes.float16))
+#: Floats NumPy computes poorly or slowly in: kernels run in float32 and round back
+#: (as XLA computes them: the narrow floats too).
+LOW_FLOATS = frozenset((dtypes.bfloat16, dtypes.float16, *dtypes.NARROW_FLOATS))
+#: The narrow integers (int4, uint2, ...): kernels run in int32 and wrap back.
+NARROW_INTS = frozenset((*dtypes.NARROW_SIGNED, *dtypes.NARROW_UNSIGNED))
 
 
 def short(dtype: DType) -> str:
@@ -164,13 +167,17 @@ def binary_shape(name: str, xs: Shape, ys: Shape) -> Shape:
 
 
 def _widened(kernel: Kernel) -> Kernel:
-    """Run ``kernel`` in float32 for bfloat16/float16 operands and round back."""
+    """Run ``kernel`` in float32 for bfloat16/float16 and narrow float operands
+    and round back, in int32 for narrow integers and wrap back."""
 
     def run(*args: np.ndarray, **params: Any) -> Any:
         dt = args[0].dtype
         if dt in LOW_FLOATS:
             out = np.asarray(kernel(*[a.astype(np.float32) for a in args], **params))
             return out.astype(dt) if out.dtype == np.float32 else out
+        if dt in NARROW_INTS:
+            out = np.asarray(kernel(*[a.astype(np.int32) for a in args], **params))
+            return out.astype(dt) if out.dtype == np.int32 else out
         return kernel(*args, **params)
 
     return run
@@ -335,10 +342,10 @@ def _int_divmod(x: np.ndarray, y: np.ndarray) -> tuple[Any, Any]:
     zero = y == 0
     safe = np.where(zero, np.ones((), dt), y)
     if dtypes.is_signed_int(dt):
-        safe = np.where((y == -1) & (x == np.iinfo(dt).min), np.ones((), dt), safe)
+        safe = np.where((y == -1) & (x == dtypes.iinfo(dt).min), np.ones((), dt), safe)
     r = np.fmod(x, safe)
     q = (x - r) // safe  # x - r is an exact multiple of safe, and never overflows
-    all_ones = np.array(-1 if dtypes.is_signed_int(dt) else np.iinfo(dt).max, dt)
+    all_ones = np.array(-1 if dtypes.is_signed_int(dt) else dtypes.iinfo(dt).max, dt)
     return np.where(zero, all_ones, q), np.where(zero, x, r)
 
 
@@ -392,7 +399,7 @@ def shift_right_arithmetic(x: np.ndarray, y: np.ndarray) -> Any:
 
 def float_to_int(x: np.ndarray, dt: DType) -> Any:
     """Truncate toward zero, saturating at the integer range; NaN gives 0."""
-    info = np.iinfo(dt)
+    info = dtypes.iinfo(dt)
     f = np.trunc(x.astype(np.float64))
     high = f >= float(int(info.max) + 1)  # a power of two, exact in float64
     low = f < float(int(info.min))

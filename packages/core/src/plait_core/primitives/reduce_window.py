@@ -60,16 +60,9 @@ def identity(kind: str, dtype: Any) -> Any:
     dt = np.dtype(dtype)
     if kind == "sum":
         return np.zeros((), dt)
-    big: Any
-    if dtypes.is_bool(dt):
-        big = True
-    elif dtypes.is_int(dt):
-        big = np.iinfo(dt).max
-    else:
-        big = np.inf
     if kind == "min":
-        return np.asarray(big, dt)
-    small = False if dtypes.is_bool(dt) else (np.iinfo(dt).min if dtypes.is_int(dt) else -np.inf)
+        return np.asarray(dtypes.highest(dt), dt)
+    small = dtypes.lowest(dt)
     return np.asarray(small, dt)
 
 

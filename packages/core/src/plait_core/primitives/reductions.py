@@ -123,15 +123,11 @@ def widen_half(x: np.ndarray) -> np.ndarray:
 
 
 def _max_identity(dtype: DType) -> Any:
-    if dtypes.is_bool(dtype):
-        return False
-    return dtypes.iinfo(dtype).min if dtypes.is_int(dtype) else -np.inf
+    return dtypes.lowest(dtype)
 
 
 def _min_identity(dtype: DType) -> Any:
-    if dtypes.is_bool(dtype):
-        return True
-    return dtypes.iinfo(dtype).max if dtypes.is_int(dtype) else np.inf
+    return dtypes.highest(dtype)
 
 
 def _sum(x: np.ndarray, *, axes: tuple[int, ...]) -> Any:

@@ -25,7 +25,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Final
+from typing import Any, Final, NoReturn
 
 import ml_dtypes
 import numpy as np
@@ -52,6 +52,42 @@ _ELEMENT_TYPES: Final[dict[DType, str]] = {
     np.dtype(np.complex128): "complex<f64>",
     np.dtype(ml_dtypes.float8_e4m3fn): "f8E4M3FN",
     np.dtype(ml_dtypes.float8_e5m2): "f8E5M2",
+    np.dtype(ml_dtypes.float8_e3m4): "f8E3M4",
+    np.dtype(ml_dtypes.float8_e4m3): "f8E4M3",
+    np.dtype(ml_dtypes.float8_e4m3b11fnuz): "f8E4M3B11FNUZ",
+    np.dtype(ml_dtypes.float8_e4m3fnuz): "f8E4M3FNUZ",
+    np.dtype(ml_dtypes.float8_e5m2fnuz): "f8E5M2FNUZ",
+    np.dtype(ml_dtypes.float8_e8m0fnu): "f8E8M0FNU",
+    np.dtype(ml_dtypes.float4_e2m1fn): "f4E2M1FN",
+    np.dtype(ml_dtypes.int2): "i2",
+    np.dtype(ml_dtypes.int4): "i4",
+    np.dtype(ml_dtypes.uint2): "ui2",
+    np.dtype(ml_dtypes.uint4): "ui4",
+}
+
+#: Narrow ML number types plait carries (promotion, tracing, NumPy evaluation)
+#: but XLA cannot, with why.  Found by trying them on jaxlib 0.10.2's CPU client.
+NO_XLA_TYPE: Final[dict[DType, str]] = {
+    **dict.fromkeys(
+        (np.dtype(ml_dtypes.float6_e2m3fn), np.dtype(ml_dtypes.float6_e3m2fn)),
+        "jaxlib 0.10.2's XLA has no primitive type for the 6-bit floats (JAX 0.10.2 fails on them too: "
+        "'Invalid XLA PrimitiveType')",
+    ),
+    **dict.fromkeys(
+        (np.dtype(ml_dtypes.int1), np.dtype(ml_dtypes.uint1)),
+        "StableHLO has no 1-bit integer type apart from the boolean i1 (JAX 0.10.2 computes int1 as "
+        "booleans and cannot lower uint1 at all)",
+    ),
+}
+
+#: Sub-byte types XLA holds but cannot hand to the host through DLPack: read
+#: back through an exact conversion on the device to this wider type.
+HOST_CONTAINER: Final[dict[DType, DType]] = {
+    np.dtype(ml_dtypes.int2): np.dtype(np.int8),
+    np.dtype(ml_dtypes.int4): np.dtype(np.int8),
+    np.dtype(ml_dtypes.uint2): np.dtype(np.uint8),
+    np.dtype(ml_dtypes.uint4): np.dtype(np.uint8),
+    np.dtype(ml_dtypes.float4_e2m1fn): np.dtype(np.float32),
 }
 
 BOOL: Final[DType] = np.dtype(np.bool_)
@@ -68,8 +104,28 @@ def element_type(dtype: DType) -> str:
         return "i1"
     t = _ELEMENT_TYPES.get(dtype)
     if t is None:
-        raise LoweringError(f"the dtype {dtype} has no StableHLO element type")
+        refuse_dtype(dtype)
     return t
+
+
+def no_xla_message(dtype: DType, doing: str = "compute with") -> str:
+    """Why XLA cannot hold values of ``dtype`` (for errors naming it)."""
+    why = NO_XLA_TYPE.get(dtype, "it has no StableHLO element type")
+    return (f"the XLA backend cannot {doing} {dtype.name} values: {why}; without plait_dispatch, "
+            "plait_core evaluates them with NumPy")
+
+
+def refuse_dtype(dtype: DType, doing: str = "compute with") -> NoReturn:
+    """Raise the error for a dtype XLA cannot hold, with JAX's class:
+    ``JaxRuntimeError`` for the 6-bit floats (XLA has no such primitive type),
+    :class:`LoweringError` (a ``ValueError``) otherwise (StableHLO cannot
+    express the type)."""
+    message = no_xla_message(dtype, doing)
+    if dtype.name.startswith("float6"):
+        from plait_dispatch import _jaxlib
+
+        raise _jaxlib.XlaRuntimeError(message)
+    raise LoweringError(message)
 
 
 def concrete_shape(aval: ShapedArray) -> tuple[int, ...]:
@@ -128,7 +184,7 @@ def _float_text(value: Any, dtype: DType) -> str:
 def _element_text(value: Any, dtype: DType) -> str:
     if dtype in (BOOL, FLOAT0):
         return "true" if bool(value) else "false"
-    if dtype.kind in "iu":
+    if dtype.kind in "iu" or dtypes.is_int(dtype):
         return str(int(value))
     if dtype.kind == "c":
         part = np.dtype(f"f{dtype.itemsize // 2}")
@@ -154,8 +210,16 @@ def dense_attr(value: Any, aval: ShapedArray) -> str:
     first = arr.reshape(-1)[0]
     if arr.ndim == 0 or _all_equal(arr):
         return f"dense<{_element_text(first, aval.dtype)}> : {ty}"
+    if aval.dtype in HOST_CONTAINER:  # sub-byte elements: no byte-per-element hex form, write them out
+        return f"dense<{_nested_text(arr, aval.dtype)}> : {ty}"
     raw = np.ascontiguousarray(arr.astype(arr.dtype.newbyteorder("<"), copy=False)).tobytes()
     return f'dense<"0x{raw.hex().upper()}"> : {ty}'
+
+
+def _nested_text(arr: np.ndarray, dtype: DType) -> str:
+    if arr.ndim == 0:
+        return _element_text(arr[()], dtype)
+    return "[" + ", ".join(_nested_text(a, dtype) for a in arr) + "]"
 
 
 def _all_equal(arr: np.ndarray) -> bool:

@@ -34,21 +34,17 @@ DType = np.dtype[Any]
 
 
 def _lowest(dt: DType) -> Any:
-    if dt == ops.BOOL:
-        return False
-    return np.iinfo(dt).min if dtypes.is_int(dt) else -np.inf
+    return dtypes.lowest(dt)
 
 
 def _highest(dt: DType) -> Any:
-    if dt == ops.BOOL:
-        return True
-    return np.iinfo(dt).max if dtypes.is_int(dt) else np.inf
+    return dtypes.highest(dt)
 
 
 def _all_ones(dt: DType) -> Any:
     if dt == ops.BOOL:
         return True
-    return -1 if dtypes.is_signed_int(dt) else np.iinfo(dt).max
+    return -1 if dtypes.is_signed_int(dt) else dtypes.iinfo(dt).max
 
 
 # name -> (operation, identity, computes 16-bit floats in float32)
