@@ -91,7 +91,8 @@ def _numpy_constant(obj: Any, name: str) -> np.ndarray:
         raw = np.asarray(obj)
     except (ValueError, TypeError) as e:
         raise TypeError(f"{name}: cannot convert {type(obj).__name__} to an array ({e})") from None
-    if raw.dtype == object or raw.dtype.kind in "US" or (raw.dtype.kind == "V" and not dtypes.is_float(raw.dtype)):
+    extension = raw.dtype.kind == "V" and (dtypes.is_float(raw.dtype) or dtypes.is_int(raw.dtype))  # ml_dtypes'
+    if raw.dtype == object or raw.dtype.kind in "US" or (raw.dtype.kind == "V" and not extension):
         raise TypeError(f"{name}: cannot make an array of {raw.dtype} data from {_short(obj)}")
     target = dtypes.canonicalize_dtype(raw.dtype)
     if target != raw.dtype:

@@ -37,9 +37,10 @@ def _window_attrs(params: dict[str, Any]) -> dict[str, str]:
     return attrs
 
 
-def _reduce_window(
+def reduce_window_values(
     ctx: RuleContext, operands: list[Value], inits: list[Value], combine: ops.Combiner, params: dict[str, Any]
 ) -> list[Value]:
+    """``stablehlo.reduce_window`` of ``operands`` from ``inits``, ``combine`` as its body."""
     n = len(operands)
     region = ctx.region([ops.scalar(x.dtype) for x in operands] * 2)
     region.ret(combine(region, region.args[:n], region.args[n:]))
@@ -52,7 +53,7 @@ def _monoid_rule(kind: str, op: str) -> Any:
     def rule(ctx: RuleContext, x: Value, **params: Any) -> list[Value]:
         w = ops.widened(ctx, x) if kind == "sum" else x
         init = ops.full(ctx, rw.identity(kind, w.dtype), w.dtype)
-        (out,) = _reduce_window(ctx, [w], [init], lambda r, a, b: [ops.binary(r, op, a[0], b[0])], params)
+        (out,) = reduce_window_values(ctx, [w], [init], lambda r, a, b: [ops.binary(r, op, a[0], b[0])], params)
         return [ops.convert(ctx, out, x.dtype)]
 
     return rule
@@ -67,7 +68,7 @@ lowering_rules[rw.reduce_window_min_p] = _monoid_rule("min", "stablehlo.minimum"
 def _generic(ctx: RuleContext, *args: Value, jaxpr: ClosedJaxpr, **params: Any) -> list[Value]:
     n = len(args) // 2
     operands, inits = list(args[:n]), list(args[n:])
-    return _reduce_window(ctx, operands, inits, lambda r, a, b: lower_closed_jaxpr(r, jaxpr, [*a, *b]), params)
+    return reduce_window_values(ctx, operands, inits, lambda r, a, b: lower_closed_jaxpr(r, jaxpr, [*a, *b]), params)
 
 
 _DIRECTION = {"ge": "GE", "le": "LE"}
@@ -82,7 +83,7 @@ def _select_and_gather_add(ctx: RuleContext, tangent: Value, operand: Value, *, 
         keep = ops.compare(r, acc[0], cur[0], _DIRECTION[select])
         return [ops.select(r, keep, acc[0], cur[0]), ops.select(r, keep, acc[1], cur[1])]
 
-    _, out = _reduce_window(ctx, [operand, tangent], inits, combine, params)
+    _, out = reduce_window_values(ctx, [operand, tangent], inits, combine, params)
     return [out]
 
 

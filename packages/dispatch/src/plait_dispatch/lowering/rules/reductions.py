@@ -148,8 +148,34 @@ def associative_scan(ctx: RuleContext, op: str, x: Value, axis: int) -> Value:
     return _interleave(ctx, evens, odds, axis, n)
 
 
+_SCAN_IDENTITY = {"stablehlo.add": lambda dt: 0, "stablehlo.multiply": lambda dt: 1,
+                  "stablehlo.maximum": dtypes.lowest, "stablehlo.minimum": dtypes.highest}
+
+
+def _windowed_scan(ctx: RuleContext, op: str, x: Value, axis: int, reverse: bool) -> Value:
+    """The prefix combination as one ``reduce_window`` (each output combines
+    its whole prefix from the identity, in order), as JAX lowers cumulative
+    reductions: for the narrow types, whose every step rounds, the order
+    decides the result."""
+    from plait_dispatch.lowering.rules.reduce_window import reduce_window_values
+
+    n = x.shape[axis]
+    rank = len(x.shape)
+    window = [1] * rank
+    window[axis] = n
+    padding = [(0, 0)] * rank
+    padding[axis] = (0, n - 1) if reverse else (n - 1, 0)
+    params = {"window_dimensions": tuple(window), "window_strides": (1,) * rank, "padding": tuple(padding),
+              "base_dilation": (1,) * rank, "window_dilation": (1,) * rank}
+    init = ops.full(ctx, _SCAN_IDENTITY[op](x.dtype), x.dtype)
+    (out,) = reduce_window_values(ctx, [x], [init], lambda r, a, b: [ops.binary(r, op, a[0], b[0])], params)
+    return out
+
+
 def _cumulative_rule(op: str, widen: bool) -> Any:
     def rule(ctx: RuleContext, x: Value, *, axis: int, reverse: bool) -> list[Value]:
+        if x.dtype in dtypes.NARROW_SET and x.shape[axis] > 1:
+            return [_windowed_scan(ctx, op, x, axis, reverse)]
         w = ops.widened(ctx, x) if widen else x
         if reverse:
             w = ctx.op1("stablehlo.reverse", [w], w.aval, {"dimensions": i64_array([axis])})
@@ -188,8 +214,17 @@ def _key_order(r: RuleContext, a: Value, b: Value) -> tuple[Value, Value]:
     return lt, eq
 
 
+_SORT_CONTAINER = {dtypes.int2: dtypes.int8, dtypes.uint2: dtypes.uint8}
+"""XLA's CPU sort returns 2-bit integers unsorted (JAX 0.10.2's too): they are
+sorted as 8-bit integers and narrowed back (exact both ways)."""
+
+
 @lowering_rules.register(rd.sort_p)
 def _sort(ctx: RuleContext, *operands: Value, dimension: int, is_stable: bool, num_keys: int) -> list[Value]:
+    if any(x.dtype in _SORT_CONTAINER for x in operands):
+        wide = [ops.convert(ctx, x, _SORT_CONTAINER[x.dtype]) if x.dtype in _SORT_CONTAINER else x for x in operands]
+        outs = _sort(ctx, *wide, dimension=dimension, is_stable=is_stable, num_keys=num_keys)
+        return [ops.convert(ctx, y, x.dtype) for x, y in zip(operands, outs, strict=True)]
     region = ctx.region([ops.scalar(x.dtype) for x in operands for _ in range(2)])
     args = region.args
     orders = [_key_order(region, args[2 * k], args[2 * k + 1]) for k in range(num_keys)]
