@@ -99,6 +99,9 @@ def test_smap_and_set_mesh_over_devices() -> None:
         assert got.sharding == NamedSharding(m, P("x"))
         r = plait.reshard(pnp.arange(16.0), P("x"))
         assert r.sharding == NamedSharding(m, P("x"))
+        put = plait.device_put(np.arange(16.0, dtype=np.float32), P("x"))
+        assert put.sharding == NamedSharding(m, P("x")) and len(put.addressable_shards) == 8
+        np.testing.assert_array_equal(np.asarray(put.addressable_shards[3].data), [6.0, 7.0])
         cols = plait.smap(lambda a: a * 2, in_axes=1, out_axes=1, axis_name="x")(pnp.ones((2, 8)))
         assert cols.sharding == NamedSharding(m, P(None, "x"))
     with plait.set_mesh(plait.make_mesh((4, 2), ("a", "b"))), pytest.raises(

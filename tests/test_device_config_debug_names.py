@@ -177,9 +177,12 @@ def test_set_mesh_sets_now_and_restores_as_a_context_manager() -> None:
             assert entered is None and plait.sharding.get_mesh() is m2
             y = plait.reshard(pnp.ones(2), plait.P("b"))
             assert y.sharding == plait.NamedSharding(m2, plait.P("b"))
+            assert plait.device_put(np.ones(2), plait.P("b")).sharding == plait.NamedSharding(m2, plait.P("b"))
         assert plait.sharding.get_mesh() is m1
         plait.set_mesh(None)
         assert plait.sharding.get_mesh() is None
+        with pytest.raises(ValueError, match=r"device_put: a PartitionSpec P\('b',\) needs a context mesh"):
+            plait.device_put(np.ones(2), plait.P("b"))
         with pytest.raises(ValueError, match=r"set_mesh: expected a plait.sharding.Mesh or None, got int: 3"):
             plait.set_mesh(3)  # type: ignore[arg-type]
     finally:

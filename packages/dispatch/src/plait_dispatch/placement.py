@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from plait_core import Tracer, config, dtypes, get_aval, to_numpy, tree_util
-from plait_core.sharding import Sharding
+from plait_core.sharding import NamedSharding, PartitionSpec, Sharding, get_mesh
 from plait_dispatch import _jaxlib
 from plait_dispatch.array import Array
 from plait_dispatch.sharded import check_sharding, put_sharded
@@ -204,7 +204,8 @@ def device_put(x: Any, device: Any = None, *, donate: bool = False, may_alias: b
     ``may_alias=None`` means ``not donate``.  A deleted or donated Array input
     raises :class:`~plait_core.DeletedArrayError`.
 
-    ``device`` may also be a sharding (``plait.sharding.NamedSharding``, ...):
+    ``device`` may also be a ``PartitionSpec`` of the context mesh
+    (``plait.set_mesh``), or a sharding (``plait.sharding.NamedSharding``, ...):
     each leaf is laid out over the sharding's devices, as one Array whose
     ``addressable_shards`` hold the pieces; a dimension the sharding splits
     must be divisible by its number of pieces (``ValueError``).
@@ -219,6 +220,13 @@ def device_put(x: Any, device: Any = None, *, donate: bool = False, may_alias: b
             "device_put: donate=True and may_alias=True cannot be combined: a donated input is "
             "deleted, so the result cannot alias it (use may_alias=None or False)"
         )
+    if isinstance(device, PartitionSpec):  # of the context mesh (set_mesh / with mesh:)
+        mesh = get_mesh()
+        if mesh is None:
+            raise ValueError(
+                f"device_put: a PartitionSpec {device!r} needs a context mesh: set one with plait.set_mesh(mesh)"
+            )
+        device = NamedSharding(mesh, device)
     if isinstance(device, Sharding):
         sharding = check_sharding(device, "device_put")
         return tree_util.tree_map(
