@@ -185,10 +185,11 @@ def sum(a: ArrayLike, axis: Any = None, dtype: Any = None, out: None = None,
         # The commonest eager call: a strongly typed array that accumulates in
         # its own dtype is reduce_sum bound over every axis (see _sum_like).
         aval = a.aval  # type: ignore[attr-defined]
-        if not aval.weak_type:
+        params = _in_place.get((aval.dtype, len(aval.shape), promote_integers, config.x64_enabled))
+        if params is None:
             params = _in_place_params(aval, promote_integers)
-            if params:
-                return _fast.unary(_rp.reduce_sum_p, params, a)
+        if params and not aval.weak_type:
+            return _fast.unary(_rp.reduce_sum_p, params, a)
     return _sum_like("sum", _reduce_sum, lax.add, 0, a, axis, dtype, out, keepdims,
                      initial, where, promote_integers)
 
