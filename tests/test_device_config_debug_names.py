@@ -243,8 +243,9 @@ def test_shard_is_the_class_of_addressable_shards_with_jaxs_constructor() -> Non
     assert type(piece) is plait.Shard
     s = plait.Shard(d, plait.sharding.SingleDeviceSharding(d), (3,), x)
     assert (s.device, s.index, s.replica_id, s.data) == (d, (slice(None),), 0, x)
-    assert repr(s) == "Shard(device=CpuDevice(id=0), index=(slice(None, None, None),), replica_id=0)"
-    assert plait.Shard(d, x.sharding, [3]).data is None
+    assert repr(s) == "Shard(device=CpuDevice(id=0), index=(slice(None, None, None),), replica_id=0, data=[0. 1. 2.])"
+    bare = plait.Shard(d, x.sharding, [3])
+    assert bare.data is None and repr(bare).endswith("replica_id=0, data=None)")  # as JAX's
 
 
 # ---------------------------------------------------------------------------

@@ -468,7 +468,11 @@ class Shard:
         return shard
 
     def __repr__(self) -> str:
-        return f"Shard(device={self.device!r}, index={self.index}, replica_id={self.replica_id})"
+        return f"Shard(device={self.device!r}, index={self.index}, replica_id={self.replica_id}, data={self.data})"
+
+
+def _index_key(index: Index) -> tuple[tuple[Any, Any], ...]:
+    return tuple((sl.start, sl.stop) for sl in index)
 
 
 _single_shardings: dict[Any, SingleDeviceSharding] = {}
@@ -479,10 +483,6 @@ def _single_sharding(device: Any) -> SingleDeviceSharding:
     if s is None:
         s = _single_shardings[device] = SingleDeviceSharding(device)
     return s
-
-
-def _index_key(index: Index) -> tuple[tuple[Any, Any], ...]:
-    return tuple((sl.start, sl.stop) for sl in index)
 
 
 def _unpickle_array(value: np.ndarray, weak_type: bool) -> Array:
