@@ -68,7 +68,10 @@ __all__ = [
     "Operand",
     "check_one_size",
     "env_of",
+    "fill_key",
     "fill_padding",
+    "is_filled",
+    "record_fill",
     "names_involved",
     "several_size_types",
     "operands",
@@ -450,6 +453,46 @@ def fill_padding(env: RaggedEnv, op: Operand, axes: Sequence[int], value: Any) -
     return select_n_p.bind(mask, fill, op.val)
 
 
+def fill_key(value: Any, dtype: Any) -> Any:
+    """What a fill with ``value`` puts in a padding of ``dtype`` (a Python
+    scalar, compared by ``==``); ``None`` for a value that is not a finite
+    constant, whose fill is never recorded: a value keeps finite padding, since
+    a derivative taken outside the ``vmap`` computes with the padded data
+    (``0 * inf`` there would be NaN)."""
+    if isinstance(value, Tracer):
+        return None
+    v = np.asarray(value, dtype)
+    if v.dtype.kind in "fc" and not np.isfinite(v):
+        return None
+    return v.item()
+
+
+def is_filled(x: Any, axes: Sequence[int], value: Any) -> bool:
+    """Whether the padding of the ragged tracer ``x`` along every axis of
+    ``axes`` is known to hold ``value`` (see :attr:`BatchTracer.filled`)."""
+    known = x.filled if type(x) is BatchTracer else None
+    if not known:
+        return False
+    key = fill_key(value, x.aval.dtype)
+    return key is not None and all(known.get(a, None) == key and a in known for a in axes)
+
+
+def record_fill(x: BatchTracer, val: Any, axes: Sequence[int], value: Any) -> None:
+    """Make ``val`` (``x``'s data with its padding along ``axes`` set to
+    ``value``, same batch dimension) the data of the ragged tracer ``x``: its
+    padding is unspecified, so every later use may see the filled data, and
+    a later fill with the same value is skipped.  Only finite values are
+    recorded (see :func:`fill_key`)."""
+    key = fill_key(value, x.aval.dtype)
+    if key is None:
+        return
+    x.val = val
+    # Where the padding along another axis crosses these axes it now holds ``value``.
+    known = {a: k for a, k in (x.filled or {}).items() if k == key}
+    known.update((a, key) for a in axes)
+    x.filled = known
+
+
 def refuse(prim: Primitive, ops: Sequence[Operand], env: RaggedEnv, why: str) -> ValueError:
     """The error for a ragged layout a rule does not support."""
     names = frozenset().union(*(env.names_in_shape(o.aval.shape) for o in ops))
@@ -554,7 +597,9 @@ def enter_pile(trace: BatchTrace, pile: Pile) -> BatchTracer:
         # Whatever the padding holds, the function computes from zeros there (and a
         # gradient with respect to the padded data is zero in the padding).
         data = fill_padding(env, Operand(data, 0, elt), (ax,), 0)
-    return BatchTracer(trace, data, 0, elt)
+    out = BatchTracer(trace, data, 0, elt)
+    out.filled = {ax: fill_key(0, elt.dtype)}
+    return out
 
 
 def ragged_result_error(trace: BatchTrace, leaf: Any, where: str, out_axes: Any) -> ValueError | None:
@@ -602,8 +647,9 @@ def finish_pile(trace: BatchTrace, leaf: Any, where: str) -> Pile:
         )
     (ax,) = axes
     assert bdim is not None
-    data = fill_padding(env, Operand(val, bdim, aval), (ax,), 0)
-    data = moveaxis(data, bdim, 0)
+    if not is_filled(leaf, (ax,), 0):
+        val = fill_padding(env, Operand(val, bdim, aval), (ax,), 0)
+    data = moveaxis(val, bdim, 0)
     return Pile._make(data, env.lengths(aval.shape[ax]), ax)
 
 

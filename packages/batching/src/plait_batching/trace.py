@@ -49,9 +49,12 @@ class BatchTracer(Tracer):
     A *ragged* tracer (``ragged`` true, inside ``vmap`` over piles) is given
     its element type ``aval``, whose shape has symbolic sizes along its ragged
     axes (see :mod:`plait_batching.ragged`); ``val`` holds the elements padded
-    along those axes."""
+    along those axes.  Its padding is unspecified, so a rule that fills it
+    may replace ``val`` by the filled data, and ``filled`` records, per ragged
+    element axis, the value its padding is known to hold (so a later fill
+    with the same value is skipped)."""
 
-    __slots__ = ("_aval", "bdim", "ragged", "val")
+    __slots__ = ("_aval", "bdim", "filled", "ragged", "val")
 
     def __init__(self, trace: BatchTrace, val: Any, bdim: int, aval: ShapedArray | None = None) -> None:
         self._trace = trace
@@ -59,6 +62,7 @@ class BatchTracer(Tracer):
         self.bdim = bdim
         self._aval: ShapedArray | None = aval
         self.ragged = aval is not None
+        self.filled: dict[int, Any] | None = None
 
     @property
     def aval(self) -> ShapedArray:

@@ -10,7 +10,14 @@ trace of this ``vmap``'s size, where each logical size is the batched
 lengths, so the ordinary batching rules make the rule's operations act on
 every element at once.  Filling the padding (the commonest operation) takes
 the shortcut of :func:`~plait_batching.ragged.fill_padding`, which builds
-the mask in the data's own layout.
+the mask in the data's own layout, and is tracked per value: the padding of
+a ragged value is unspecified, so once an operand is filled with a finite
+value its filled data replaces it for every later use (``e`` filled with 0
+for ``sum(e)`` is what ``e / sum(e)`` then reads, so XLA fuses the fill with
+the producer of ``e``), and a fill the value already has is skipped (a pile
+enters ``vmap`` with zero padding).  Non-finite fills (``-inf`` for ``max``)
+replace nothing: a derivative taken outside the ``vmap`` computes with the
+padded data, where ``0 * inf`` would be NaN.
 
 Rules core registers ``per_axis`` let ragged axes of different sizes meet in
 one equation (``n x m`` scores between two piles); the others involve one
@@ -32,7 +39,9 @@ from plait_batching.ragged import (
     element_abstract_eval,
     env_of,
     fill_padding,
+    is_filled,
     operands,
+    record_fill,
     several_size_types,
     wrap_results,
 )
@@ -51,10 +60,11 @@ class PileElementEnv(PaddedEnv):
     batching trace over the pile's elements: a ragged size's logical value is
     its lengths, batched."""
 
-    __slots__ = ("inner", "ragged")
+    __slots__ = ("inner", "origin", "ragged")
 
-    def __init__(self, ragged: RaggedEnv, inner: BatchTrace) -> None:
-        self.ragged, self.inner = ragged, inner
+    def __init__(self, ragged: RaggedEnv, inner: BatchTrace, origin: dict[int, BatchTracer]) -> None:
+        #: The ragged operand of the equation each operand of the rule (by ``id``) stands for.
+        self.ragged, self.inner, self.origin = ragged, inner, origin
 
     def is_padded(self, d: Dim) -> bool:
         return self.ragged.is_ragged(d)
@@ -77,13 +87,24 @@ class PileElementEnv(PaddedEnv):
         return BatchTracer(self.inner, mask, 0)
 
     def fill(self, x: Any, aval: ShapedArray, axes: Sequence[int] | None, value: Any) -> Any:
+        """The shortcut of :func:`~plait_batching.ragged.fill_padding`; a fill of
+        an operand of the equation is skipped when its padding is known to hold
+        ``value`` already, else the filled data replaces the operand's (see
+        :func:`~plait_batching.ragged.record_fill`)."""
         val, bdim = self.inner.unpack(x)
         if bdim is None:  # the same for every element, so not ragged
             return x
-        which = range(aval.ndim) if axes is None else axes
+        which = [a for a in (range(aval.ndim) if axes is None else axes) if self.ragged.is_ragged(aval.shape[a])]
+        if not which:
+            return x
+        outer = self.origin.get(id(x))
+        if outer is not None and is_filled(outer, which, value):
+            return x
         with set_current_trace(self.inner.parent_trace):
             out = fill_padding(self.ragged, Operand(val, bdim, aval), which, value)
-        return x if out is val else BatchTracer(self.inner, out, bdim)
+        if outer is not None and outer.bdim == bdim:
+            record_fill(outer, out, which, value)
+        return BatchTracer(self.inner, out, bdim)
 
 
 def from_padded_rule(prim: Primitive) -> RaggedRule:
@@ -100,9 +121,18 @@ def from_padded_rule(prim: Primitive) -> RaggedRule:
         else:
             out_avals = element_abstract_eval(env, prim, ops_, params, check_one_size(env, prim, ops_, params))
         inner = BatchTrace(AxisData(None, trace.axis.size), trace.parent_trace)
+        origin: dict[int, BatchTracer] = {}
         with transformation(inner):
-            vals = [o.val if o.bdim is None else BatchTracer(inner, o.val, o.bdim) for o in ops_]
-            out = core_rule(PileElementEnv(env, inner), vals, [o.aval for o in ops_], **params)
+            vals: list[Any] = []
+            for o, arg in zip(ops_, args):
+                if o.bdim is None:
+                    vals.append(o.val)
+                    continue
+                v = BatchTracer(inner, o.val, o.bdim)
+                if type(arg) is BatchTracer and arg.ragged:
+                    origin[id(v)] = arg
+                vals.append(v)
+            out = core_rule(PileElementEnv(env, inner, origin), vals, [o.aval for o in ops_], **params)
             results = [inner.unpack(v) for v in (out if prim.multiple_results else [out])]
         return wrap_results(trace, prim, [v for v, _ in results], [d for _, d in results], out_avals)
 
