@@ -44,3 +44,15 @@ def test_inlined_donation_marks_the_argument_donated() -> None:
         assert old.is_deleted()
         with pytest.raises(DeletedArrayError, match="donated"):
             np.asarray(old)
+
+
+def test_a_donating_handler_serves_keyword_calls_too() -> None:
+    f = pd.jit(lambda a: a + 1.0, donate_argnums=0)
+    x = pd.device_put(np.zeros(3, np.float32))
+    x = f(x)
+    x = f(x)  # the inlined handler
+    y = f(a=x)  # keyword: the tree path, the same handler called generally
+    with pytest.raises(DeletedArrayError, match="donated"):
+        np.asarray(x)
+    y = f(y)
+    np.testing.assert_array_equal(np.asarray(y), np.full(3, 4.0, np.float32))

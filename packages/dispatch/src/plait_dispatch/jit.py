@@ -459,6 +459,21 @@ class _JitState:
                             pass  # the general path reports it
                         else:
                             return Array(outs[0], handler.aval, handler.device, False)
+                    elif handler.__class__ is _OneDonated:
+                        # ``x = f(x)`` with ``x`` donated, inlined as above; the
+                        # Array is marked donated as ``Array._donate`` does.
+                        try:
+                            outs = consume(run(handler.executable, bufs), handler.handlers)
+                        except _jaxlib.XlaRuntimeError:
+                            pass  # the general path reports it
+                        else:
+                            a = args[0]
+                            if a._state == _LIVE:
+                                a._state = _DONATED
+                                a._buf = None
+                                if not is_deleted(bufs[0]):
+                                    _jaxlib.delete(bufs[0])
+                            return Array(outs[0], handler.out_aval, handler.device, False)
                     else:
                         out = handler(args, bufs)
                         if out is not _MISS:
@@ -1176,7 +1191,29 @@ def _fast_handler(entry: StagedCall, call: CompiledCall, const_bufs: list[Any]) 
     )
     if simple:
         return _Simple(call.executable, call.handlers, entry.out_avals[0], call.device, x64)
-    return _General(entry, call, const_bufs, x64)
+    general = _General(entry, call, const_bufs, x64)
+    if (
+        single
+        and len(entry.in_avals) == 1
+        and general.donated == (0,)
+        and general.passed_args is None
+        and not general.passed_consts
+        and general.out_avals is not None
+    ):
+        return _OneDonated(entry, call, const_bufs, x64)
+    return general
+
+
+class _OneDonated(_General):
+    """The handler of a function of one donated Array with one output and
+    nothing pruned or captured (``x = f(x)``): the jitted wrapper runs it
+    inline; elsewhere it is a :class:`_General`."""
+
+    __slots__ = ("out_aval",)
+
+    def __init__(self, entry: StagedCall, call: CompiledCall, const_bufs: list[Any], x64: bool) -> None:
+        super().__init__(entry, call, const_bufs, x64)
+        self.out_aval = call.out_avals[0]
 
 
 def _handler_for(entry: StagedCall, call: CompiledCall) -> _Simple | _General | None:
