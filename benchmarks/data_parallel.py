@@ -2,15 +2,16 @@
 plait vs JAX 0.10.2 (same program, same device counts).
 
 Each measurement is a fresh process (a process's device count is fixed when
-its backend starts), running :mod:`benchmarks.data_parallel_worker`.  On one
-process, plait and JAX run side by side in it (the interpreter named by
-``$JAX_PYTHON``, default ``/work/jaxenv/bin/python``, with plait's sources on
-``PYTHONPATH``), taking turns block by block, so that a burst of load on the
+its backend starts), running :mod:`benchmarks.data_parallel_worker`: plait
+and JAX side by side in it (the interpreter named by ``$JAX_PYTHON``, default
+``/work/jaxenv/bin/python``, with plait's sources on ``PYTHONPATH``; with
+two processes, each of the launcher's processes runs both, JAX with its own
+coordinator), taking turns block by block, so that a burst of load on the
 shared machine hits both; a block's figure is its fastest step, a run's the
-median over its blocks, and the ratio the median of neighbouring blocks'
-ratios.  On two processes (the launcher's), plait's and JAX's runs
-alternate, each figure a run's fastest step.  Either way ``--rounds`` runs
-per row, and the row reports the medians over them.  The step: a 128-256-256-10 MLP, softmax cross-entropy on a
+median over its blocks, and the run's ratio the median of neighbouring
+blocks' ratios.  ``--rounds`` runs per row; the row reports the medians over
+them.  Without ``$JAX_PYTHON`` plait runs alone (the JAX column reads "—").
+The step: a 128-256-256-10 MLP, softmax cross-entropy on a
 global batch of 512 split over the devices, parameters replicated, one
 ``jit(step, in_shardings=, out_shardings=)``; XLA adds the gradient all-reduce.
 
@@ -22,11 +23,13 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import socket
 import statistics
 import subprocess
 import sys
 from pathlib import Path
 
+from benchmarks.data_parallel_worker import JAX_COORDINATOR_ENV
 from benchmarks.harness import Result, markdown_table
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -62,18 +65,32 @@ def measure(framework: str, devices: int, processes: int) -> tuple[float, float]
     return float(found.group(1)), float(found.group(2))
 
 
-def measure_both(devices: int) -> tuple[float, float, float, float, float] | None:
-    """One process running plait and JAX taking turns (see
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def measure_both(devices: int, processes: int) -> tuple[float, float, float, float, float] | None:
+    """One run of plait and JAX taking turns in each process (see
     :func:`benchmarks.data_parallel_worker.main_both`): ``(plait seconds, JAX
     seconds, median neighbour ratio, plait loss, JAX loss)``; None without JAX."""
     if not Path(JAX_PYTHON).exists():
         return None
-    cmd = [JAX_PYTHON, "-m", "benchmarks.data_parallel_worker", "both"]
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=_env(devices), cwd=ROOT, timeout=600)
+    worker = [JAX_PYTHON, "-m", "benchmarks.data_parallel_worker", "both"]
+    env = _env(devices)
+    if processes == 1:
+        cmd = worker
+    else:
+        env[JAX_COORDINATOR_ENV] = f"127.0.0.1:{_free_port()}"
+        cmd = [sys.executable, "-m", "plait.distributed.launch", "--nproc", str(processes),
+               "--devices-per-process", str(devices), "--timeout", "500", "--python", JAX_PYTHON,
+               "-m", "benchmarks.data_parallel_worker", "both"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=ROOT, timeout=600)
     found = re.search(r"RESULT_BOTH ([\d.e-]+) ([\d.e-]+) ([\d.e-]+) ([\d.e-]+) ([\d.e-]+)", proc.stdout)
     if proc.returncode != 0 or found is None:
         raise RuntimeError(
-            f"plait and JAX on {devices} device(s) in one process failed (plait must be importable by "
+            f"plait and JAX on {processes}x{devices} device(s) side by side failed (plait must be importable by "
             f"{JAX_PYTHON}: put its sources on PYTHONPATH):\n{proc.stdout[-3000:]}{proc.stderr[-3000:]}"
         )
     p, j, r, lp, lj = (float(found.group(k)) for k in range(1, 6))
@@ -81,11 +98,9 @@ def measure_both(devices: int) -> tuple[float, float, float, float, float] | Non
 
 
 def data_parallel_section(rounds: int = 3) -> list[Result]:
-    """One row per layout: 1, 2, 4, 8 devices in one process, 2 processes x 4.
-
-    With one process, each round is one process running both frameworks in
-    turns (the figure: the median over rounds; the ratio: the median of the
-    rounds' neighbour ratios); with two, plait's and JAX's runs alternate."""
+    """One row per layout: 1, 2, 4, 8 devices in one process, 2 processes x 4;
+    each round one run of both frameworks side by side (the figures: medians
+    over rounds; the ratio: the median of the rounds' neighbour ratios)."""
     rows = []
     for processes, devices in ((1, 1), (1, 2), (1, 4), (1, 8), (2, 4)):
         p_times: list[float] = []
@@ -93,7 +108,7 @@ def data_parallel_section(rounds: int = 3) -> list[Result]:
         ratios: list[float] = []
         losses: set[str] = set()
         for _ in range(rounds):
-            both = measure_both(devices) if processes == 1 else None
+            both = measure_both(devices, processes)
             if both is not None:
                 p_times.append(both[0])
                 j_times.append(both[1])

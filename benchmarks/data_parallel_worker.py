@@ -27,6 +27,8 @@ REPEATS = 40
 WARMUP = 5
 BLOCKS = 30  # plait and JAX in one process: blocks of steps, taking turns
 BLOCK = 5
+JAX_COORDINATOR_ENV = "DATA_PARALLEL_JAX_COORDINATOR"
+"""With ``both`` under the launcher: the address of JAX's coordinator (plait's is the launcher's)."""
 
 
 def setup(framework: str) -> tuple[Any, Any, Any]:
@@ -40,9 +42,9 @@ def setup(framework: str) -> tuple[Any, Any, Any]:
         jax.config.update("jax_platforms", "cpu")
         if procs > 1:
             jax.config.update("jax_cpu_collectives_implementation", "gloo")
-            jax.distributed.initialize(
-                os.environ["PLAIT_COORDINATOR_ADDRESS"], procs, int(os.environ["PLAIT_PROCESS_ID"])
-            )
+            # Beside plait in one process, JAX's coordinator has its own address.
+            address = os.environ.get(JAX_COORDINATOR_ENV) or os.environ["PLAIT_COORDINATOR_ADDRESS"]
+            jax.distributed.initialize(address, procs, int(os.environ["PLAIT_PROCESS_ID"]))
         import jax.numpy as jnp
         import jax.sharding as jsh
 
@@ -119,8 +121,9 @@ def main(framework: str) -> None:
 
 
 def main_both() -> None:
-    """plait and JAX in this one process (one process, same device count),
-    taking turns block by block: ``BLOCKS`` blocks of ``BLOCK`` steps each;
+    """plait and JAX in this one process (same devices; under the launcher,
+    every process runs both, JAX with its own coordinator), taking turns
+    block by block: ``BLOCKS`` blocks of ``BLOCK`` steps each;
     a block's figure is its fastest step.  Prints ``RESULT_BOTH <plait>
     <JAX> <median of neighbour ratios> <plait loss> <JAX loss>``: the
     medians over blocks of the block figures, and of each plait block's
@@ -138,11 +141,15 @@ def main_both() -> None:
             j_fig.append(min(jax_run.steps(BLOCK)))
             p_fig.append(min(plait_run.steps(BLOCK)))
     ratios = [p / j for p, j in zip(p_fig, j_fig)]
-    print(
-        f"RESULT_BOTH {statistics.median(p_fig):.9f} {statistics.median(j_fig):.9f} "
-        f"{statistics.median(ratios):.6f} {plait_run.loss():.6f} {jax_run.loss():.6f}",
-        flush=True,
-    )
+    if plait_run.me == 0:
+        print(
+            f"RESULT_BOTH {statistics.median(p_fig):.9f} {statistics.median(j_fig):.9f} "
+            f"{statistics.median(ratios):.6f} {plait_run.loss():.6f} {jax_run.loss():.6f}",
+            flush=True,
+        )
+    if plait_run.nproc > 1:
+        plait_run.top.distributed.shutdown()
+        jax_run.top.distributed.shutdown()
 
 
 if __name__ == "__main__":
