@@ -26,6 +26,17 @@ DTYPES = (
     "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
     "float16", "bfloat16", "float32", "float64", "complex64", "complex128",
 )  # fmt: skip
+#: The narrow ML number types (ml_dtypes): promotion leaves, checked with a
+#: smaller set of operations (every pair with at least one narrow kind).
+NARROW_DTYPES = (
+    "float4_e2m1fn", "float6_e2m3fn", "float6_e3m2fn", "float8_e3m4", "float8_e4m3", "float8_e4m3b11fnuz",
+    "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz", "float8_e8m0fnu",
+    "int1", "int2", "int4", "uint1", "uint2", "uint4",
+)  # fmt: skip
+NARROW_BINARY = ("add", "multiply", "true_divide", "maximum", "equal", "where")
+NARROW_LAX_BINARY = ("add", "eq")
+NARROW_UNARY = ("negative", "abs", "sign", "sqrt", "sin", "isnan", "floor", "nn.relu")
+NARROW_REDUCTIONS = ("sum", "max", "mean", "argmax")
 PY_SCALARS = {"py_int": 2, "py_float": 1.5, "py_complex": 1.5 + 1j}
 WEAK_ARRAYS = {"weak_int": 2, "weak_float": 1.5, "weak_complex": 1.5 + 1j}
 PAIR_KINDS = DTYPES + tuple(PY_SCALARS)
@@ -140,10 +151,49 @@ def cases(api: Any) -> Iterator[Case]:
             for x in ARRAY_KINDS:
                 for v in UPDATE_VALUES:
                     yield f"at[{label}].{method}({x},{v})", _update(method, index), (x, v)
+    yield from narrow_cases(api)
+
+
+def _promote_types(api: Any) -> Callable[[Any, Any], Any]:
+    jnp = api.numpy
+    return lambda a, b: jnp.zeros((), jnp.promote_types(a.dtype, b.dtype))
+
+
+def narrow_cases(api: Any) -> Iterator[Case]:
+    """The narrow types' cases: ``promote_types`` and a few binary functions
+    over every pair with at least one narrow kind, a few unary functions and
+    reductions over each narrow type."""
+    pair_kinds = PAIR_KINDS + NARROW_DTYPES
+    for a in DTYPES + NARROW_DTYPES:
+        for b in DTYPES + NARROW_DTYPES:
+            if a in NARROW_DTYPES or b in NARROW_DTYPES:
+                yield f"promote_types({a},{b})", _promote_types(api), (a, b)
+    for op in NARROW_BINARY:
+        f2 = _binary(api, op)
+        for a in pair_kinds:
+            for b in pair_kinds:
+                if a in NARROW_DTYPES or b in NARROW_DTYPES:
+                    yield f"{op}({a},{b})", f2, (a, b)
+    for op in NARROW_LAX_BINARY:
+        f2 = getattr(api.lax, op)
+        for a in pair_kinds:
+            for b in pair_kinds:
+                if a in NARROW_DTYPES or b in NARROW_DTYPES:
+                    yield f"lax.{op}({a},{b})", f2, (a, b)
+    for op in NARROW_UNARY:
+        f1 = _unary(api, op)
+        for a in NARROW_DTYPES:
+            yield f"{op}({a})", f1, (a,)
+    for op in NARROW_REDUCTIONS:
+        for a in NARROW_DTYPES:
+            yield f"{op}({a})", _reduction(api, op, None), (a,)
 
 
 def _dtype(api: Any, name: str) -> Any:
-    return api.numpy.dtype(name) if name != "bfloat16" else api.numpy.bfloat16
+    # (the scalar types: NumPy reads "int4" as int32 and "bfloat16" needs ml_dtypes)
+    if name == "bfloat16" or name in NARROW_DTYPES:
+        return getattr(api.numpy, name)
+    return api.numpy.dtype(name)
 
 
 def concrete(api: Any, kind: str) -> Any:
@@ -154,7 +204,8 @@ def concrete(api: Any, kind: str) -> Any:
     if kind in WEAK_ARRAYS:
         return jnp.full((2,), WEAK_ARRAYS[kind])
     values = np.array([True, False]) if kind == "bool" else np.array([1, 2])
-    return jnp.asarray(values.astype(np.dtype(kind) if kind != "bfloat16" else np.float32), dtype=_dtype(api, kind))
+    host = np.dtype(kind) if kind != "bfloat16" and kind not in NARROW_DTYPES else np.float32
+    return jnp.asarray(values.astype(host), dtype=_dtype(api, kind))
 
 
 def abstract(api: Any, kind: str) -> Any:

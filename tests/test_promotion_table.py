@@ -65,6 +65,12 @@ DEVIATIONS: list[tuple[re.Pattern[str], str, str]] = [
     (re.compile(r"^nn\.hard_tanh\(uint"), "!OverflowError",
      "plait refuses a Python int that does not fit the unsigned dtype it meets (hard_tanh's -1); JAX wraps "
      "it around"),
+    (re.compile(r"^sum\(u?int[124]\b"), "unmatched",
+     "sums of the narrow integers: JAX 0.10.2 fails inside its own dtype logic (numpy.iinfo of an ml_dtypes "
+     "type: ValueError); plait sums them as the other small integers (in the default integer)"),
+    (re.compile(r"^abs\(int[124]\)"), "unmatched",
+     "abs of the narrow signed integers: JAX 0.10.2 rejects int2/int4 (TypeError) and gives int8 for int1; "
+     "plait keeps the dtype, as for every other signed integer"),
     (re.compile(r"^angle\("), "unmatched",
      "numpy.angle computes integers in the default float (float64 with x64, JAX: float32) and keeps a "
      "Python scalar's weak type (JAX: strong)"),
@@ -145,9 +151,16 @@ def test_staged_results_match_jax(section: str) -> None:
     assert not bad, f"{len(bad)} differences, e.g.\n" + "\n".join(bad[:40])
 
 
+#: Types XLA cannot hold (plait refuses them eagerly with why; JAX 0.10.2 fails
+#: or computes 1-bit integers as booleans): their cases are checked staged only.
+NOT_ON_XLA = re.compile(r"\b(int1|uint1|float6_e2m3fn|float6_e3m2fn)\b")
+
+
 def _eager_sample(name: str) -> bool:
     """Every ``.at[:].set`` (eager code takes its own path there) and one case
     in 80 of the rest (a fixed, spread-out sample)."""
+    if NOT_ON_XLA.search(name):
+        return False
     if os.environ.get("PLAIT_PROMOTION_EAGER") == "all":
         return True
     return name.startswith("at[:].set") or hash_of(name) % 80 == 0
