@@ -17,6 +17,7 @@ import plait_core as pc
 import plait_core.numpy as pnp
 from plait_core import dtypes as d
 from plait_core import lax
+from plait_core.config import enable_x64
 
 NARROW_FLOAT_NAMES = [t.name for t in d.NARROW_FLOATS]
 NARROW_INT_NAMES = [t.name for t in d.NARROW_SIGNED + d.NARROW_UNSIGNED]
@@ -126,3 +127,14 @@ def test_staging_names_the_narrow_types() -> None:
     with pytest.raises(d.TypePromotionError, match="between float8_e5m2 and bfloat16"):
         pc.eval_shape(lambda v: v.astype(pnp.float8_e5m2) + v.astype(pnp.bfloat16),
                       pc.ShapeDtypeStruct((3,), np.float32))
+
+
+def test_float64_values_round_once_as_xla_does() -> None:
+    # Just off halfway points and range limits; the expected bits are JAX 0.10.2's (x64 on), which rounds
+    # once, where ml_dtypes' own float64 conversion rounds twice (1.0625 + 2**-40 would give 1.0, not 1.125).
+    vals = np.array([1.0625 + 2**-40, 1.0625 - 2**-40, 1.1875 + 2**-30, 3.5 + 1e-12, 2.0**-9 + 2**-60, 464 + 1e-9])
+    want = {"float8_e4m3fn": "39383a46017f", "float8_e5m2": "3c3c3d43185f", "float4_e2m1fn": "020202060007"}
+    for name, bits in want.items():
+        with enable_x64():
+            got = np.asarray(lax.convert_element_type(vals, getattr(pnp, name)))
+        assert got.view(np.uint8).tobytes().hex() == bits, name
