@@ -1,7 +1,8 @@
 """Ragged rules of the elementwise and AD-helper families.
 
 Elementwise primitives never move data between positions, so they run on the
-padded data as they are (:func:`~plait_batching.ragged.padded_rule`): the
+padded data as they are (core's passthrough padded rules,
+:mod:`plait_core.padded.structural`, run by :mod:`.ragged_padded`): the
 padding of the result is computed from the padding of the operands and is
 never read into a true entry.  Operands of one ragged size line up because
 each size has one padded size; broadcasting against static shapes and
@@ -13,23 +14,8 @@ has its own padded size, so equal element shapes have equal padded shapes.
 
 from __future__ import annotations
 
-from plait_batching.ragged import padded_rule
 from plait_batching.registries import ragged_rules
-from plait_batching.rules.elementwise import BINARY, UNARY
-from plait_core.primitives import elementwise as ew
-from plait_core.primitives.ad_helpers import (
-    add_any_p,
-    custom_lin_p,
-    invertible_lin_p,
-    stop_gradient_p,
-    zeros_like_p,
-)
-
-_padded = padded_rule(several_sizes=True)
-
-for _p in (*UNARY, *BINARY, ew.select_n_p, ew.clamp_p, ew.bitcast_convert_type_p, stop_gradient_p, zeros_like_p,
-           add_any_p):  # fmt: skip
-    ragged_rules[_p] = _padded
+from plait_core.primitives.ad_helpers import custom_lin_p, invertible_lin_p
 
 # The linearization helpers only appear in programs that reverse mode transposes.
 ragged_rules.not_supported(

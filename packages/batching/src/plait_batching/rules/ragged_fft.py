@@ -1,7 +1,7 @@
-"""Ragged rules of the complex-number primitives and ``fft``.
+"""Ragged rule of ``fft`` (``real``, ``imag``, ``conj`` and ``complex`` are
+elementwise: core's passthrough padded rules).
 
-``real``, ``imag``, ``conj`` and ``complex`` are elementwise: they run on
-the padded data.  ``fft`` runs on the padded data when only its leading
+``fft`` runs on the padded data when only its leading
 (batch) axes are ragged; a ragged transformed axis is refused, because the
 transform of a padded axis mixes the padding into every frequency and its
 length is the element's own.
@@ -16,13 +16,10 @@ from plait_batching.ragged import env_of, operands, padded_rule, refuse
 from plait_batching.registries import ragged_rules
 from plait_batching.trace import BatchTrace
 from plait_core import Primitive
-from plait_core.primitives import complex_numbers as cx
 from plait_core.primitives.fft import fft_p
 
 _padded = padded_rule()
 
-for _p in (cx.real_p, cx.imag_p, cx.conj_p, cx.complex_p):
-    ragged_rules[_p] = _padded
 
 
 def _ragged_fft(trace: BatchTrace, prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> Any:

@@ -26,7 +26,7 @@ ragged size at most (:func:`~plait_batching.ragged.check_one_size`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -36,20 +36,24 @@ from plait_batching.ragged import (
     RaggedEnv,
     RaggedRule,
     check_one_size,
+    check_true_sizes,
     element_abstract_eval,
     env_of,
     fill_padding,
     is_filled,
     operands,
+    padded_rule,
+    ragged_axes,
     record_fill,
     several_size_types,
     wrap_results,
 )
 from plait_batching.registries import ragged_rules
 from plait_batching.trace import AxisData, BatchTrace, BatchTracer
-from plait_core import Primitive, ShapedArray, ops, set_current_trace
+from plait_core import Primitive, ShapedArray, Tracer, ops, set_current_trace
 from plait_core.dims import Dim, is_constant_dim
 from plait_core.padded import PaddedEnv, padded_rules
+from plait_core.primitives.structural import pad_p
 from plait_core.trace import transformation
 
 __all__ = ["PileElementEnv", "from_padded_rule"]
@@ -94,6 +98,8 @@ class PileElementEnv(PaddedEnv):
         val, bdim = self.inner.unpack(x)
         if bdim is None:  # the same for every element, so not ragged
             return x
+        if isinstance(value, Tracer):  # a traced fill value (pad's): the generic fill
+            return super().fill(x, aval, axes, value)
         which = [a for a in (range(aval.ndim) if axes is None else axes) if self.ragged.is_ragged(aval.shape[a])]
         if not which:
             return x
@@ -107,9 +113,14 @@ class PileElementEnv(PaddedEnv):
         return BatchTracer(self.inner, out, bdim)
 
 
-def from_padded_rule(prim: Primitive) -> RaggedRule:
+#: ``check(env, prim, operands, params, result types)``: refuse what the padded rule cannot do for piles.
+Check = Callable[[RaggedEnv, Primitive, Sequence[Operand], dict[str, Any], Sequence[ShapedArray]], None]
+
+
+def from_padded_rule(prim: Primitive, check: Check | None = None) -> RaggedRule:
     """The ragged rule of ``prim``: core's padded rule under a batching trace
-    (see the module doc)."""
+    (see the module doc); ``check`` refuses layouts a pile cannot have (a
+    result size that is wrong for some concrete lengths)."""
     core_rule = padded_rules[prim]
     per_axis = padded_rules.is_per_axis(prim)
 
@@ -120,6 +131,8 @@ def from_padded_rule(prim: Primitive) -> RaggedRule:
             out_avals = several_size_types(env, prim, ops_, params)
         else:
             out_avals = element_abstract_eval(env, prim, ops_, params, check_one_size(env, prim, ops_, params))
+        if check is not None:
+            check(env, prim, ops_, params, out_avals)
         inner = BatchTrace(AxisData(None, trace.axis.size), trace.parent_trace)
         origin: dict[int, BatchTracer] = {}
         with transformation(inner):
@@ -140,5 +153,29 @@ def from_padded_rule(prim: Primitive) -> RaggedRule:
     return rule
 
 
+_passthrough = padded_rule(several_sizes=True)
+
+
+def _check_pad(
+    env: RaggedEnv, prim: Primitive, ops: Sequence[Operand], params: dict[str, Any], out: Sequence[ShapedArray]
+) -> None:
+    """A ragged axis of ``pad``'s result must have its polynomial size for every
+    concrete length (interior or negative padding of an element of length 0
+    is not what the polynomial says)."""
+    x = ops[0]
+    for a in ragged_axes(env, x.aval):
+        lo, hi, interior = params["padding_config"][a]
+
+        def size(n: int, lo: int = lo, hi: int = hi, interior: int = interior) -> int:
+            return lo + hi + n + max(n - 1, 0) * interior
+
+        check_true_sizes(env, prim, ops, x.aval.shape[a], out[0].shape[a], size, f"the ragged axis {a}")
+
+
+_CHECKS: dict[Primitive, Check] = {pad_p: _check_pad}
+
 for _prim, _ in padded_rules.items():
-    ragged_rules[_prim] = from_padded_rule(_prim)
+    # A passthrough rule is the batching rule on the padded data with padded params: run that directly.
+    ragged_rules[_prim] = (
+        _passthrough if padded_rules.is_passthrough(_prim) else from_padded_rule(_prim, _CHECKS.get(_prim))
+    )

@@ -1,20 +1,12 @@
 """Ragged rules of the structural family.
 
 The padded layout keeps each element's true entries at the start of every
-ragged axis.  Operations that keep that true (broadcasting, transposes,
-adding or dropping unit axes, ``iota``, padding in front, concatenating along
-static axes, reshapes that regroup the axes around a ragged axis) run on the
-padded data unchanged.
+ragged axis.  Broadcasting, transposes, adding or dropping unit axes,
+``iota``, ``rev`` and ``pad`` are core's padded rules
+(:mod:`plait_core.padded.structural`, run by :mod:`.ragged_padded`).
+Concatenating along static axes and reshapes that regroup the axes around a
+ragged axis run on the padded data unchanged;
 
-Those that move true entries along a ragged axis run on the padded data and
-then put each element's entries where its own result has them:
-
-* ``rev`` of a ragged axis gathers, per element, entry ``n - 1 - i`` into
-  position ``i < n`` (the padding stays at the end);
-* ``pad`` with high padding on a ragged axis pads the padded data, then sets
-  the ``high`` positions after each element's own end to the padding value
-  (interior and negative padding need nothing more: the padding of the
-  operand lands after the element's end);
 * ``concatenate`` along a ragged axis joins the padded pieces, then gathers,
   per element, each piece's true entries right after the previous piece's.
   The result's size is the sum of the pieces' sizes (``n + 1`` for a
@@ -24,9 +16,7 @@ then put each element's entries where its own result has them:
   of the pieces' lengths (one size per sum: ``[x, y]`` and ``[y, x]`` share
   it).
 
-A result size that is wrong for some concrete length (interior or negative
-padding of an element of length 0, where plait's symbolic sizes assume at
-least 1) is refused.  Still refused with a reason: a reshape that merges a
+Still refused with a reason: a reshape that merges a
 ragged axis with others.
 
 Slicing and indexing (``slice``, dynamic slices, gather, scatter) are in
@@ -45,15 +35,12 @@ from plait_batching.ragged import (
     Operand,
     RaggedEnv,
     check_one_size,
-    check_true_sizes,
     derived_size,
     element_abstract_eval,
     env_of,
     operands,
     padded_rule,
-    ragged_axes,
     refuse,
-    run_batched,
     wrap_results,
 )
 from plait_batching.registries import ragged_rules
@@ -61,15 +48,13 @@ from plait_batching.trace import BatchTrace
 from plait_core import Primitive, get_aval, set_current_trace
 from plait_core.dims import Dim, definitely_equal
 from plait_core.primitives import structural as st
-from plait_core.primitives.elementwise import add_p, and_p, ge_p, lt_p, select_n_p, sub_p
+from plait_core.primitives.elementwise import add_p, ge_p, select_n_p, sub_p
 from plait_core.primitives.indexing_prims import GatherDimensionNumbers, GatherScatterMode
 
 _I32 = np.dtype(np.int32)
 # Each axis on its own: these also take values with ragged axes of different sizes (n x m).
 _padded = padded_rule(several_sizes=True)
 
-for _p in (st.broadcast_in_dim_p, st.squeeze_p, st.expand_dims_p, st.transpose_p, st.iota_p, st.copy_p):
-    ragged_rules[_p] = _padded
 
 
 # ---------------------------------------------------------------------------
@@ -148,79 +133,6 @@ def _check_reshape(env: RaggedEnv, prim: Primitive, ops: Sequence[Operand], para
 ragged_rules[st.reshape_p] = padded_rule(_check_reshape, several_sizes=True)
 
 
-
-
-# ---------------------------------------------------------------------------
-# rev
-
-
-def _rev(trace: BatchTrace, prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> Any:
-    env = env_of(trace)
-    ops = operands(trace, prim, args)
-    (x,) = ops
-    ragged = [a for a in params["dimensions"] if env.is_ragged(x.aval.shape[a])]
-    if not ragged:
-        return _padded(trace, prim, args, params)
-    (aval,) = element_abstract_eval(env, prim, ops, params, check_one_size(env, prim, ops, params))
-    static = tuple(a + 1 for a in params["dimensions"] if a not in ragged)
-    with set_current_trace(trace.parent_trace):
-        val = to_front(x.val, x.bdim, env.axis.size)
-        if static:
-            val = st.rev_p.bind(val, dimensions=static)
-        for a in ragged:
-            d = x.aval.shape[a]
-            size = int(env.padded(d))
-            pos = _positions(env, size)
-            back = sub_p.bind(_rows(sub_p.bind(env.lengths(d), np.int32(1)), size), pos)
-            val = take_along(val, a + 1, select_n_p.bind(env.mask(d, True), pos, back))
-    return wrap_results(trace, prim, [val], [0], [aval])
-
-
-ragged_rules[st.rev_p] = _rev
-
-
-# ---------------------------------------------------------------------------
-# pad
-
-
-def _pad_size(lo: int, hi: int, interior: int) -> Any:
-    """What ``pad`` gives an element of true size ``n`` (negative: rejected)."""
-    return lambda n: lo + hi + n + max(n - 1, 0) * interior
-
-
-def _pad(trace: BatchTrace, prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> Any:
-    env = env_of(trace)
-    ops = operands(trace, prim, args)
-    x, pv = ops
-    axes = ragged_axes(env, x.aval)
-    if not axes:
-        return _padded(trace, prim, args, params)
-    config = params["padding_config"]
-    (aval,) = element_abstract_eval(env, prim, ops, params, check_one_size(env, prim, ops, params))
-    for a in axes:
-        check_true_sizes(env, prim, ops, x.aval.shape[a], aval.shape[a], _pad_size(*config[a]), f"the ragged axis {a}")
-    # High padding must follow each element's own end; everything else the padded pad gets right.
-    ends = [a for a in axes if config[a][1] > 0]
-    with set_current_trace(trace.parent_trace):
-        padded_params = {"padding_config": env.pad_param(config)}
-        (val,), (d,) = run_batched(env.axis, prim, [x.val, pv.val], [x.bdim, pv.bdim], padded_params)
-        if ends:
-            val = to_front(val, d, env.axis.size)
-            d = 0
-            full = get_aval(val).shape
-            keep: Any = None
-            for a in ends:
-                size = int(full[a + 1])
-                end = sub_p.bind(env.lengths(aval.shape[a]), np.int32(config[a][1]))
-                k = _spread(lt_p.bind(_positions(env, size), _rows(end, size)), full, a + 1)
-                keep = k if keep is None else and_p.bind(keep, k)
-            fill = to_front(pv.val, pv.bdim, env.axis.size)
-            fill = st.broadcast_in_dim_p.bind(fill, shape=full, broadcast_dimensions=(0,))
-            val = select_n_p.bind(keep, fill, val)
-    return wrap_results(trace, prim, [val], [d], [aval])
-
-
-ragged_rules[st.pad_p] = _pad
 
 
 # ---------------------------------------------------------------------------

@@ -11,7 +11,9 @@ logical parts of the operands.
 
 A rule registered ``per_axis`` treats each padded axis on its own, by its own
 dimension: right for operands whose padded axes have *different* logical
-sizes (an ``n x m`` value between two piles).
+sizes (an ``n x m`` value between two piles).  A ``passthrough`` rule binds
+the primitive on the padded operands with its padded sizes replaced by the
+padded sizes and does nothing else (an interpreter may take a shortcut).
 """
 
 from __future__ import annotations
@@ -32,14 +34,23 @@ class PaddedRules(RuleRegistry[PaddedRule]):
     def __init__(self) -> None:
         super().__init__("padded semantics (plait_core.padded)")
         self._per_axis: set[Primitive] = set()
+        self._passthrough: set[Primitive] = set()
 
-    def define(self, rule: PaddedRule, *prims: Primitive, per_axis: bool = False) -> PaddedRule:
-        """Register ``rule`` for ``prims`` (``per_axis``: see the module doc)."""
+    def define(
+        self, rule: PaddedRule, *prims: Primitive, per_axis: bool = False, passthrough: bool = False
+    ) -> PaddedRule:
+        """Register ``rule`` for ``prims`` (``per_axis``, ``passthrough``: see the module doc)."""
         for p in prims:
             self[p] = rule
             if per_axis:
                 self._per_axis.add(p)
+            if passthrough:
+                self._passthrough.add(p)
         return rule
+
+    def is_passthrough(self, prim: Primitive) -> bool:
+        """Whether ``prim``'s rule binds it on the padded data with padded params and nothing more."""
+        return prim in self._passthrough
 
     def is_per_axis(self, prim: Primitive) -> bool:
         """Whether ``prim``'s rule treats each padded axis on its own."""

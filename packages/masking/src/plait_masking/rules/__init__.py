@@ -15,7 +15,6 @@ from plait_masking.rules import (
     collectives,
     control_flow,
     custom_calls,
-    elementwise,
     factorizations,
     fft,
     indexing,

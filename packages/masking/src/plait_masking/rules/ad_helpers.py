@@ -1,7 +1,7 @@
 """Primitives of automatic differentiation.
 
 ``stop_gradient``, ``add_any`` and ``zeros_like`` are elementwise, so they
-pass through.  ``custom_lin`` and ``invertible_lin`` are not supported: they
+pass through (core's padded rules, :mod:`plait_core.padded.structural`).  ``custom_lin`` and ``invertible_lin`` are not supported: they
 exist only inside the linearized programs that reverse mode transposes (never
 evaluated forwards under ``mask``), and they carry rules written for logical
 values.  Differentiating a masked function (``grad(mask(f))``) or inside one
@@ -12,9 +12,6 @@ from __future__ import annotations
 
 from plait_core.primitives import ad_helpers as adh
 from plait_masking.registry import masking_rules
-from plait_masking.rules._common import register_passthrough
-
-register_passthrough(adh.stop_gradient_p, adh.add_any_p, adh.zeros_like_p)
 
 _LINEARIZED_ONLY = (
     "it appears only in linearized programs, which reverse mode transposes instead of evaluating, and its "

@@ -1,11 +1,9 @@
 """Structural primitives: they move data, so the logical part may move too.
 
-* ``broadcast_in_dim`` and ``iota`` build their padded shape; ``squeeze``,
-  ``expand_dims``, ``transpose`` and ``copy`` pass through.
-* ``rev`` of an axis of symbolic size reverses the padded data, which puts
-  the logical part at the end, then shifts it back to the front.
-* ``pad`` first fills the operand's padding with the padding value, so the
-  high padding of the logical result reads that value.
+(``broadcast_in_dim``, ``iota``, ``squeeze``, ``expand_dims``, ``transpose``,
+``copy``, ``rev`` and ``pad`` are core's padded rules,
+:mod:`plait_core.padded.structural`.)
+
 * ``concatenate``: the operands after one of symbolic length are written at
   their logical offset (``dynamic_update_slice``), in order.
 * ``slice`` with a constant start slices the padded data; a symbolic start
@@ -31,66 +29,8 @@ from plait_core.primitives import structural as st
 from plait_core.primitives.indexing_prims import GatherDimensionNumbers, GatherScatterMode
 from plait_masking.env import MaskEnv, is_ragged
 from plait_masking.registry import masking_rules
-from plait_masking.rules._common import register_passthrough
-
-register_passthrough(st.squeeze_p, st.expand_dims_p, st.transpose_p, st.copy_p)
 
 _INT = dtypes.default_int_dtype
-
-
-def _broadcast_in_dim_rule(
-    env: MaskEnv, vals: Sequence[Any], avals: Sequence[ShapedArray], *, shape: Any, broadcast_dimensions: Any
-) -> Any:
-    return st.broadcast_in_dim_p.bind(
-        vals[0], shape=env.padded_shape(shape), broadcast_dimensions=broadcast_dimensions
-    )
-
-
-def _iota_rule(
-    env: MaskEnv, vals: Sequence[Any], avals: Sequence[ShapedArray], *, dtype: Any, shape: Any, dimension: int
-) -> Any:
-    # The logical iota 0..n-1 is the front of the padded one.
-    return st.iota_p.bind(dtype=dtype, shape=env.padded_shape(shape), dimension=dimension)
-
-
-masking_rules[st.broadcast_in_dim_p] = _broadcast_in_dim_rule
-masking_rules[st.iota_p] = _iota_rule
-
-
-# ---------------------------------------------------------------------------
-# rev
-
-
-def _rev_rule(env: MaskEnv, vals: Sequence[Any], avals: Sequence[ShapedArray], *, dimensions: Any) -> Any:
-    (x,), (aval,) = vals, avals
-    out = st.rev_p.bind(x, dimensions=dimensions)
-    for axis in dimensions:
-        d = aval.shape[axis]
-        if is_ragged(d):
-            padded = env.padded_dim(d)
-            # Reversed, the logical part ends the axis: it starts at padded - n.
-            start = ew.sub_p.bind(np.asarray(padded, _INT()), env.size(d, _INT()))
-            out = ops.window(out, axis, start, padded)
-    return out
-
-
-masking_rules[st.rev_p] = _rev_rule
-
-
-# ---------------------------------------------------------------------------
-# pad
-
-
-def _pad_rule(env: MaskEnv, vals: Sequence[Any], avals: Sequence[ShapedArray], *, padding_config: Any) -> Any:
-    x, value = vals
-    aval = avals[0]
-    # Only high padding reads past the operand's logical end.
-    axes = [a for a, (_, hi, _) in enumerate(padding_config) if hi > 0]
-    x = env.fill(x, aval, axes, value)
-    return st.pad_p.bind(x, value, padding_config=padding_config)
-
-
-masking_rules[st.pad_p] = _pad_rule
 
 
 # ---------------------------------------------------------------------------

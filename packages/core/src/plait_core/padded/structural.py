@@ -1,0 +1,92 @@
+"""Padded rules of the elementwise, AD-helper and structural families.
+
+*Passthrough* primitives never move data between positions along a padded
+axis, or keep the logical part in front of every padded axis (broadcasting,
+transposes, adding or dropping unit axes, ``iota``): they run on the padded
+data as they are, with every padded size in their params replaced by its
+padded size.  What lands in the padding stays in the padding.  Each padded
+axis is treated on its own (``per_axis``), so operands with padded axes of
+different logical sizes meet (an ``n x m`` value).
+
+``rev`` of a padded axis reverses the padded data, whose logical part then
+ends the axis, and takes the window of the padded size that starts at
+``padded - n``.  ``pad`` fills the operand's padding along each axis with
+high padding with the padding value first: then the logical result is the
+front of the padded one (interior and negative padding need nothing more).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from plait_core import dtypes, ops
+from plait_core.abstract import ShapedArray
+from plait_core.dims import SymbolicDim
+from plait_core.padded.env import PaddedEnv
+from plait_core.padded.registry import padded_rules
+from plait_core.primitive import Primitive, all_primitives
+from plait_core.primitives import ad_helpers as adh
+from plait_core.primitives import structural as st
+
+__all__ = ["PASSTHROUGH", "padded_params"]
+
+
+def padded_params(env: PaddedEnv, params: dict[str, Any]) -> dict[str, Any]:
+    """``params`` with every padded size (a dim, or one inside a tuple) replaced by its padded size."""
+
+    def pad(value: Any) -> Any:
+        if type(value) is SymbolicDim:
+            if value.is_constant:
+                return int(value)
+            return env.padded_dim(value) if env.is_padded(value) else value
+        if isinstance(value, tuple) and any(type(v) is SymbolicDim or isinstance(v, tuple) for v in value):
+            return tuple(pad(v) for v in value)
+        return value
+
+    return {k: pad(v) for k, v in params.items()}
+
+
+def _passthrough(prim: Primitive) -> Any:
+    def rule(env: PaddedEnv, vals: Sequence[Any], avals: Sequence[ShapedArray], **params: Any) -> Any:
+        return prim.bind(*vals, **padded_params(env, params))
+
+    rule.__name__ = f"{prim.name}_padded_rule"
+    return rule
+
+
+#: The primitives that run on the padded data as they are.
+PASSTHROUGH: tuple[Primitive, ...] = (
+    *[p for p in all_primitives() if p.family == "elementwise"],
+    adh.stop_gradient_p, adh.add_any_p, adh.zeros_like_p,
+    st.broadcast_in_dim_p, st.squeeze_p, st.expand_dims_p, st.transpose_p, st.iota_p, st.copy_p,
+)  # fmt: skip
+
+for _p in PASSTHROUGH:
+    padded_rules.define(_passthrough(_p), _p, per_axis=True, passthrough=True)
+
+
+def _rev(env: PaddedEnv, vals: Sequence[Any], avals: Sequence[ShapedArray], *, dimensions: Any) -> Any:
+    (x,), (aval,) = vals, avals
+    out = st.rev_p.bind(x, dimensions=dimensions)
+    dt = dtypes.default_int_dtype()
+    for axis in dimensions:
+        d = aval.shape[axis]
+        if env.is_padded(d):
+            padded = env.padded_dim(d)
+            # Reversed, the logical part ends the axis: it starts at padded - n.
+            out = ops.window(out, axis, ops.sub(np.asarray(padded, dt), env.size(d, dt)), padded)
+    return out
+
+
+def _pad(env: PaddedEnv, vals: Sequence[Any], avals: Sequence[ShapedArray], *, padding_config: Any) -> Any:
+    x, value = vals
+    # Only high padding reads past the operand's logical end.
+    x = env.fill(x, avals[0], [a for a, (_, hi, _) in enumerate(padding_config) if hi > 0], value)
+    return st.pad_p.bind(x, value, padding_config=padding_config)
+
+
+padded_rules.define(_rev, st.rev_p)
+padded_rules.define(_pad, st.pad_p)
