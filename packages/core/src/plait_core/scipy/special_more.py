@@ -108,6 +108,7 @@ def _faddeeva(x: Array, y: Array) -> tuple[Array, Array]:
 
 
 def _wofz_value(z: Array) -> Array:
+    z = pnp.asarray(z)
     if dtypes.is_complex(z.dtype):
         x, y = pnp.real(z), pnp.imag(z)
     else:
@@ -148,6 +149,7 @@ def wofz(z: Array) -> Array:
 def _half_pi_square_phase(x: Array) -> tuple[Array, Array]:
     """``(cos, sin)`` of ``pi x**2 / 2`` with ``x**2`` reduced modulo 4 exactly
     (``x`` split into halves whose products are exact)."""
+    x = pnp.asarray(x)
     split = 134217729.0 if x.dtype == np.dtype(np.float64) else 4097.0
     c = x * split
     hi = c - (c - x)
@@ -161,6 +163,7 @@ _FRESNEL_TERMS = 14
 
 
 def _fresnel_value(x: Array) -> tuple[Array, Array]:
+    x = pnp.asarray(x)
     ax = pnp.abs(x)
     small = ax < 1
     # series: S = x t sum (-u)^n / ((2n+1)! (4n+3)), C = x sum (-u)^n / ((2n)! (4n+1)), t = pi x^2 / 2, u = t^2
@@ -169,8 +172,8 @@ def _fresnel_value(x: Array) -> tuple[Array, Array]:
     u = t * t
     s_sum, c_sum, power = pnp.zeros_like(xs), pnp.zeros_like(xs), pnp.ones_like(xs)
     for n in range(_FRESNEL_TERMS):
-        c_sum = c_sum + power / (math.factorial(2 * n) * (4 * n + 1))
-        s_sum = s_sum + power / (math.factorial(2 * n + 1) * (4 * n + 3))
+        c_sum = c_sum + power / float(math.factorial(2 * n) * (4 * n + 1))
+        s_sum = s_sum + power / float(math.factorial(2 * n + 1) * (4 * n + 3))
         power = -power * u
     s_small, c_small = xs * t * s_sum, xs * c_sum
     # through the Faddeeva function
@@ -343,10 +346,14 @@ def _hyp2f1_unit(a: Array, b: Array, c: Array, y: Array, rest: Array) -> Array:
     for k in range(hops):
         x0 = 1 - 2.0 ** -(k + 1)
         most = 2.0 ** -(k + 2)
-        h = pnp.clip(2.0 ** -(k + 1) - rest, 0.0, most)
+        reach = 2.0 ** -(k + 1) - rest
+        # (a step ending exactly at the target is the last one: it carries the derivative in rest)
+        h = pnp.where(reach > most, most, pnp.where(reach > 0, reach, 0.0))
         moving = (h > 0) & ~low
         # a step that is not taken is made with a harmless length and discarded
-        nf, ndf = _taylor_step(a, b, c, x0, f, df, pnp.where(moving, h, most))
+        # (fed a fixed start, so that it stays finite and its derivative too)
+        nf, ndf = _taylor_step(a, b, c, x0, pnp.where(moving, f, 1.0), pnp.where(moving, df, 0.0),
+                               pnp.where(moving, h, most))
         f, df = pnp.where(moving, nf, f), pnp.where(moving, ndf, df)
     return f
 
