@@ -21,6 +21,7 @@ from hypothesis import given, settings
 import plait_core as pc
 from plait_core import lax
 from plait_core.dims import InconclusiveDimensionOperation, symbolic_dims
+from plait_core.lax import _lenient
 from plait_core.primitives import elementwise as ew
 
 F32, F16, BF16 = np.dtype(np.float32), np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16)
@@ -567,8 +568,8 @@ def test_convert_weak_type_param_and_folding() -> None:
     closed = pc.make_jaxpr(lambda x: lax._convert_element_type(x, np.float16, True))(np.ones(3, np.float32))
     assert closed.out_avals[0] == pc.ShapedArray((3,), np.float16, True)
     assert ew.convert_element_type_p.fold_literals
-    # A literal converted to the operand's dtype is folded, not staged.
-    closed = pc.make_jaxpr(lambda x: lax.mul(x, 2.0))(np.ones(3, np.float16))
+    # A literal converted to the operand's dtype (plait's internal lenient rule) is folded, not staged.
+    closed = pc.make_jaxpr(lambda x: _lenient.mul(x, 2.0))(np.ones(3, np.float16))
     assert [e.primitive for e in closed.eqns] == [ew.mul_p]
     lit = closed.eqns[0].invars[1]
     assert isinstance(lit, pc.Literal) and lit.aval == pc.ShapedArray((), np.float16, True)
@@ -603,24 +604,114 @@ def test_bitcast_convert_type(src: Any, dst: Any, shape: Any, out_shape: Any) ->
 # Weak types and staging
 
 
-def test_weak_python_scalar_takes_the_array_dtype() -> None:
+# lax follows JAX: operands share one dtype, weakly typed or not, and a Python scalar has the default
+# dtype of its kind (results checked against JAX 0.10.2).  plait's own code uses plait_core.lax._lenient,
+# which converts weakly typed operands to the dtype they meet.
+
+_MIXED = r"requires arguments of the same dtype, got "
+
+
+@pytest.mark.parametrize(
+    ("fn", "args", "listed"),
+    [
+        (lax.add, (np.ones(3, np.float16), 1.0), "float16, float32 (a Python float)"),
+        (lax.mul, (np.ones(3, np.float16), 2.0), "float16, float32 (a Python float)"),
+        (lax.add, (1, 1.0), "int32 (a Python int), float32 (a Python float)"),
+        (lax.add, (np.ones(3, np.uint8), 3), "uint8, int32 (a Python int)"),
+        (lax.add, (np.ones(3, np.int32), 1.5), "int32, float32 (a Python float)"),
+        (lax.add, (np.ones(3, np.float32), 2), "float32, int32 (a Python int)"),
+        (lax.max, (np.ones(3, ml_dtypes.bfloat16), 0.0), "bfloat16, float32 (a Python float)"),
+        (lax.lt, (np.ones(3, np.int8), 1), "int8, int32 (a Python int)"),
+        (lax.add, (np.ones(3, np.complex64), 1.0), "complex64, float32 (a Python float)"),
+        (lax.mul, (np.ones(3, np.float32), np.ones(3, np.int32)), "float32, int32"),
+        (lax.sub, (np.ones(3, np.float16), lax.mul(np.float32(1), 1.0)), "float16, float32"),
+        (lax.nextafter, (np.ones(3, np.float16), 1.0), "float16, float32 (a Python float)"),
+        (lax.complex, (np.ones(3, np.float32), np.ones(3, np.float16)), "float32, float16"),
+        (lambda x, y: lax.select(np.ones(3, bool), x, y), (np.ones(3, np.float16), np.ones(3, np.float32)),
+         "float32, float16"),
+        (lambda x, y: lax.clamp(x, y, 1.0), (0.0, np.ones(3, np.float16)), "float32 (a Python float), float16, "
+         "float32 (a Python float)"),
+        (lax.pow, (np.ones(3, np.float16), 2.0), "float16, float32 (a Python float)"),
+    ],
+)
+def test_lax_refuses_operands_of_different_dtypes_as_jax(fn: Any, args: Any, listed: str) -> None:
+    name = getattr(fn, "__name__", "")
+    with pytest.raises(TypeError, match=(rf"lax\.{name} " if name != "<lambda>" else "") + _MIXED
+                       + listed.replace("(", r"\(").replace(")", r"\)")):
+        fn(*args)
+
+
+@pytest.mark.parametrize(
+    ("fn", "args", "dtype", "weak"),
+    [
+        (lax.add, (np.ones(3, np.float32), 2.0), np.float32, False),
+        (lax.add, (2.0, np.ones(3, np.float32)), np.float32, False),
+        (lax.add, (np.ones(3, np.int32), 1), np.int32, False),
+        (lax.add, (1, 1), np.int32, True),
+        (lax.add, (1.0, 1.0), np.float32, True),
+        (lax.add, (np.ones(3, np.complex64), 1j), np.complex64, False),
+        (lax.add, (np.ones(3, np.float32), np.float64(1)), np.float32, False),  # canonicalised with x64 off
+        (lax.add, (np.ones(3, np.float32), np.ones(3)), np.float32, False),
+        (lax.bitwise_and, (np.ones(3, bool), True), np.bool_, False),
+        (lax.div, (np.ones(3, np.int32), 2), np.int32, False),
+        (lax.clamp, (0.0, np.ones(3, np.float32), 1.0), np.float32, False),
+        (lax.complex, (np.ones(3, np.float32), 1.0), np.complex64, False),
+        # pow takes an integer exponent of any integer dtype
+        (lax.pow, (np.ones(3, np.float32), 2), np.float32, False),
+        (lax.pow, (np.ones(3, np.float16), 2), np.float16, False),
+        (lax.pow, (np.ones(3, np.float32), np.ones(3, np.int32)), np.float32, False),
+        (lax.pow, (np.ones(3, np.complex64), np.ones(3, np.int32)), np.complex64, False),
+        (lax.pow, (np.ones(3, np.float16), np.full(3, 3, np.int8)), np.float16, False),
+        (lax.pow, (2.0, np.ones(3, np.int32)), np.float32, False),
+    ],
+)
+def test_lax_operands_of_one_dtype_as_jax(fn: Any, args: Any, dtype: Any, weak: bool) -> None:
+    assert np.asarray(fn(*args)).dtype == np.dtype(dtype)
+    closed = pc.make_jaxpr(fn)(*args)
+    assert closed.out_avals[0].dtype == np.dtype(dtype) and closed.out_avals[0].weak_type == weak
+
+
+def test_lax_pow_with_an_integer_exponent_computes_it() -> None:
+    x = np.array([2.0, -1.5, 0.5], np.float16)
+    np.testing.assert_array_equal(np.asarray(lax.pow(x, np.full(3, 3, np.int8))), x ** 3)
+    np.testing.assert_allclose(np.asarray(lax.pow(np.full(2, 2.0, np.float32), -3)), [0.125, 0.125])
+    with pytest.raises(TypeError, match=r"pow"):
+        lax.pow(np.ones(3, np.int32), 2)
+
+
+def test_lax_under_x64_python_scalars_are_64_bit() -> None:
+    with pc.enable_x64():
+        with pytest.raises(TypeError, match=r"lax\.add " + _MIXED + r"float32, float64 \(a Python float\)"):
+            lax.add(np.ones(3, np.float32), 1.0)
+        with pytest.raises(TypeError, match=r"lax\.div " + _MIXED + r"int32, int64 \(a Python int\)"):
+            lax.div(np.ones(3, np.int32), 2)
+        closed = pc.make_jaxpr(lambda a: lax.add(a, 1.0))(np.ones(3, np.float64))
+        assert closed.out_avals[0].dtype == np.float64 and len(closed.eqns) == 1
+
+
+def test_lenient_weak_python_scalar_takes_the_array_dtype() -> None:
     x = np.ones((2, 3), np.float16)
-    closed = pc.make_jaxpr(lambda a: lax.add(a, 1.0))(x)
+    closed = pc.make_jaxpr(lambda a: _lenient.add(a, 1.0))(x)
     assert closed.out_avals[0] == pc.ShapedArray((2, 3), np.float16, False)
-    out = lax.add(x, 1.0)
+    out = _lenient.add(x, 1.0)
     assert np.asarray(out).dtype == np.float16
     np.testing.assert_array_equal(out, x + np.float16(1))
     u = np.array([250, 3], np.uint8)
-    check(lambda a: lax.add(a, 3), u + np.uint8(3), U8, u)
+    check(lambda a: _lenient.add(a, 3), u + np.uint8(3), U8, u)
+    assert _lenient.clamp(0.0, x, 1.0).dtype == np.float16
+    assert _lenient.select(True, np.float16(1), 0.5).dtype == np.float16
+    assert _lenient.pow(x, 2.0).dtype == np.float16
 
 
 def test_two_weak_scalars_stay_weak() -> None:
     closed = pc.make_jaxpr(lambda: lax.add(1.0, 2.0))()
     assert closed.out_avals[0] == pc.ShapedArray((), np.float32, True)
-    closed = pc.make_jaxpr(lambda: lax.mul(2, 3.5))()
+    assert float(np.asarray(lax.add(1.0, 2.0))) == 3.0
+    with pytest.raises(TypeError, match=r"lax\.mul " + _MIXED + r"int32 \(a Python int\), float32"):
+        lax.mul(2, 3.5)
+    closed = pc.make_jaxpr(lambda: _lenient.mul(2, 3.5))()
     assert closed.out_avals[0] == pc.ShapedArray((), np.float32, True)
     assert float(np.asarray(pc.eval_jaxpr(closed.jaxpr, closed.consts)[0])) == 7.0
-    assert float(np.asarray(lax.add(1.0, 2.0))) == 3.0
 
 
 def test_x_plus_python_float_stages_one_equation() -> None:
@@ -631,23 +722,23 @@ def test_x_plus_python_float_stages_one_equation() -> None:
     assert str(closed).splitlines()[1].strip() == "b:f32[3] = add a 1.0"
 
 
-def test_strong_operand_is_not_converted() -> None:
-    with pytest.raises(TypeError, match=r"lax\.add.*int32.*float32 \(weak\)"):
-        lax.add(np.ones(3, np.int32), 1.5)
-    with pytest.raises(TypeError, match=r"lax\.mul.*float32.*int32"):
-        lax.mul(np.ones(3, np.float32), np.ones(3, np.int32))
+def test_lenient_does_not_convert_a_strong_operand() -> None:
+    with pytest.raises(TypeError, match=r"lax\.add " + _MIXED + r"int32, float32 \(a Python float\); only weakly"):
+        _lenient.add(np.ones(3, np.int32), 1.5)
+    with pytest.raises(TypeError, match=r"lax\.mul " + _MIXED + r"float32, int32; only weakly"):
+        _lenient.mul(np.ones(3, np.float32), np.ones(3, np.int32))
 
 
-def test_weak_int_out_of_range_is_an_error() -> None:
+def test_lenient_weak_int_out_of_range_is_an_error() -> None:
     with pytest.raises(OverflowError, match=r"300.*uint8"):
-        lax.add(np.ones(3, np.uint8), 300)
+        _lenient.add(np.ones(3, np.uint8), 300)
 
 
-def test_x64_weak_float_keeps_array_width() -> None:
+def test_lenient_x64_weak_float_keeps_array_width() -> None:
     with pc.enable_x64():
-        closed = pc.make_jaxpr(lambda a: lax.add(a, 1.0))(np.ones(3, np.float32))
+        closed = pc.make_jaxpr(lambda a: _lenient.add(a, 1.0))(np.ones(3, np.float32))
         assert closed.out_avals[0].dtype == np.float32 and len(closed.eqns) == 1
-        closed = pc.make_jaxpr(lambda a: lax.add(a, 1.0))(np.ones(3, np.float64))
+        closed = pc.make_jaxpr(lambda a: _lenient.add(a, 1.0))(np.ones(3, np.float64))
         assert closed.out_avals[0].dtype == np.float64
 
 

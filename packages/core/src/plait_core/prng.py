@@ -31,6 +31,7 @@ import numpy as np
 from plait_core import dtypes, lax
 from plait_core.abstract import get_aval
 from plait_core.config import config
+from plait_core.lax import _lenient
 from plait_core.lax.calls import named_call
 from plait_core.tree_util import register_pytree_node
 
@@ -48,22 +49,22 @@ IMPL_NAME = "threefry2x32"
 
 
 def _rotate_left(x: Array, r: int) -> Array:
-    return lax.bitwise_or(lax.shift_left(x, np.uint32(r)), lax.shift_right_logical(x, np.uint32(32 - r)))
+    return _lenient.bitwise_or(_lenient.shift_left(x, np.uint32(r)), _lenient.shift_right_logical(x, np.uint32(32 - r)))
 
 
 def _threefry_pair(k0: Array, k1: Array, x0: Array, x1: Array) -> tuple[Array, Array]:
     """Threefry-2x32 (20 rounds) of the word pairs ``(x0, x1)`` under the key
     words ``(k0, k1)``; all four are ``uint32`` arrays of one shape."""
-    k2 = lax.bitwise_xor(lax.bitwise_xor(k0, k1), np.uint32(_PARITY))
+    k2 = _lenient.bitwise_xor(_lenient.bitwise_xor(k0, k1), np.uint32(_PARITY))
     ks = (k0, k1, k2)
-    x0 = lax.add(x0, k0)
-    x1 = lax.add(x1, k1)
+    x0 = _lenient.add(x0, k0)
+    x1 = _lenient.add(x1, k1)
     for block in range(5):
         for r in _ROTATIONS[block % 2]:
-            x0 = lax.add(x0, x1)
-            x1 = lax.bitwise_xor(_rotate_left(x1, r), x0)
-        x0 = lax.add(x0, ks[(block + 1) % 3])
-        x1 = lax.add(lax.add(x1, ks[(block + 2) % 3]), np.uint32(block + 1))
+            x0 = _lenient.add(x0, x1)
+            x1 = _lenient.bitwise_xor(_rotate_left(x1, r), x0)
+        x0 = _lenient.add(x0, ks[(block + 1) % 3])
+        x1 = _lenient.add(_lenient.add(x1, ks[(block + 2) % 3]), np.uint32(block + 1))
     return x0, x1
 
 
@@ -170,7 +171,7 @@ def seed_data(seed: Any, where: str) -> Array:
     seed = lax.convert_element_type(seed, dtypes.canonicalize_dtype(aval.dtype))
     width = np.dtype(seed.dtype).itemsize
     if width == 8:
-        high = _u32(lax.shift_right_logical(seed, np.asarray(32, seed.dtype)))
+        high = _u32(_lenient.shift_right_logical(seed, np.asarray(32, seed.dtype)))
     else:
         high = _u32(np.uint32(0))
     low = _u32(seed)  # sign-extends narrower signed seeds, as JAX does
@@ -201,8 +202,8 @@ def random_bits(data: Array, bit_width: int, shape: tuple[int, ...]) -> Array:
         if not config.x64_enabled:
             raise TypeError("random: 64-bit random bits need x64 (plait.config.update('jax_enable_x64', True))")
         hi = lax.convert_element_type(y0, dtype)
-        return lax.bitwise_or(lax.shift_left(hi, np.uint64(32)), lax.convert_element_type(y1, dtype))
-    words = lax.bitwise_xor(y0, y1)
+        return _lenient.bitwise_or(_lenient.shift_left(hi, np.uint64(32)), lax.convert_element_type(y1, dtype))
+    words = _lenient.bitwise_xor(y0, y1)
     return words if bit_width == 32 else lax.convert_element_type(words, dtype)
 
 

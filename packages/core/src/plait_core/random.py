@@ -34,6 +34,7 @@ from plait_core import dtypes, lax
 from plait_core import numpy as pnp
 from plait_core.abstract import get_aval, registered_array_types
 from plait_core.config import config
+from plait_core.lax import _lenient
 from plait_core.lax.calls import named_call
 from plait_core.prng import (
     IMPL_NAME,
@@ -325,8 +326,8 @@ def _normal(data: Array, shape: tuple[int, ...], dt: Any) -> Array:
     k_re, k_im = split_keys(data)
     re = lax.convert_element_type(normal_floats(k_re, shape, real), dt)
     im = lax.convert_element_type(normal_floats(k_im, shape, real), dt)
-    z = lax.add(re, lax.mul(const(1j, dt), im))
-    return lax.div(z, const(np.sqrt(2), dt))
+    z = _lenient.add(re, _lenient.mul(const(1j, dt), im))
+    return _lenient.div(z, const(np.sqrt(2), dt))
 
 
 @_one_program("shape", "dtype")
@@ -349,13 +350,13 @@ def truncated_normal(key: KeyArray, lower: Any, upper: Any, shape: Sequence[int]
     sqrt2 = const(np.sqrt(2), dt)
     lo = lax.convert_element_type(lower, dt)
     hi = lax.convert_element_type(upper, dt)
-    a = lax.erf(lax.div(lo, sqrt2))
-    b = lax.erf(lax.div(hi, sqrt2))
+    a = lax.erf(_lenient.div(lo, sqrt2))
+    b = lax.erf(_lenient.div(hi, sqrt2))
     u = uniform_floats(data, out, dt, a, b)
-    x = lax.mul(sqrt2, lax.erf_inv(u))
-    floor = pnp.broadcast_to(lax.nextafter(lax.stop_gradient(lo), const(np.inf, dt)), out)
-    ceil = pnp.broadcast_to(lax.nextafter(lax.stop_gradient(hi), const(-np.inf, dt)), out)
-    return lax.min(lax.max(x, floor), ceil)
+    x = _lenient.mul(sqrt2, lax.erf_inv(u))
+    floor = pnp.broadcast_to(_lenient.nextafter(lax.stop_gradient(lo), const(np.inf, dt)), out)
+    ceil = pnp.broadcast_to(_lenient.nextafter(lax.stop_gradient(hi), const(-np.inf, dt)), out)
+    return _lenient.min(_lenient.max(x, floor), ceil)
 
 
 @_one_program("shape", "mode")
@@ -372,11 +373,11 @@ def bernoulli(key: KeyArray, p: Any = 0.5, shape: Sequence[int] | None = None, m
     out = _out_shape("bernoulli", shape, p)
     p_full = to_dtype(p, p_dtype, out)
     if mode == "low":
-        return lax.lt(uniform_floats(data, out, p_dtype, 0.0, 1.0), p_full)
+        return _lenient.lt(uniform_floats(data, out, p_dtype, 0.0, 1.0), p_full)
     both = uniform_floats(data, (2, *out), p_dtype, 0.0, 1.0)
     u1 = lax.index_in_dim(both, 0, 0, keepdims=False)
-    u2 = lax.mul(lax.index_in_dim(both, 1, 0, keepdims=False), const(2.0 ** -int(_finfo(p_dtype).nmant), p_dtype))
-    return lax.lt(u2, lax.sub(p_full, u1))
+    u2 = _lenient.mul(lax.index_in_dim(both, 1, 0, keepdims=False), const(2.0 ** -int(_finfo(p_dtype).nmant), p_dtype))
+    return _lenient.lt(u2, _lenient.sub(p_full, u1))
 
 
 def _clip_to(val: Array, dtype: Any) -> Array:
@@ -385,7 +386,7 @@ def _clip_to(val: Array, dtype: Any) -> Array:
     target = dtypes.iinfo(dtype)
     lo = const(max(int(own.min), int(target.min)), val.dtype)
     hi = const(min(int(own.max), int(target.max)), val.dtype)
-    return lax.convert_element_type(lax.min(lax.max(val, lo), hi), dtype)
+    return lax.convert_element_type(_lenient.min(_lenient.max(val, lo), hi), dtype)
 
 
 def _int_bound(x: Any) -> Array:
@@ -400,21 +401,21 @@ def _randint(data: Array, shape: tuple[int, ...], minval: Any, maxval: Any, dt: 
     unsigned = {8: dtypes.uint8, 16: dtypes.uint16, 32: dtypes.uint32, 64: dtypes.uint64}[nbits]
     lo_in, hi_in = _int_bound(minval), _int_bound(maxval)
     top = _clip_to(pnp.asarray(const(dtypes.iinfo(dt).max, dt)), hi_in.dtype)
-    out_of_range = pnp.broadcast_to(lax.gt(hi_in, top), shape)
+    out_of_range = pnp.broadcast_to(_lenient.gt(hi_in, top), shape)
     lo = pnp.broadcast_to(_clip_to(lo_in, dt), shape)
     hi = pnp.broadcast_to(_clip_to(hi_in, dt), shape)
     k1, k2 = split_keys(data)
     higher = random_bits(k1, nbits, shape)
     lower = random_bits(k2, nbits, shape)
-    span = lax.convert_element_type(lax.sub(hi, lo), unsigned)
+    span = lax.convert_element_type(_lenient.sub(hi, lo), unsigned)
     ones = lax.broadcast_in_dim(const(1, unsigned), shape, ())
-    span = lax.select(lax.le(hi, lo), ones, span)
-    span = lax.select(lax.bitwise_and(out_of_range, lax.gt(hi, lo)), lax.add(span, ones), span)
-    multiplier = lax.rem(lax.broadcast_in_dim(const(2 ** (nbits // 2), unsigned), shape, ()), span)
-    multiplier = lax.rem(lax.mul(multiplier, multiplier), span)
-    offset = lax.add(lax.mul(lax.rem(higher, span), multiplier), lax.rem(lower, span))
-    offset = lax.rem(offset, span)
-    return lax.add(lo, lax.convert_element_type(offset, dt))
+    span = _lenient.select(_lenient.le(hi, lo), ones, span)
+    span = _lenient.select(_lenient.bitwise_and(out_of_range, _lenient.gt(hi, lo)), _lenient.add(span, ones), span)
+    multiplier = _lenient.rem(lax.broadcast_in_dim(const(2 ** (nbits // 2), unsigned), shape, ()), span)
+    multiplier = _lenient.rem(_lenient.mul(multiplier, multiplier), span)
+    offset = _lenient.add(_lenient.mul(_lenient.rem(higher, span), multiplier), _lenient.rem(lower, span))
+    offset = _lenient.rem(offset, span)
+    return _lenient.add(lo, lax.convert_element_type(offset, dt))
 
 
 @_one_program("shape", "dtype")
@@ -447,8 +448,8 @@ def _gumbel(data: Array, shape: tuple[int, ...], dt: Any, mode: str) -> Array:
     both = uniform_floats(data, (2, *shape), dt, 0.0, 1.0)
     high = lax.index_in_dim(both, 0, 0, keepdims=False)
     low = lax.index_in_dim(both, 1, 0, keepdims=False)
-    boosted = lax.add(lax.add(high, lax.mul(const(2.0 ** -int(info.nmant), dt), low)), const(info.tiny, dt))
-    x = lax.select(lax.ge(high, const(0.5, dt)), high, boosted)
+    boosted = _lenient.add(_lenient.add(high, _lenient.mul(const(2.0 ** -int(info.nmant), dt), low)), const(info.tiny, dt))
+    x = _lenient.select(_lenient.ge(high, const(0.5, dt)), high, boosted)
     return lax.neg(lax.log(lax.neg(lax.log1p(lax.neg(x)))))
 
 
@@ -481,7 +482,7 @@ def laplace(key: KeyArray, shape: Sequence[int] = (), dtype: Any = None) -> Arra
     data, _ = check_key(key, "laplace")
     dt = _float_dtype(dtype, "laplace")
     u = uniform_floats(data, _shape(shape), dt, -1.0 + float(_finfo(dt).epsneg), 1.0)
-    return lax.mul(lax.sign(u), lax.log1p(lax.neg(lax.abs(u))))
+    return _lenient.mul(lax.sign(u), lax.log1p(lax.neg(lax.abs(u))))
 
 
 @_one_program("shape", "dtype")
@@ -490,7 +491,7 @@ def logistic(key: KeyArray, shape: Sequence[int] = (), dtype: Any = None) -> Arr
     data, _ = check_key(key, "logistic")
     dt = _float_dtype(dtype, "logistic")
     u = uniform_floats(data, _shape(shape), dt, float(_finfo(dt).tiny), 1.0)
-    return lax.sub(lax.log(u), lax.log1p(lax.neg(u)))
+    return _lenient.sub(lax.log(u), lax.log1p(lax.neg(u)))
 
 
 @_one_program("shape", "dtype")
@@ -499,12 +500,12 @@ def cauchy(key: KeyArray, shape: Sequence[int] = (), dtype: Any = None) -> Array
     data, _ = check_key(key, "cauchy")
     dt = _float_dtype(dtype, "cauchy")
     u = uniform_floats(data, _shape(shape), dt, float(_finfo(dt).eps), 1.0)
-    return lax.tan(lax.mul(const(np.pi, dt), lax.sub(u, const(0.5, dt))))
+    return lax.tan(_lenient.mul(const(np.pi, dt), _lenient.sub(u, const(0.5, dt))))
 
 
 def _rademacher(data: Array, shape: tuple[int, ...], dt: Any) -> Array:
-    b = lax.convert_element_type(lax.lt(uniform_floats(data, shape, dtypes.float32, 0.0, 1.0), const(0.5, dtypes.float32)), dt)
-    return lax.sub(lax.mul(const(2, dt), b), const(1, dt))
+    b = lax.convert_element_type(_lenient.lt(uniform_floats(data, shape, dtypes.float32, 0.0, 1.0), const(0.5, dtypes.float32)), dt)
+    return _lenient.sub(_lenient.mul(const(2, dt), b), const(1, dt))
 
 
 @_one_program("shape", "dtype")
@@ -517,7 +518,7 @@ def rademacher(key: KeyArray, shape: Sequence[int] = (), dtype: Any = None) -> A
 
 def _norm(z: Array) -> Array:
     """The Euclidean norm over the last axis (as ``jnp.linalg.norm``)."""
-    return lax.sqrt(lax.reduce_sum(lax.mul(z, z), (len(z.shape) - 1,)))
+    return lax.sqrt(lax.reduce_sum(_lenient.mul(z, z), (len(z.shape) - 1,)))
 
 
 def _maxwell(data: Array, shape: tuple[int, ...], dt: Any) -> Array:
@@ -562,7 +563,7 @@ def pareto(key: KeyArray, b: Any, shape: Sequence[int] | None = None, dtype: Any
     dt = _float_dtype(dtype, "pareto")
     out = _out_shape("pareto", shape, b)
     e = exponential_floats(data, out, dt)
-    return lax.exp(lax.div(e, to_dtype(b, dt, out)))
+    return lax.exp(_lenient.div(e, to_dtype(b, dt, out)))
 
 
 @_one_program("shape", "dtype")
@@ -573,7 +574,7 @@ def rayleigh(key: KeyArray, scale: Any, shape: Sequence[int] | None = None, dtyp
     out = _out_shape("rayleigh", shape, scale)
     u = uniform_floats(data, out, dt, 0.0, 1.0)
     s = to_dtype(scale, dt, out)
-    return lax.mul(s, lax.sqrt(lax.mul(lax.log(u), const(-2, dt))))
+    return _lenient.mul(s, lax.sqrt(_lenient.mul(lax.log(u), const(-2, dt))))
 
 
 @_one_program("shape", "dtype")
@@ -590,9 +591,9 @@ def wald(key: KeyArray, mean: Any, shape: Sequence[int] | None = None, dtype: An
     y = lax.integer_pow(v, 2)
     y_sq = lax.integer_pow(y, 2)
     mu_sq = lax.integer_pow(mu, 2)
-    root = lax.sqrt(lax.add(lax.mul(lax.mul(const(4, dt), mu), y), lax.mul(mu_sq, y_sq)))
-    x = lax.sub(lax.add(mu, lax.div(lax.mul(mu_sq, y), const(2, dt))), lax.mul(lax.div(mu, const(2, dt)), root))
-    return lax.select(lax.le(z, lax.div(mu, lax.add(mu, x))), x, lax.div(mu_sq, x))
+    root = lax.sqrt(_lenient.add(_lenient.mul(_lenient.mul(const(4, dt), mu), y), _lenient.mul(mu_sq, y_sq)))
+    x = _lenient.sub(_lenient.add(mu, _lenient.div(_lenient.mul(mu_sq, y), const(2, dt))), _lenient.mul(_lenient.div(mu, const(2, dt)), root))
+    return _lenient.select(_lenient.le(z, _lenient.div(mu, _lenient.add(mu, x))), x, _lenient.div(mu_sq, x))
 
 
 @_one_program("shape", "dtype")
@@ -607,9 +608,9 @@ def geometric(key: KeyArray, p: Any, shape: Sequence[int] | None = None, dtype: 
     if not dtypes.is_inexact(p_arr.dtype):
         p_arr = p_arr.astype(dtypes.default_float_dtype())
     u = uniform_floats(data, out, p_arr.dtype, 0.0, 1.0)
-    u = pnp.where(lax.eq(u, const(0, p_arr.dtype)), const(1, p_arr.dtype), u)
+    u = pnp.where(_lenient.eq(u, const(0, p_arr.dtype)), const(1, p_arr.dtype), u)
     log_q = pnp.broadcast_to(lax.log1p(lax.neg(p_arr)), out)
-    g = lax.add(lax.floor(lax.div(lax.log(u), log_q)), const(1, p_arr.dtype))
+    g = _lenient.add(lax.floor(_lenient.div(lax.log(u), log_q)), const(1, p_arr.dtype))
     return lax.convert_element_type(g, dt)
 
 
@@ -621,11 +622,11 @@ def triangular(key: KeyArray, left: Any, mode: Any, right: Any, shape: Sequence[
     dt = _float_dtype(dtype, "triangular")
     out = _out_shape("triangular", shape, left, mode, right)
     a, c, b = to_dtype(left, dt, out), to_dtype(mode, dt, out), to_dtype(right, dt, out)
-    fc = lax.div(lax.sub(c, a), lax.sub(b, a))
+    fc = _lenient.div(_lenient.sub(c, a), _lenient.sub(b, a))
     u = uniform_floats(data, out, dt, 0.0, 1.0)
-    out1 = lax.add(a, lax.sqrt(lax.mul(lax.mul(u, lax.sub(b, a)), lax.sub(c, a))))
-    out2 = lax.sub(b, lax.sqrt(lax.mul(lax.mul(lax.sub(const(1, dt), u), lax.sub(b, a)), lax.sub(b, c))))
-    return lax.select(lax.lt(u, fc), out1, out2)
+    out1 = _lenient.add(a, lax.sqrt(_lenient.mul(_lenient.mul(u, _lenient.sub(b, a)), _lenient.sub(c, a))))
+    out2 = _lenient.sub(b, lax.sqrt(_lenient.mul(_lenient.mul(_lenient.sub(const(1, dt), u), _lenient.sub(b, a)), _lenient.sub(b, c))))
+    return _lenient.select(_lenient.lt(u, fc), out1, out2)
 
 
 @_one_program("shape", "dtype")
@@ -634,7 +635,7 @@ def lognormal(key: KeyArray, sigma: Any = 1.0, shape: Sequence[int] | None = Non
     data, _ = check_key(key, "lognormal")
     dt = _float_dtype(dtype, "lognormal", "float or complex")
     out = _out_shape("lognormal", shape, sigma)
-    return lax.exp(lax.mul(_normal(data, out, dt), to_dtype(sigma, dt, out)))
+    return lax.exp(_lenient.mul(_normal(data, out, dt), to_dtype(sigma, dt, out)))
 
 
 # ---------------------------------------------------------------------------
@@ -770,7 +771,7 @@ def choice(key: KeyArray, a: Any, shape: Sequence[int] = (), replace: bool = Tru
         if replace:
             cumulative = pnp.cumsum(p_arr)
             u = uniform_floats(data, shape, p_arr.dtype, 0.0, 1.0)
-            r = lax.mul(cumulative[-1], lax.sub(const(1, p_arr.dtype), u))
+            r = _lenient.mul(cumulative[-1], _lenient.sub(const(1, p_arr.dtype), u))
             ind = pnp.searchsorted(cumulative, r).astype(dtypes.default_int_dtype())
         else:
             g = pnp.add(_gumbel(data, (n_inputs,), p_arr.dtype, _gumbel_mode(mode, "choice")), pnp.log(p_arr))
@@ -814,10 +815,10 @@ def beta(key: KeyArray, a: Any, b: Any, shape: Sequence[int] | None = None, dtyp
     k_a, k_b = split_keys(data)
     log_a = gamma_draw(k_a, to_dtype(a, dt, out), True)
     log_b = gamma_draw(k_b, to_dtype(b, dt, out), True)
-    top = lax.max(log_a, log_b)
-    ga = lax.exp(lax.sub(log_a, top))
-    gb = lax.exp(lax.sub(log_b, top))
-    return lax.div(ga, lax.add(ga, gb))
+    top = _lenient.max(log_a, log_b)
+    ga = lax.exp(_lenient.sub(log_a, top))
+    gb = lax.exp(_lenient.sub(log_b, top))
+    return _lenient.div(ga, _lenient.add(ga, gb))
 
 
 @_one_program("shape", "dtype")
@@ -843,8 +844,8 @@ def chisquare(key: KeyArray, df: Any, shape: Sequence[int] | None = None, dtype:
     data, _ = check_key(key, "chisquare")
     dt = _float_dtype(dtype, "chisquare")
     out = _out_shape("chisquare", shape, df)
-    half = lax.div(to_dtype(df, dt, out), const(2, dt))
-    return lax.mul(lax.exp(gamma_draw(data, half, True)), const(2, dt))
+    half = _lenient.div(to_dtype(df, dt, out), const(2, dt))
+    return _lenient.mul(lax.exp(gamma_draw(data, half, True)), const(2, dt))
 
 
 @_one_program("shape", "dtype")
@@ -855,9 +856,9 @@ def f(key: KeyArray, dfnum: Any, dfden: Any, shape: Sequence[int] | None = None,
     out = _out_shape("f", shape, dfnum, dfden)
     k_den, k_num = split_keys(data)
     num_df, den_df = to_dtype(dfnum, dt, out), to_dtype(dfden, dt, out)
-    chi_num = lax.mul(lax.exp(gamma_draw(k_num, lax.div(num_df, const(2, dt)), True)), const(2, dt))
-    chi_den = lax.mul(lax.exp(gamma_draw(k_den, lax.div(den_df, const(2, dt)), True)), const(2, dt))
-    return lax.div(lax.div(chi_num, num_df), lax.div(chi_den, den_df))
+    chi_num = _lenient.mul(lax.exp(gamma_draw(k_num, _lenient.div(num_df, const(2, dt)), True)), const(2, dt))
+    chi_den = _lenient.mul(lax.exp(gamma_draw(k_den, _lenient.div(den_df, const(2, dt)), True)), const(2, dt))
+    return _lenient.div(_lenient.div(chi_num, num_df), _lenient.div(chi_den, den_df))
 
 
 @_one_program("shape", "dtype")
@@ -868,9 +869,9 @@ def t(key: KeyArray, df: Any, shape: Sequence[int] | None = None, dtype: Any = N
     out = _out_shape("t", shape, df)
     k_n, k_g = split_keys(data)
     n = _normal(k_n, out, dt)
-    half = lax.div(to_dtype(df, dt, out), const(2, dt))
+    half = _lenient.div(to_dtype(df, dt, out), const(2, dt))
     g = gamma_draw(k_g, half, False)
-    return lax.mul(n, lax.sqrt(lax.div(half, g)))
+    return _lenient.mul(n, lax.sqrt(_lenient.div(half, g)))
 
 
 @_one_program("shape", "dtype")
@@ -957,7 +958,7 @@ def multinomial(key: KeyArray, n: Any, p: Any, *, shape: Sequence[int] | None = 
     n_arr = pnp.broadcast_to(n_arr, out[:-1])
     p_arr = pnp.moveaxis(pnp.broadcast_to(p_arr, out), -1, 0)
     remaining = pnp.flip(pnp.cumsum(pnp.flip(p_arr, 0), axis=0), 0)
-    ratios = pnp.divide(p_arr, pnp.where(lax.eq(remaining, const(0, ft)), const(1, ft), remaining))
+    ratios = pnp.divide(p_arr, pnp.where(_lenient.eq(remaining, const(0, ft)), const(1, ft), remaining))
     keys = split_data(data, (int(out[-1]),))
 
     def step(rest: Array, ratio_key: tuple[Array, Array]) -> tuple[Array, Array]:

@@ -13,6 +13,7 @@ import numpy as np
 
 from plait_core import dtypes, lax
 from plait_core import numpy as pnp
+from plait_core.lax import _lenient
 from plait_core.prng import random_bits, split_data
 
 Array = Any
@@ -54,16 +55,16 @@ def uniform_floats(data: Array, shape: tuple[int, ...], dtype: Any, minval: Any,
     if rng_bits != nbits:
         words = lax.convert_element_type(words, uint)
     one = np.array(1.0, dtype).view(uint)
-    mantissa = lax.bitwise_or(lax.shift_right_logical(words, const(rng_bits - nmant, uint)), one)
-    floats = lax.sub(lax.bitcast_convert_type(mantissa, dtype), const(1.0, dtype))
-    return lax.max(lo, lax.add(lax.mul(floats, lax.sub(hi, lo)), lo))
+    mantissa = _lenient.bitwise_or(_lenient.shift_right_logical(words, const(rng_bits - nmant, uint)), one)
+    floats = _lenient.sub(lax.bitcast_convert_type(mantissa, dtype), const(1.0, dtype))
+    return _lenient.max(lo, _lenient.add(_lenient.mul(floats, _lenient.sub(hi, lo)), lo))
 
 
 def normal_floats(data: Array, shape: tuple[int, ...], dtype: Any) -> Array:
     """Standard normal floats: ``sqrt(2) erfinv(u)`` for ``u`` uniform in ``(-1, 1)``."""
     lo = np.nextafter(np.array(-1.0, dtype), np.array(0.0, dtype))
     u = uniform_floats(data, shape, dtype, lo, 1.0)
-    return lax.mul(const(np.sqrt(2), dtype), lax.erf_inv(u))
+    return _lenient.mul(const(np.sqrt(2), dtype), lax.erf_inv(u))
 
 
 def exponential_floats(data: Array, shape: tuple[int, ...], dtype: Any) -> Array:
@@ -80,12 +81,12 @@ def count_leading_zeros(x: Array) -> Array:
     """The number of leading zero bits of each ``uint32`` of ``x`` (32 for 0):
     smear the highest set bit rightwards, then count the set bits."""
     for s in (1, 2, 4, 8, 16):
-        x = lax.bitwise_or(x, lax.shift_right_logical(x, _u32(s)))
-    v = lax.sub(x, lax.bitwise_and(lax.shift_right_logical(x, _u32(1)), _u32(0x55555555)))
-    v = lax.add(lax.bitwise_and(v, _u32(0x33333333)), lax.bitwise_and(lax.shift_right_logical(v, _u32(2)), _u32(0x33333333)))
-    v = lax.bitwise_and(lax.add(v, lax.shift_right_logical(v, _u32(4))), _u32(0x0F0F0F0F))
-    ones = lax.shift_right_logical(lax.mul(v, _u32(0x01010101)), _u32(24))
-    return lax.sub(_u32(32), ones)
+        x = _lenient.bitwise_or(x, _lenient.shift_right_logical(x, _u32(s)))
+    v = _lenient.sub(x, _lenient.bitwise_and(_lenient.shift_right_logical(x, _u32(1)), _u32(0x55555555)))
+    v = _lenient.add(_lenient.bitwise_and(v, _u32(0x33333333)), _lenient.bitwise_and(_lenient.shift_right_logical(v, _u32(2)), _u32(0x33333333)))
+    v = _lenient.bitwise_and(_lenient.add(v, _lenient.shift_right_logical(v, _u32(4))), _u32(0x0F0F0F0F))
+    ones = _lenient.shift_right_logical(_lenient.mul(v, _u32(0x01010101)), _u32(24))
+    return _lenient.sub(_u32(32), ones)
 
 
 def _float32_of_fraction(hi: Array, lo: Array) -> Array:
@@ -93,15 +94,15 @@ def _float32_of_fraction(hi: Array, lo: Array) -> Array:
     leading one found with :func:`count_leading_zeros`, the next 23 bits kept)."""
     hi_clz = count_leading_zeros(hi)
     lo_clz = count_leading_zeros(lo)
-    hi_empty = lax.eq(hi_clz, _u32(32))
-    top = lax.shift_left(hi, hi_clz)
-    below = lax.select(hi_empty, lax.shift_left(lo, lo_clz), lax.shift_right_logical(lo, lax.sub(_u32(32), hi_clz)))
-    mantissa = lax.shift_right_logical(lax.bitwise_or(top, below), _u32(8))
-    mantissa = lax.bitwise_and(mantissa, _u32((1 << 23) - 1))
-    zeros = lax.select(hi_empty, lax.add(_u32(32), lo_clz), hi_clz)
-    exponent = lax.shift_left(lax.sub(_u32(126), zeros), _u32(23))
-    exponent = lax.bitwise_and(exponent, _u32((1 << 30) - (1 << 22)))
-    return lax.bitcast_convert_type(lax.bitwise_or(exponent, mantissa), dtypes.float32)
+    hi_empty = _lenient.eq(hi_clz, _u32(32))
+    top = _lenient.shift_left(hi, hi_clz)
+    below = _lenient.select(hi_empty, _lenient.shift_left(lo, lo_clz), _lenient.shift_right_logical(lo, _lenient.sub(_u32(32), hi_clz)))
+    mantissa = _lenient.shift_right_logical(_lenient.bitwise_or(top, below), _u32(8))
+    mantissa = _lenient.bitwise_and(mantissa, _u32((1 << 23) - 1))
+    zeros = _lenient.select(hi_empty, _lenient.add(_u32(32), lo_clz), hi_clz)
+    exponent = _lenient.shift_left(_lenient.sub(_u32(126), zeros), _u32(23))
+    exponent = _lenient.bitwise_and(exponent, _u32((1 << 30) - (1 << 22)))
+    return lax.bitcast_convert_type(_lenient.bitwise_or(exponent, mantissa), dtypes.float32)
 
 
 def gumbel_highest_float32(data: Array, shape: tuple[int, ...]) -> Array:
@@ -113,10 +114,10 @@ def gumbel_highest_float32(data: Array, shape: tuple[int, ...]) -> Array:
     hi = lax.index_in_dim(both, 0, 0, keepdims=False)
     lo = lax.index_in_dim(both, 1, 0, keepdims=False)
     not_hi, not_lo = lax.bitwise_not(hi), lax.bitwise_not(lo)
-    carry = lax.convert_element_type(lax.eq(not_lo, _u32(0xFFFFFFFF)), dtypes.uint32)
-    neg_hi, neg_lo = lax.add(not_hi, carry), lax.add(not_lo, _u32(1))
-    small = lax.lt(hi, _u32(1 << 31))
-    x = _float32_of_fraction(lax.select(small, hi, neg_hi), lax.select(small, lo, neg_lo))
+    carry = lax.convert_element_type(_lenient.eq(not_lo, _u32(0xFFFFFFFF)), dtypes.uint32)
+    neg_hi, neg_lo = _lenient.add(not_hi, carry), _lenient.add(not_lo, _u32(1))
+    small = _lenient.lt(hi, _u32(1 << 31))
+    x = _float32_of_fraction(_lenient.select(small, hi, neg_hi), _lenient.select(small, lo, neg_lo))
     from_small = lax.neg(lax.log(lax.neg(lax.log1p(lax.neg(x)))))
     from_large = lax.neg(lax.log(lax.neg(lax.log(x))))
-    return lax.select(small, from_small, from_large)
+    return _lenient.select(small, from_small, from_large)

@@ -44,6 +44,7 @@ from plait_autodiff.rules.common import declare_nonlinear, def_transpose
 from plait_autodiff.tangents import Zero, instantiate
 from plait_autodiff.transpose import NonlinearError, is_undefined
 from plait_core import dtypes, lax
+from plait_core.lax import _lenient
 from plait_core.lax import factorizations as la
 from plait_core.lax.reductions import lax_function
 from plait_core.primitives import factorizations as fz
@@ -90,7 +91,7 @@ def _triu(x: Any, k: int = 0) -> Any:
 def _diag_part(x: Any) -> Any:
     """The diagonals of a stack of square matrices, ``(..., n)``."""
     eye = _eye_like(x)
-    return lax.reduce_sum(lax.mul(x, eye), (_aval(x).ndim - 1,))
+    return lax.reduce_sum(_lenient.mul(x, eye), (_aval(x).ndim - 1,))
 
 
 def _eye_like(x: Any) -> Any:
@@ -98,7 +99,7 @@ def _eye_like(x: Any) -> Any:
     shape = tuple(aval.shape)
     rows = lax.broadcasted_iota(dtypes.int32, shape, aval.ndim - 2)
     cols = lax.broadcasted_iota(dtypes.int32, shape, aval.ndim - 1)
-    return lax.convert_element_type(lax.eq(rows, cols), aval.dtype)
+    return lax.convert_element_type(_lenient.eq(rows, cols), aval.dtype)
 
 
 def _hermitian_of_triangle(x: Any, lower: bool) -> Any:
@@ -106,10 +107,10 @@ def _hermitian_of_triangle(x: Any, lower: bool) -> Any:
     (the diagonal's real part)."""
     tri = _tril(x) if lower else _triu(x)
     strict = _tril(x, -1) if lower else _triu(x, 1)
-    full = lax.add(tri, _h(strict))
+    full = _lenient.add(tri, _h(strict))
     if _is_complex(x):
-        diag = lax.mul(_eye_like(x), lax.sub(full, _to(_real(full), _aval(x).dtype)))
-        full = lax.sub(full, diag)
+        diag = _lenient.mul(_eye_like(x), _lenient.sub(full, _to(_real(full), _aval(x).dtype)))
+        full = _lenient.sub(full, diag)
     return full
 
 
@@ -127,7 +128,7 @@ def _cholesky_jvp(primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[Any,
     da = _hermitian_of_triangle(instantiate(da), lower=True)
     right = la.triangular_solve(L, da, left_side=False, lower=True, transpose_a=True, conjugate_a=True)
     middle = la.triangular_solve(L, right, left_side=True, lower=True)
-    phi = lax.sub(_tril(middle), lax.mul(_scalar(middle, 0.5), lax.mul(_eye_like(middle), middle)))
+    phi = _lenient.sub(_tril(middle), _lenient.mul(_scalar(middle, 0.5), _lenient.mul(_eye_like(middle), middle)))
     return L, _mm(L, phi)
 
 
@@ -156,7 +157,7 @@ def _triangular_solve_jvp(primals: Sequence[Any], tangents: Sequence[Any], **par
         )
         opda = _op(part, params["transpose_a"], params["conjugate_a"])
         prod = _mm(opda, x) if params["left_side"] else _mm(x, opda)
-        rhs = lax.neg(prod) if rhs is None else lax.sub(rhs, prod)
+        rhs = lax.neg(prod) if rhs is None else _lenient.sub(rhs, prod)
     return x, fz.triangular_solve_p.bind(a, rhs, **params)
 
 
@@ -185,7 +186,7 @@ def _square_completion(x: Any, rows: int, cols: int, size: int) -> Any:
     pad = [(0, 0, 0)] * len(batch) + [(0, size - rows, 0), (0, size - cols, 0)]
     padded = lax.pad(x, np.asarray(0, aval.dtype), pad)
     inside = lax.pad(lax.broadcast_in_dim(np.asarray(1, aval.dtype), (*batch, rows, cols), ()), np.asarray(0, aval.dtype), pad)
-    return lax.add(padded, lax.mul(eye, lax.sub(np.asarray(1, aval.dtype), inside)))
+    return _lenient.add(padded, _lenient.mul(eye, _lenient.sub(np.asarray(1, aval.dtype), inside)))
 
 
 def _lu_jvp(primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[Any, Any]:
@@ -198,12 +199,12 @@ def _lu_jvp(primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[Any, Any]:
     lower = lax.slice_in_dim(_tril(factors, -1), 0, k, axis=nb + 1)
     upper = lax.slice_in_dim(_triu(factors), 0, k, axis=nb)
     completed = _square_completion(lower, m, k, m)
-    L = lax.add(_tril(completed, -1), _eye_like(completed))
+    L = _lenient.add(_tril(completed, -1), _eye_like(completed))
     U = _square_completion(upper, k, n, n)
     x = la.permute_rows(instantiate(da), perm)
     lx = la.triangular_solve(L, x, left_side=True, lower=True, unit_diagonal=True)
     mid = la.triangular_solve(U, lx, left_side=False, lower=False)
-    d = lax.add(_mm(L, _tril(mid, -1)), _mm(_triu(mid), U))
+    d = _lenient.add(_mm(L, _tril(mid, -1)), _mm(_triu(mid), U))
     return [factors, pivots, perm], [d, Zero.from_primal_value(pivots), Zero.from_primal_value(perm)]
 
 
@@ -228,12 +229,12 @@ def _qr_jvp(primals: Sequence[Any], tangents: Sequence[Any], *, full_matrices: b
     da_rinv = la.triangular_solve(r, da, left_side=False, lower=False)
     c = _mm(_h(q), da_rinv)
     low = _tril(c, -1)
-    omega = lax.sub(low, _h(low))
+    omega = _lenient.sub(low, _h(low))
     if _is_complex(c):
-        imag_diag = lax.sub(c, _to(_real(c), _aval(c).dtype))
-        omega = lax.add(omega, lax.mul(_eye_like(c), imag_diag))
-    dq = lax.add(_mm(q, lax.sub(omega, c)), da_rinv)
-    dr = _mm(lax.sub(c, omega), r)
+        imag_diag = _lenient.sub(c, _to(_real(c), _aval(c).dtype))
+        omega = _lenient.add(omega, _lenient.mul(_eye_like(c), imag_diag))
+    dq = _lenient.add(_mm(q, _lenient.sub(omega, c)), da_rinv)
+    dr = _mm(_lenient.sub(c, omega), r)
     return [q, r], [dq, dr]
 
 
@@ -253,8 +254,8 @@ def _gap_inverse(w: Any, dtype: Any) -> Any:
     wj = lax.broadcast_in_dim(w, shape, (*range(nb), nb + 1))
     wi = lax.broadcast_in_dim(w, shape, tuple(range(nb + 1)))
     eye = _eye_like(lax.broadcast_in_dim(np.asarray(0, aval.dtype), shape, ()))
-    gaps = lax.add(lax.sub(wj, wi), eye)
-    return _to(lax.sub(lax.div(np.asarray(1, aval.dtype), gaps), eye), dtype)
+    gaps = _lenient.add(_lenient.sub(wj, wi), eye)
+    return _to(_lenient.sub(_lenient.div(np.asarray(1, aval.dtype), gaps), eye), dtype)
 
 
 def _eigh_jvp(primals: Sequence[Any], tangents: Sequence[Any], *, lower: bool, sort_eigenvalues: bool) -> tuple[Any, Any]:
@@ -263,7 +264,7 @@ def _eigh_jvp(primals: Sequence[Any], tangents: Sequence[Any], *, lower: bool, s
     da = _hermitian_of_triangle(instantiate(da), lower)
     c = _mm(_h(v), _mm(da, v))
     dw = _real(_diag_part(c))
-    dv = _mm(v, lax.mul(_gap_inverse(w, _aval(a).dtype), c))
+    dv = _mm(v, _lenient.mul(_gap_inverse(w, _aval(a).dtype), c))
     return [v, w], [dv, dw]
 
 
@@ -299,23 +300,23 @@ def _svd_jvp(primals: Sequence[Any], tangents: Sequence[Any], *, full_matrices: 
     s_col = _to(lax.broadcast_in_dim(s, row_shape, tuple(range(nb + 1))), dt)  # s[i] at [i, j]
     eye = _eye_like(s_row)
     # F[i, j] = 1 / (s[j]² - s[i]²) off the diagonal.
-    f = lax.sub(lax.div(np.asarray(1, dt), lax.add(lax.mul(lax.add(s_row, s_col), lax.sub(s_row, s_col)), eye)), eye)
-    s_safe = lax.add(s, _to(lax.eq(s, np.asarray(0, _aval(s).dtype)), _aval(s).dtype))
-    s_inv = _to(lax.div(np.asarray(1, _aval(s).dtype), s_safe), dt)
-    s_inv_diag = lax.mul(eye, lax.broadcast_in_dim(s_inv, row_shape, (*range(nb), nb + 1)))
-    ss = lax.mul(s_row, ds_mat)  # ds_mat[i, j] s[j]
-    sd = lax.mul(s_col, ds_mat)  # s[i] ds_mat[i, j]
+    f = _lenient.sub(_lenient.div(np.asarray(1, dt), _lenient.add(_lenient.mul(_lenient.add(s_row, s_col), _lenient.sub(s_row, s_col)), eye)), eye)
+    s_safe = _lenient.add(s, _to(_lenient.eq(s, np.asarray(0, _aval(s).dtype)), _aval(s).dtype))
+    s_inv = _to(_lenient.div(np.asarray(1, _aval(s).dtype), s_safe), dt)
+    s_inv_diag = _lenient.mul(eye, lax.broadcast_in_dim(s_inv, row_shape, (*range(nb), nb + 1)))
+    ss = _lenient.mul(s_row, ds_mat)  # ds_mat[i, j] s[j]
+    sd = _lenient.mul(s_col, ds_mat)  # s[i] ds_mat[i, j]
     half = np.asarray(0.5, dt)
-    du_inner = lax.add(lax.mul(f, lax.add(ss, _h(ss))), lax.mul(lax.mul(half, lax.sub(ds_mat, _h(ds_mat))), s_inv_diag))
+    du_inner = _lenient.add(_lenient.mul(f, _lenient.add(ss, _h(ss))), _lenient.mul(_lenient.mul(half, _lenient.sub(ds_mat, _h(ds_mat))), s_inv_diag))
     du = _mm(u, du_inner)
-    dv = _mm(v, lax.mul(f, lax.add(sd, _h(sd))))
+    dv = _mm(v, _lenient.mul(f, _lenient.add(sd, _h(sd))))
     s_inv_row = lax.broadcast_in_dim(s_inv, (*aval.shape[:-2], max(m, n), k), (*range(nb), nb + 1))
     if m > n:
         dav = _mm(da, v)
-        du = lax.add(du, lax.mul(lax.sub(dav, _mm(u, _mm(_h(u), dav))), s_inv_row))
+        du = _lenient.add(du, _lenient.mul(_lenient.sub(dav, _mm(u, _mm(_h(u), dav))), s_inv_row))
     if n > m:
         dahu = _mm(_h(da), u)
-        dv = lax.add(dv, lax.mul(lax.sub(dahu, _mm(v, _mm(vh, dahu))), s_inv_row))
+        dv = _lenient.add(dv, _lenient.mul(_lenient.sub(dahu, _mm(v, _mm(vh, dahu))), s_inv_row))
     return list(outs), [ds, du, _h(dv)]
 
 
@@ -349,11 +350,11 @@ def _eig_jvp(
     dw = _diag_part(c)
     if not compute_right_eigenvectors:
         return list(outs), [dw]
-    dv = _mm(vr, lax.mul(_gap_inverse(w, c_dt), c))
+    dv = _mm(vr, _lenient.mul(_gap_inverse(w, c_dt), c))
     # Keep unit norms: remove each column's component along itself (real part).
-    along = _real(lax.reduce_sum(lax.mul(lax_function("conj")(vr), dv), (_aval(vr).ndim - 2,)))
+    along = _real(lax.reduce_sum(_lenient.mul(lax_function("conj")(vr), dv), (_aval(vr).ndim - 2,)))
     nb = _aval(vr).ndim - 2
-    dv = lax.sub(dv, lax.mul(vr, lax.broadcast_in_dim(_to(along, c_dt), tuple(_aval(vr).shape), (*range(nb), nb + 1))))
+    dv = _lenient.sub(dv, _lenient.mul(vr, lax.broadcast_in_dim(_to(along, c_dt), tuple(_aval(vr).shape), (*range(nb), nb + 1))))
     return list(outs), [dw, dv]
 
 

@@ -57,10 +57,11 @@ _MISSING = _Missing()
 
 def _lax(name: str) -> Callable[..., Any]:
     """An elementwise lax function, imported when first needed (the
-    elementwise family imports nothing of control flow, but keep it lazy)."""
-    from plait_core.lax import elementwise
+    elementwise family imports nothing of control flow, but keep it lazy);
+    the multi-operand ones convert Python scalars (:mod:`plait_core.lax._lenient`)."""
+    from plait_core.lax import _lenient, elementwise
 
-    fn: Callable[..., Any] = getattr(elementwise, name)
+    fn: Callable[..., Any] = getattr(_lenient if name in _lenient.__all__ else elementwise, name)
     return fn
 
 

@@ -1,13 +1,14 @@
 """``lax`` functions of the elementwise family, with JAX's names and signatures.
 
 Operands are arrays, scalars or traced values.  Operands of a multi-operand
-function must share a dtype, except that weakly typed values (Python scalars,
-and results computed from them only) take the dtype of the others when it is
-one they promote to: ``lax.add(x_f16, 1.0)`` is ``float16``,
-``lax.add(x_u8, 3)`` is ``uint8``, while ``lax.add(x_i32, 1.5)`` and
-``lax.add(x_f32, x_i32)`` are ``TypeError``s (use ``plait.numpy`` for NumPy's
-promotion).  Rank-0 operands broadcast against the others; other shapes must
-match exactly.
+function must share a dtype, as in JAX: weak types do not matter and nothing
+is converted, a Python scalar having the default dtype of its kind
+(``lax.add(x_f32, 1.0)`` is ``float32`` with x64 off, while
+``lax.add(x_f16, 1.0)``, ``lax.add(x_u8, 3)`` and ``lax.add(x_f32, x_i32)``
+are ``TypeError``s; use ``plait.numpy`` for NumPy's promotion, or
+``lax.convert_element_type``).  Rank-0 operands broadcast against the
+others; other shapes must match exactly.  (plait's own code that wants weakly
+typed scalars converted uses :mod:`plait_core.lax._lenient`.)
 """
 
 from __future__ import annotations
@@ -83,8 +84,34 @@ def _check_operand(x: Any, name: str) -> None:
         _dtype_and_weakness(x, name)
 
 
+def _dtype_list(typed: Sequence[tuple[DType, bool]], args: Sequence[Any]) -> str:
+    return ", ".join(
+        d.name + (f" (a Python {type(a).__name__})" if type(a) in _PY_SCALARS else " (weak)" if w else "")
+        for a, (d, w) in zip(args, typed)
+    )
+
+
 def _same_dtypes(name: str, args: Sequence[Any]) -> list[Any]:
-    """``args`` with weakly typed ones converted to the dtype they meet."""
+    """``args`` when they share one dtype, as JAX's lax requires: weak types do
+    not matter and nothing is converted (a Python scalar has the default
+    dtype of its kind, so ``lax.add(x_f32, 1.0)`` works with x64 off and
+    ``lax.add(x_f16, 1.0)`` never does); ``TypeError`` naming the function
+    and the dtypes otherwise."""
+    typed = [_dtype_and_weakness(a, name) for a in args]
+    first = typed[0][0]
+    if all(d == first for d, _ in typed[1:]):
+        return list(args)
+    raise TypeError(
+        f"lax.{name} requires arguments of the same dtype, got {_dtype_list(typed, args)}; lax does not "
+        "promote, not even Python scalars: convert with lax.convert_element_type, or use plait.numpy, "
+        "which promotes"
+    )
+
+
+def _weak_converted(name: str, args: Sequence[Any]) -> list[Any]:
+    """``args`` with weakly typed ones (Python scalars) converted to the dtype
+    they meet, when they promote to it: the lenient rule of plait's internal
+    :mod:`plait_core.lax._lenient` (public ``lax`` is strict, as JAX's)."""
     typed = [_dtype_and_weakness(a, name) for a in args]
     first = typed[0][0]
     if all(d == first for d, _ in typed[1:]):
@@ -97,29 +124,29 @@ def _same_dtypes(name: str, args: Sequence[Any]) -> list[Any]:
         elif w:
             out.append(_convert_element_type(a, target, True))
         else:
-            listed = ", ".join(f"{d.name}{' (weak)' if w else ''}" for d, w in typed)
             raise TypeError(
-                f"lax.{name} requires arguments of the same dtype, got {listed}; only weakly typed "
-                "values (Python scalars) are converted, and only to a dtype they promote to. Convert "
-                "with lax.convert_element_type, or use plait.numpy, which promotes"
+                f"lax.{name} requires arguments of the same dtype, got {_dtype_list(typed, args)}; only weakly "
+                "typed values are converted, and only to a dtype they promote to"
             )
     return out
 
 
-def _binary(prim: Primitive, x: Any, y: Any) -> Any:
+def _binary(prim: Primitive, x: Any, y: Any, lenient: bool = False) -> Any:
     # Two operands of one dtype (an array and a Python float of its dtype
     # among them) bind straight away.
     dx = _dtype_and_weakness(x, prim.name)[0]
     dy = _dtype_and_weakness(y, prim.name)[0]
     if dx is dy or dx == dy:
         return prim.bind(x, y)
-    return prim.bind(*_same_dtypes(prim.name, (x, y)))
+    return prim.bind(*(_weak_converted if lenient else _same_dtypes)(prim.name, (x, y)))
 
 
-def _binary_function(prim: Primitive, name: str, doc: str) -> Callable[[Any, Any], Any]:
+def _binary_function(prim: Primitive, name: str, doc: str, lenient: bool = False) -> Callable[[Any, Any], Any]:
     """The lax function applying the parameterless binary ``prim`` with the
-    rule on dtypes of :func:`_binary`.  Two registered arrays (device Arrays)
-    of one dtype bind at once, in the one Python frame of the call."""
+    rule on dtypes of :func:`_binary` (JAX's; ``lenient``: plait's internal
+    one, which converts weakly typed operands).  Two registered arrays
+    (device Arrays) of one dtype bind at once, in the one Python frame of
+    the call."""
 
     def fn(x: Any, y: Any) -> Any:
         hx = _ARRAY_TYPES.get(x.__class__)
@@ -127,7 +154,7 @@ def _binary_function(prim: Primitive, name: str, doc: str) -> Callable[[Any, Any
             hy = _ARRAY_TYPES.get(y.__class__)
             if hy is not None and hx.aval(x).dtype == hy.aval(y).dtype:
                 return prim.bind(x, y)
-        return _binary(prim, x, y)
+        return _binary(prim, x, y, lenient)
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = doc
@@ -364,7 +391,18 @@ rem = _binary_function(ew.rem_p, "rem", """Remainder of ``x / y`` with the sign 
     ``%``); for integers ``x % 0`` is ``x``.""")
 
 
-pow = _binary_function(ew.pow_p, "pow", """``x ** y`` (floating or complex; ``y`` of the same dtype).""")
+def pow(x: Any, y: Any) -> Any:
+    """``x ** y`` for a floating or complex ``x``; ``y`` has ``x``'s dtype or is
+    an integer (of any integer dtype, a Python int too), as in JAX."""
+    return _pow(x, y, False)
+
+
+def _pow(x: Any, y: Any, lenient: bool) -> Any:
+    dx = _dtype_and_weakness(x, "pow")[0]
+    dy, wy = _dtype_and_weakness(y, "pow")
+    if dx != dy and dtypes.is_inexact(dx) and dtypes.is_int(dy):
+        y = _convert_element_type(y, dx, wy)
+    return _binary(ew.pow_p, x, y, lenient)
 
 
 max = _binary_function(ew.max_p, "max", """Elementwise maximum; NaN if either operand is NaN.""")
@@ -379,6 +417,29 @@ atan2 = _binary_function(ew.atan2_p, "atan2", """The angle of the point ``(y, x)
 def nextafter(x1: Any, x2: Any) -> Any:
     """The next representable value after ``x1`` in the direction of ``x2``."""
     return _binary(ew.nextafter_p, x1, x2)
+
+
+def _select_n(which: Any, cases: Sequence[Any], lenient: bool) -> Any:
+    if not cases:
+        raise ValueError("lax.select_n requires at least one case")
+    _check_operand(which, "select_n")
+    return ew.select_n_p.bind(which, *(_weak_converted if lenient else _same_dtypes)("select_n", cases))
+
+
+def _select(pred: Any, on_true: Any, on_false: Any, lenient: bool) -> Any:
+    _check_operand(pred, "select")
+    if _dtype_and_weakness(pred, "select")[0] != dtypes.bool_:
+        raise TypeError(
+            f"lax.select: pred must be bool, got {_dtype_and_weakness(pred, 'select')[0].name}; "
+            "use lax.select_n for integer selectors"
+        )
+    on_false, on_true = (_weak_converted if lenient else _same_dtypes)("select", (on_false, on_true))
+    return ew.select_n_p.bind(pred, on_false, on_true)
+
+
+def _clamp(min: Any, x: Any, max: Any, lenient: bool) -> Any:
+    lo, xx, hi = (_weak_converted if lenient else _same_dtypes)("clamp", (min, x, max))
+    return ew.clamp_p.bind(lo, xx, hi)
 
 
 bitwise_and = _binary_function(ew.and_p, "bitwise_and", """Logical and of bools; bitwise and of integers.""")
@@ -428,26 +489,15 @@ def select_n(which: Any, *cases: Any) -> Any:
     """``cases[which]`` elementwise.  ``which`` is bool (at most 2 cases: False
     picks ``cases[0]``) or int32 (an out-of-range index is unspecified), a
     scalar or of the cases' shape; the cases share shape and dtype."""
-    if not cases:
-        raise ValueError("lax.select_n requires at least one case")
-    _check_operand(which, "select_n")
-    return ew.select_n_p.bind(which, *_same_dtypes("select_n", cases))
+    return _select_n(which, cases, False)
 
 
 def select(pred: Any, on_true: Any, on_false: Any) -> Any:
     """``on_true`` where the bool ``pred`` is true, else ``on_false``."""
-    _check_operand(pred, "select")
-    if _dtype_and_weakness(pred, "select")[0] != dtypes.bool_:
-        raise TypeError(
-            f"lax.select: pred must be bool, got {_dtype_and_weakness(pred, 'select')[0].name}; "
-            "use lax.select_n for integer selectors"
-        )
-    on_false, on_true = _same_dtypes("select", (on_false, on_true))
-    return ew.select_n_p.bind(pred, on_false, on_true)
+    return _select(pred, on_true, on_false, False)
 
 
 def clamp(min: Any, x: Any, max: Any) -> Any:
     """``x`` limited to ``[min, max]`` elementwise (``min``/``max`` are scalars
     or of ``x``'s shape); NaN propagates."""
-    lo, xx, hi = _same_dtypes("clamp", (min, x, max))
-    return ew.clamp_p.bind(lo, xx, hi)
+    return _clamp(min, x, max, False)

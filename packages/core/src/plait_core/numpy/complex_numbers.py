@@ -11,7 +11,8 @@ import builtins
 import math
 from typing import Any
 
-from plait_core import dtypes, lax
+from plait_core import dtypes
+from plait_core.lax import _lenient
 from plait_core.numpy._util import (
     Array,
     ArrayLike,
@@ -37,15 +38,15 @@ def angle(z: ArrayLike, deg: builtins.bool = False) -> Array:
     if not dtypes.is_inexact(dt):
         z = convert(z, to_inexact(dt))
     re, im = real(z), imag(z)
-    out = lax.atan2(im, re)
-    return lax.mul(out, 180 / math.pi) if deg else out
+    out = _lenient.atan2(im, re)
+    return _lenient.mul(out, 180 / math.pi) if deg else out
 
 
 def iscomplex(x: ArrayLike) -> Array:
     """Elementwise: True where ``x`` has a nonzero imaginary part (all False for real dtypes)."""
     x = as_array(x, "iscomplex")
     if dtypes.is_complex(dtype_of(x)):
-        return lax.ne(imag(x), 0.0)
+        return _lenient.ne(imag(x), 0.0)
     return full_like_value(x, False, dtypes.bool_)
 
 
@@ -53,7 +54,7 @@ def isreal(x: ArrayLike) -> Array:
     """Elementwise: True where ``x``'s imaginary part is zero (all True for real dtypes)."""
     x = as_array(x, "isreal")
     if dtypes.is_complex(dtype_of(x)):
-        return lax.eq(imag(x), 0.0)
+        return _lenient.eq(imag(x), 0.0)
     return full_like_value(x, True, dtypes.bool_)
 
 

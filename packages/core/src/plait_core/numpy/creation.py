@@ -20,6 +20,7 @@ import numpy as np
 from plait_core import dtypes, lax
 from plait_core.abstract import get_aval
 from plait_core.dims import Dim, Shape, SymbolicDim, canonicalize_shape, is_symbolic
+from plait_core.lax import _lenient
 from plait_core.numpy._util import (
     Array,
     ArrayLike,
@@ -302,7 +303,7 @@ def _symbolic_arange(start: Any, stop: Any, step: Any, dt: DType | None) -> Arra
     size = hi - lo
     out = lax.iota(dt or dtypes.default_int_dtype(), size)
     if not (type(lo) is builtins.int and lo == 0):
-        out = lax.add(out, convert(lo, dtype_of(out)))
+        out = _lenient.add(out, convert(lo, dtype_of(out)))
     return out
 
 
@@ -324,21 +325,21 @@ def linspace(start: ArrayLike, stop: ArrayLike, num: int = 50, endpoint: builtin
     s, e = broadcast_to_shape(s, bshape), broadcast_to_shape(e, bshape)
     nd = len(bshape)
     out_shape = (*bshape, num)
-    span = lax.sub(e, s)
+    span = _lenient.sub(e, s)
     steps = lax.broadcasted_iota(comp_dt, out_shape, nd)
     sb = lax.broadcast_in_dim(s, out_shape, tuple(range(nd)))
     if is_symbolic(num):
         out, step = _symbolic_samples(sb, e, span, steps, num, endpoint, comp_dt)
     elif ((num - 1) if endpoint else num) > 0:
         div = (num - 1) if endpoint else num
-        step = lax.div(span, convert(div, comp_dt))
-        out = lax.add(sb, lax.mul(steps, lax.broadcast_in_dim(step, out_shape, tuple(range(nd)))))
+        step = _lenient.div(span, convert(div, comp_dt))
+        out = _lenient.add(sb, _lenient.mul(steps, lax.broadcast_in_dim(step, out_shape, tuple(range(nd)))))
         if endpoint and num > 1:
             last = lax.broadcast_in_dim(e, (*bshape, 1), tuple(range(nd)))
             head = lax.slice(out, (0,) * (nd + 1), (*bshape, num - 1))
             out = lax.concatenate([head, last], nd)
     else:
-        step = lax.mul(span, convert(np.nan, comp_dt))
+        step = _lenient.mul(span, convert(np.nan, comp_dt))
         out = sb
     axis_ = axis + nd + 1 if axis < 0 else axis
     if not 0 <= axis_ <= nd:
@@ -362,16 +363,16 @@ def _symbolic_samples(sb: Array, e: Array, span: Array, steps: Array, num: Dim, 
     nd = len(shape) - 1
     count = convert(_dim_as_value(num), dt)
     one = convert(1, dt)
-    div = lax.sub(count, one) if endpoint else count
-    positive = lax.gt(div, convert(0, dt))
-    step = lax.div(span, lax.max(div, one))
-    out = lax.add(sb, lax.mul(steps, lax.broadcast_in_dim(step, shape, tuple(range(nd)))))
+    div = _lenient.sub(count, one) if endpoint else count
+    positive = _lenient.gt(div, convert(0, dt))
+    step = _lenient.div(span, _lenient.max(div, one))
+    out = _lenient.add(sb, _lenient.mul(steps, lax.broadcast_in_dim(step, shape, tuple(range(nd)))))
     if endpoint:  # the last sample is exactly stop (when there are two or more)
-        last = lax.bitwise_and(lax.eq(steps, lax.broadcast_in_dim(div, shape, ())),
+        last = _lenient.bitwise_and(_lenient.eq(steps, lax.broadcast_in_dim(div, shape, ())),
                                lax.broadcast_in_dim(positive, shape, ()))
-        out = lax.select_n(last, out, lax.broadcast_in_dim(e, shape, tuple(range(nd))))
+        out = _lenient.select_n(last, out, lax.broadcast_in_dim(e, shape, tuple(range(nd))))
     nan = lax.broadcast_in_dim(convert(np.nan, dt), tuple(get_aval(step).shape), ())
-    return out, lax.select_n(lax.broadcast_in_dim(positive, tuple(get_aval(step).shape), ()), nan, step)
+    return out, _lenient.select_n(lax.broadcast_in_dim(positive, tuple(get_aval(step).shape), ()), nan, step)
 
 
 def logspace(start: ArrayLike, stop: ArrayLike, num: int = 50, endpoint: builtins.bool = True,
@@ -379,7 +380,7 @@ def logspace(start: ArrayLike, stop: ArrayLike, num: int = 50, endpoint: builtin
     """``base ** linspace(start, stop, num)``."""
     exponents = linspace(start, stop, num, endpoint, axis=axis)
     dt = dtype_of(exponents)
-    out = lax.pow(lax.broadcast_in_dim(convert(base, dt), exponents.shape, ()), exponents)
+    out = _lenient.pow(lax.broadcast_in_dim(convert(base, dt), exponents.shape, ()), exponents)
     return convert(out, _dtype_arg(dtype, "logspace") or dt)
 
 
@@ -390,8 +391,8 @@ def logspace(start: ArrayLike, stop: ArrayLike, num: int = 50, endpoint: builtin
 def _tri_mask(n: Dim, m: Dim, k: int, op: str) -> Array:
     rows = lax.broadcasted_iota(dtypes.int32, (n, m), 0)
     cols = lax.broadcasted_iota(dtypes.int32, (n, m), 1)
-    shifted = lax.add(rows, convert(k, dtypes.int32)) if k else rows
-    return lax.eq(shifted, cols) if op == "eq" else lax.ge(shifted, cols)
+    shifted = _lenient.add(rows, convert(k, dtypes.int32)) if k else rows
+    return _lenient.eq(shifted, cols) if op == "eq" else _lenient.ge(shifted, cols)
 
 
 def _size_arg(n: Any, name: str) -> Dim:
@@ -434,7 +435,7 @@ def _triangle(m: ArrayLike, k: int, name: str, lower: builtins.bool) -> Array:
         mask = lax.bitwise_not(mask)
     mask = lax.broadcast_in_dim(mask, shape, (len(shape) - 2, len(shape) - 1))
     zero = lax.broadcast_in_dim(convert(0, dtype_of(x)), shape, ())
-    return lax.select_n(mask, zero, x)
+    return _lenient.select_n(mask, zero, x)
 
 
 def tril(m: ArrayLike, k: int = 0) -> Array:

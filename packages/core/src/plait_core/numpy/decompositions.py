@@ -25,6 +25,7 @@ import numpy as np
 from plait_core import dtypes, lax
 from plait_core.abstract import get_aval
 from plait_core.custom_derivatives import custom_jvp
+from plait_core.lax import _lenient
 from plait_core.lax import factorizations as _lf
 from plait_core.numpy import creation, logic, reductions, shape, sorting
 from plait_core.numpy import math as _m
@@ -111,7 +112,7 @@ def _col_mul(a: Array, v: Array) -> Array:
     """``a * v[..., None, :]``: scale the columns of ``a``."""
     aval = get_aval(a)
     nb = aval.ndim - 2
-    return lax.mul(a, lax.broadcast_in_dim(convert(v, aval.dtype), tuple(aval.shape), (*range(nb), nb + 1)))
+    return _lenient.mul(a, lax.broadcast_in_dim(convert(v, aval.dtype), tuple(aval.shape), (*range(nb), nb + 1)))
 
 
 def _diag(a: Array) -> Array:
@@ -239,11 +240,11 @@ def _pivot_parity_sign(pivots: Array, dtype: Any) -> Array:
     """``(-1) ** (number of row swaps)`` of an LU's pivots, in ``dtype``."""
     nd = get_aval(pivots).ndim
     steps = lax.broadcasted_iota(dtypes.int32, tuple(get_aval(pivots).shape), nd - 1)
-    swaps = lax.reduce_sum(convert(lax.ne(pivots, steps), dtypes.int32), (nd - 1,))
-    odd = lax.eq(lax.rem(swaps, np.asarray(2, dtypes.int32)), np.asarray(1, dtypes.int32))
+    swaps = lax.reduce_sum(convert(_lenient.ne(pivots, steps), dtypes.int32), (nd - 1,))
+    odd = _lenient.eq(_lenient.rem(swaps, np.asarray(2, dtypes.int32)), np.asarray(1, dtypes.int32))
     shape_ = tuple(get_aval(odd).shape)
     plus = lax.broadcast_in_dim(np.asarray(1, dtype), shape_, ())
-    return lax.select(odd, lax.neg(plus), plus)
+    return _lenient.select(odd, lax.neg(plus), plus)
 
 
 def _slogdet_parts(x: Array, lu: Array, pivots: Array) -> tuple[Array, Array]:
@@ -254,7 +255,7 @@ def _slogdet_parts(x: Array, lu: Array, pivots: Array) -> tuple[Array, Array]:
     parity = _pivot_parity_sign(pivots, dt)
     unit = _m.divide(diag, convert(mag, dt)) if dtypes.is_complex(dt) else _m.sign(diag)
     sign = _m.multiply(parity, reductions.prod(unit, axis=-1))
-    singular = reductions.any(lax.eq(mag, convert(0, dtype_of(mag))), axis=-1)
+    singular = reductions.any(_lenient.eq(mag, convert(0, dtype_of(mag))), axis=-1)
     sign = logic.where(singular, convert(0, dt), sign)
     logabsdet = logic.where(singular, convert(-np.inf, dtype_of(mag)), logabsdet)
     return sign, logabsdet
@@ -274,9 +275,9 @@ def _slogdet_jvp(primals: tuple[Array], tangents: tuple[Array]) -> tuple[Any, An
     nd = get_aval(x).ndim
     tr = shape.trace(_lf.lu_solve(lu, perm, t), 0, nd - 2, nd - 1)
     if not dtypes.is_complex(dtype_of(x)):
-        return (sign, logabsdet), (lax.mul(sign, convert(0, dtype_of(sign))), tr)
+        return (sign, logabsdet), (_lenient.mul(sign, convert(0, dtype_of(sign))), tr)
     re = _m.real(tr)
-    return (sign, logabsdet), (_m.multiply(sign, lax.sub(tr, convert(re, dtype_of(tr)))), re)
+    return (sign, logabsdet), (_m.multiply(sign, _lenient.sub(tr, convert(re, dtype_of(tr)))), re)
 
 
 _slogdet.defjvp(_slogdet_jvp)
@@ -319,7 +320,7 @@ def adjugate(x: Array) -> Array:
     scaled = _col_mul(_lf.adjoint(vh), _exclusive_products(s))
     nd = get_aval(x).ndim
     factor = lax.broadcast_in_dim(convert(unit, dt), tuple(get_aval(x).shape), tuple(range(nd - 2)))
-    return lax.mul(factor, _mm(scaled, _lf.adjoint(u)))
+    return _lenient.mul(factor, _mm(scaled, _lf.adjoint(u)))
 
 
 @custom_jvp
@@ -331,7 +332,7 @@ def _det_jvp(primals: tuple[Array], tangents: tuple[Array]) -> tuple[Array, Arra
     (x,), (t,) = primals, tangents
     nd = get_aval(x).ndim
     # d det = trace(adj(x) dx), which stays finite at singular matrices.
-    change = lax.reduce_sum(lax.mul(adjugate(x), _lf.swap_last(t, get_aval(t))), (nd - 2, nd - 1))
+    change = lax.reduce_sum(_lenient.mul(adjugate(x), _lf.swap_last(t, get_aval(t))), (nd - 2, nd - 1))
     return _det(x), change
 
 
@@ -356,7 +357,7 @@ def _solve_jvp(primals: tuple[Array, Array], tangents: tuple[Array, Array]) -> t
     (a, b), (da, db) = primals, tangents
     lu, _, perm = _lf.lu(a)
     x = _lf.lu_solve(lu, perm, b)
-    return x, _lf.lu_solve(lu, perm, lax.sub(db, _mm(da, x)))
+    return x, _lf.lu_solve(lu, perm, _lenient.sub(db, _mm(da, x)))
 
 
 _solve.defjvp(_solve_jvp)
@@ -457,7 +458,7 @@ def matrix_rank(M: ArrayLike, rtol: ArrayLike | None = None, *, hermitian: built
     (x,) = _inexact("matrix_rank", M)
     aval = get_aval(x)
     if aval.ndim < 2:
-        return convert(reductions.any(lax.ne(x, convert(0, aval.dtype))), dtypes.int32)
+        return convert(reductions.any(_lenient.ne(x, convert(0, aval.dtype))), dtypes.int32)
     s = svd(x, compute_uv=False, hermitian=hermitian)
     rdt = dtype_of(s)
     if tol is not None:
@@ -495,7 +496,7 @@ def lstsq(a: ArrayLike, b: ArrayLike, rcond: float | None = None, *,
     s_inv = logic.where(keep, _m.divide(convert(1, rdt), safe), convert(0, rdt))
     rank = reductions.sum(convert(keep, dtypes.int32))
     sol = _mm(_col_mul(_lf.adjoint(vh), s_inv), _mm(_lf.adjoint(u), y))
-    diff = lax.sub(y, _mm(x, sol))
+    diff = _lenient.sub(y, _mm(x, sol))
     resid = reductions.sum(_m.real(_m.multiply(_m.conjugate(diff), diff)), axis=0)
     if numpy_resid and (m <= n or builtins.int(np.asarray(rank)) < n):
         resid = creation.zeros((0,), rdt)

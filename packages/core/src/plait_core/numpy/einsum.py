@@ -23,6 +23,7 @@ from typing import Any
 from plait_core import dtypes, lax
 from plait_core.abstract import get_aval
 from plait_core.dims import Dim, definitely_equal
+from plait_core.lax import _lenient
 from plait_core.numpy._util import Array, ArrayLike, as_array, convert, dtype_of, promote_dtypes
 
 Label = str | int
@@ -252,7 +253,7 @@ def einsum(subscripts: Any, /, *operands: Any, out: None = None, optimize: Any =
     if preferred_element_type is not None and len(terms) == 1:
         result = convert(result, dtypes.canonicalize_dtype(preferred_element_type))
     if is_bool and get_aval(result).dtype == dtypes.int32:
-        return lax.ne(result, convert(0, dtypes.int32))
+        return _lenient.ne(result, convert(0, dtypes.int32))
     return result
 
 

@@ -23,6 +23,7 @@ import numpy as np
 
 from plait_core import dtypes, lax
 from plait_core.dims import is_constant_dim
+from plait_core.lax import _lenient
 from plait_core.lax.fft import FftType, to_complex_dtype
 from plait_core.numpy._util import Array, ArrayLike, as_array, canonicalize_axis, convert, dtype_of, shape_of
 from plait_core.numpy.math import conj
@@ -52,7 +53,7 @@ def _scale(x: Array, name: str, inverse: bool, norm: Any, sizes: Sequence[int]) 
         factor = math.sqrt(n) if inverse else 1 / math.sqrt(n)
     else:
         factor = n if inverse else 1 / n
-    return lax.mul(x, factor)
+    return _lenient.mul(x, factor)
 
 
 def _transform(x: Array, kind: FftType, lengths: Sequence[int]) -> Array:
@@ -276,7 +277,7 @@ def fftfreq(n: int, d: ArrayLike = 1.0, *, dtype: Any = None, device: Any = None
     n = operator.index(n)
     out, work = _freq_dtype(dtype)
     k = (np.arange(n) + n // 2) % builtins.max(n, 1) - n // 2
-    return convert(lax.div(convert(np.asarray(k, work), work), lax.mul(convert(d, work), float(n))), out)
+    return convert(_lenient.div(convert(np.asarray(k, work), work), _lenient.mul(convert(d, work), float(n))), out)
 
 
 def rfftfreq(n: int, d: ArrayLike = 1.0, *, dtype: Any = None, device: Any = None) -> Array:
@@ -285,7 +286,7 @@ def rfftfreq(n: int, d: ArrayLike = 1.0, *, dtype: Any = None, device: Any = Non
     n = operator.index(n)
     out, work = _freq_dtype(dtype)
     k = np.arange(n // 2 + 1)
-    return convert(lax.div(convert(np.asarray(k, work), work), lax.mul(convert(d, work), float(n))), out)
+    return convert(_lenient.div(convert(np.asarray(k, work), work), _lenient.mul(convert(d, work), float(n))), out)
 
 
 def _shift(name: str, x: ArrayLike, axes: Any, sign: int) -> Array:

@@ -15,6 +15,7 @@ import numpy as np
 
 from plait_core import lax
 from plait_core.abstract import get_aval
+from plait_core.lax import _lenient
 from plait_core.numpy._util import (
     Array,
     ArrayLike,
@@ -66,7 +67,7 @@ def piecewise(x: ArrayLike, condlist: Array | Sequence[ArrayLike], funclist: lis
     if len(funclist) == n + 1:
         anything = conds[0] if conds else full_like_value(xv, False, np.dtype(bool))
         for c in conds[1:]:
-            anything = lax.bitwise_or(anything, c)
+            anything = _lenient.bitwise_or(anything, c)
         conds.append(lax.bitwise_not(anything) if conds else full_like_value(xv, True, np.dtype(bool)))
     shape = tuple(get_aval(xv).shape)
     dt, weak = dtype_of(xv), get_aval(xv).weak_type
@@ -74,7 +75,7 @@ def piecewise(x: ArrayLike, condlist: Array | Sequence[ArrayLike], funclist: lis
     for cond, f in zip(conds, funclist):
         value = f(xv, *args, **kw) if callable(f) else f
         value = broadcast_to_shape(convert(as_array(value, name, "funclist"), dt, weak), shape, name)
-        out = lax.select(cond, value, out)
+        out = _lenient.select(cond, value, out)
     return out
 
 

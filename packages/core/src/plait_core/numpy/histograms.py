@@ -19,6 +19,7 @@ import numpy as np
 from plait_core import dtypes, lax
 from plait_core.abstract import get_aval, to_numpy
 from plait_core.dims import Dim, definitely_equal_shapes
+from plait_core.lax import _lenient
 from plait_core.numpy._util import (
     Array,
     ArrayLike,
@@ -72,7 +73,7 @@ def bincount(x: ArrayLike, weights: ArrayLike | None = None, minlength: int = 0,
         if n < 0:
             raise ValueError(f"{name}: length must be non-negative, got {n}")
     idt = dtypes.default_int_dtype()
-    positions = lax.max(convert(xv, idt), lax.broadcast_in_dim(np.zeros((), idt), tuple(aval.shape), ()))
+    positions = _lenient.max(convert(xv, idt), lax.broadcast_in_dim(np.zeros((), idt), tuple(aval.shape), ()))
     if weights is None:
         updates = lax.broadcast_in_dim(np.ones((), idt), tuple(aval.shape), ())
     else:
@@ -110,12 +111,12 @@ def digitize(x: ArrayLike, bins: ArrayLike, right: builtins.bool = False, *, met
     side = "left" if right else "right"
     rising = searchsorted(bv, xv, side=side)
     shape = tuple(get_aval(rising).shape)
-    falling = lax.sub(lax.broadcast_in_dim(convert(_dim_as_value(n), idt), shape, ()),
+    falling = _lenient.sub(lax.broadcast_in_dim(convert(_dim_as_value(n), idt), shape, ()),
                       searchsorted(lax.rev(bv, (0,)), xv, side=side))
     first = lax.index_in_dim(bv, 0, 0, False)
     last = lax.reshape(lax.slice_in_dim(bv, n - 1, n, axis=0), ())
-    increasing = lax.broadcast_in_dim(lax.ge(last, first), shape, ())
-    return lax.select(increasing, rising, falling)
+    increasing = lax.broadcast_in_dim(_lenient.ge(last, first), shape, ())
+    return _lenient.select(increasing, rising, falling)
 
 
 def _range_pair(range: Any, name: str) -> tuple[Any, Any]:
@@ -166,10 +167,10 @@ def histogram_bin_edges(a: ArrayLike, bins: ArrayLike = 10, range: Sequence[Arra
     else:
         lo_r, hi_r = _range_pair(range, name)
         lo, hi = convert(as_array(lo_r, name, "range"), dt), convert(as_array(hi_r, name, "range"), dt)
-    same = lax.eq(lo, hi)
+    same = _lenient.eq(lo, hi)
     half = convert(0.5, dt)
-    lo = lax.select(same, lax.sub(lo, half), lo)
-    hi = lax.select(same, lax.add(hi, half), hi)
+    lo = _lenient.select(same, _lenient.sub(lo, half), lo)
+    hi = _lenient.select(same, _lenient.add(hi, half), hi)
     return linspace(lo, hi, count + 1, dtype=dt)
 
 
@@ -199,8 +200,8 @@ def histogram(a: ArrayLike, bins: ArrayLike = 10, range: Sequence[ArrayLike] | N
     shape = tuple(get_aval(x).shape)
     where = searchsorted(edges, x, side="right")
     last_edge = lax.reshape(lax.slice_in_dim(edges, m - 1, m, axis=0), ())
-    on_last = lax.eq(x, lax.broadcast_in_dim(convert(last_edge, dtype_of(x)), shape, ()))
-    where = lax.select(on_last, lax.broadcast_in_dim(convert(_dim_as_value(m) - 1, idt), shape, ()), where)
+    on_last = _lenient.eq(x, lax.broadcast_in_dim(convert(last_edge, dtype_of(x)), shape, ()))
+    where = _lenient.select(on_last, lax.broadcast_in_dim(convert(_dim_as_value(m) - 1, idt), shape, ()), where)
     if weights is None:
         updates = lax.broadcast_in_dim(convert(1, dtypes.default_float_dtype()), shape, ())
     else:

@@ -30,6 +30,7 @@ import numpy as np
 from plait_core import dtypes, lax
 from plait_core.abstract import get_aval
 from plait_core.dims import Dim, InconclusiveDimensionOperation, SymbolicDim, definitely_equal, is_symbolic
+from plait_core.lax import _lenient
 from plait_core.numpy._util import (
     Array,
     ArrayLike,
@@ -413,7 +414,7 @@ def _normalize_index_array(a: Array, size: Dim) -> Array:
             if is_symbolic(size):
                 # The size has no static value: the wrapped entries add it as a value.
                 wrap = (arr < 0).astype(idt)
-                return lax.add(arr.astype(idt), lax.mul(wrap, convert(_dim_as_value(size), idt)))
+                return _lenient.add(arr.astype(idt), _lenient.mul(wrap, convert(_dim_as_value(size), idt)))
             arr = np.where(arr < 0, arr + builtins.int(size), arr)
         return arr.astype(idt)
     dt = dtype_of(a)
@@ -421,8 +422,8 @@ def _normalize_index_array(a: Array, size: Dim) -> Array:
         return convert(a, idt)
     a = convert(a, idt)
     n = _dim_as_value(size)
-    negative = lax.lt(a, convert(0, idt))
-    return lax.select_n(negative, a, lax.add(a, convert(n, idt)))
+    negative = _lenient.lt(a, convert(0, idt))
+    return _lenient.select_n(negative, a, _lenient.add(a, convert(n, idt)))
 
 
 def _broadcast_in_dim(a: Array, shape: tuple[Dim, ...], dims: tuple[int, ...]) -> Array:
@@ -459,8 +460,8 @@ def _strided_positions(e: _SliceBounds, idt: np.dtype[Any]) -> Array:
     (computed from the size's value when the slice has a symbolic length)."""
     if type(e.length) is builtins.int and type(e.start) is builtins.int:
         return (np.arange(e.length, dtype=np.int64) * e.step + e.start).astype(idt)
-    steps = lax.mul(lax.iota(idt, e.length), convert(e.step, idt))
-    return lax.add(steps, _position_value(e.start, idt))
+    steps = _lenient.mul(lax.iota(idt, e.length), convert(e.step, idt))
+    return _lenient.add(steps, _position_value(e.start, idt))
 
 
 def _position_value(p: Dim, idt: np.dtype[Any]) -> Array:
@@ -474,7 +475,7 @@ def _position_value(p: Dim, idt: np.dtype[Any]) -> Array:
         return np.asarray(p, idt)
     const = p.constant_term
     rest = convert(_dim_as_value(p - const), idt)
-    return lax.add(rest, convert(const, idt)) if const else rest
+    return _lenient.add(rest, convert(const, idt)) if const else rest
 
 
 class _Plan:
@@ -642,7 +643,7 @@ def _basic(x: Array, shape: tuple[Dim, ...], entries: Sequence[_Entry]) -> Array
                 bounds.append(_SliceBounds(i, 1, 1, shape[d]))
             else:  # x[-6] of a symbolic size that may be shorter: a clamped dynamic read, as JAX reads
                 bounds.append(None)  # (clamped at 0 first: dynamic_slice would wrap a negative start)
-                dynamic[d] = lax.max(_position_value(i, _index_dtype()), np.zeros((), _index_dtype()))
+                dynamic[d] = _lenient.max(_position_value(i, _index_dtype()), np.zeros((), _index_dtype()))
             squeeze.append(d)
         else:
             assert isinstance(e, _DynInt)

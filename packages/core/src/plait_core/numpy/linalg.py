@@ -18,6 +18,7 @@ from typing import Any
 from plait_core import dtypes, lax
 from plait_core.abstract import get_aval
 from plait_core.dims import Dim, definitely_equal
+from plait_core.lax import _lenient
 from plait_core.numpy._util import (
     Array,
     ArrayLike,
@@ -51,7 +52,7 @@ def dot_general_promoted(name: str, a: Array, b: Array, dims: Contraction, preci
         a, b = convert(a, dtypes.int32), convert(b, dtypes.int32)
         if want is None or dtypes.is_bool(want):
             out = lax.dot_general(a, b, dnums, precision=precision)
-            return lax.ne(out, convert(0, dtype_of(out)))
+            return _lenient.ne(out, convert(0, dtype_of(out)))
     return lax.dot_general(a, b, dnums, precision=precision, preferred_element_type=want)
 
 

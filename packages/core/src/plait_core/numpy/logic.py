@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from plait_core import dtypes, lax
+from plait_core.lax import _lenient
 from plait_core.numpy._util import (
     Array,
     ArrayLike,
@@ -50,7 +51,7 @@ def _comparison(name: str, op: Callable[[Array, Array], Array], symbol: str, ord
             # Complex numbers order lexicographically: by real part, then imaginary part (as JAX).
             x1, x2 = broadcast_args(name, x1, x2)
             re1, re2 = lax.real(x1), lax.real(x2)
-            return lax.select_n(lax.eq(re1, re2), op(re1, re2), op(lax.imag(x1), lax.imag(x2)))
+            return _lenient.select_n(_lenient.eq(re1, re2), op(re1, re2), op(lax.imag(x1), lax.imag(x2)))
         return op(x1, x2)
 
     doc = f"``x1 {symbol} x2`` elementwise with broadcasting, as booleans."
@@ -74,7 +75,7 @@ greater_equal = _comparison("greater_equal", lax.ge, ">=", True)
 def _to_bool(x: Array) -> Array:
     if dtypes.is_bool(dtype_of(x)):
         return x
-    return lax.ne(x, const_like(x, 0))
+    return _lenient.ne(x, const_like(x, 0))
 
 
 def _logical(name: str, op: Callable[[Array, Array], Array], what: str) -> BinaryFn:
@@ -135,7 +136,7 @@ def left_shift(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     x1, x2 = promote_args_numeric("left_shift", x1, x2)
     if not dtypes.is_int(dtype_of(x1)):
         raise TypeError(f"left_shift does not accept {dtype_of(x1).name} inputs; it needs integer arrays")
-    return lax.shift_left(x1, x2)
+    return _lenient.shift_left(x1, x2)
 
 
 def right_shift(x1: ArrayLike, x2: ArrayLike, /) -> Array:
@@ -145,8 +146,8 @@ def right_shift(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     if not dtypes.is_int(dt):
         raise TypeError(f"right_shift does not accept {dt.name} inputs; it needs integer arrays")
     if dtypes.is_unsigned_int(dt):
-        return lax.shift_right_logical(x1, x2)
-    return lax.shift_right_arithmetic(x1, x2)
+        return _lenient.shift_right_logical(x1, x2)
+    return _lenient.shift_right_arithmetic(x1, x2)
 
 
 bitwise_left_shift, bitwise_right_shift = left_shift, right_shift
@@ -173,7 +174,7 @@ def where(condition: ArrayLike, x: ArrayLike | None = None, y: ArrayLike | None 
     x, y = promote_dtypes("where", x, y)
     cond = _to_bool(as_array(condition, "where"))
     cond, x, y = broadcast_args("where", cond, x, y)
-    return lax.select_n(cond, y, x)
+    return _lenient.select_n(cond, y, x)
 
 
 def select(condlist: Sequence[ArrayLike], choicelist: Sequence[ArrayLike], default: ArrayLike = 0) -> Array:
@@ -205,11 +206,11 @@ def clip(a: ArrayLike, a_min: ArrayLike | None = None, a_max: ArrayLike | None =
 
 
 def _maximum(a: Array, b: Array) -> Array:
-    return lax.bitwise_or(a, b) if dtypes.is_bool(dtype_of(a)) else lax.max(a, b)
+    return _lenient.bitwise_or(a, b) if dtypes.is_bool(dtype_of(a)) else _lenient.max(a, b)
 
 
 def _minimum(a: Array, b: Array) -> Array:
-    return lax.bitwise_and(a, b) if dtypes.is_bool(dtype_of(a)) else lax.min(a, b)
+    return _lenient.bitwise_and(a, b) if dtypes.is_bool(dtype_of(a)) else _lenient.min(a, b)
 
 
 # ---------------------------------------------------------------------------
@@ -219,7 +220,7 @@ def _minimum(a: Array, b: Array) -> Array:
 def _finite(x: Array) -> Array:
     """``lax.is_finite``, of both parts for complex values."""
     if dtypes.is_complex(dtype_of(x)):
-        return lax.bitwise_and(lax.is_finite(lax.real(x)), lax.is_finite(lax.imag(x)))
+        return _lenient.bitwise_and(lax.is_finite(lax.real(x)), lax.is_finite(lax.imag(x)))
     return lax.is_finite(x)
 
 
@@ -234,13 +235,13 @@ def isclose(a: ArrayLike, b: ArrayLike, rtol: float = 1e-05, atol: float = 1e-08
         a, b = promote_args_inexact("isclose", a, b)
         dt = dtype_of(a)
     rdt = dtype_of(lax.abs(a)) if dtypes.is_complex(dt) else dt
-    tolerance = lax.add(convert(atol, rdt), lax.mul(convert(rtol, rdt), lax.abs(b)))
-    close = lax.le(lax.abs(lax.sub(a, b)), tolerance)
-    finite = lax.bitwise_and(_finite(a), _finite(b))
-    result = lax.bitwise_or(lax.bitwise_and(close, finite), lax.eq(a, b))
+    tolerance = _lenient.add(convert(atol, rdt), _lenient.mul(convert(rtol, rdt), lax.abs(b)))
+    close = _lenient.le(lax.abs(_lenient.sub(a, b)), tolerance)
+    finite = _lenient.bitwise_and(_finite(a), _finite(b))
+    result = _lenient.bitwise_or(_lenient.bitwise_and(close, finite), _lenient.eq(a, b))
     if equal_nan:
-        both_nan = lax.bitwise_and(lax.ne(a, a), lax.ne(b, b))
-        result = lax.bitwise_or(result, both_nan)
+        both_nan = _lenient.bitwise_and(_lenient.ne(a, a), _lenient.ne(b, b))
+        result = _lenient.bitwise_or(result, both_nan)
     return result
 
 
@@ -258,7 +259,7 @@ def array_equal(a1: ArrayLike, a2: ArrayLike, equal_nan: builtins.bool = False) 
     if tuple(x.shape) != tuple(y.shape):
         return full_like_value(convert(False, dtypes.bool_), False)
     x, y = promote_dtypes("array_equal", x, y)
-    eq = lax.eq(x, y)
+    eq = _lenient.eq(x, y)
     if equal_nan and dtypes.is_inexact(dtype_of(x)):
-        eq = lax.bitwise_or(eq, lax.bitwise_and(lax.ne(x, x), lax.ne(y, y)))
+        eq = _lenient.bitwise_or(eq, _lenient.bitwise_and(_lenient.ne(x, x), _lenient.ne(y, y)))
     return lax.reduce_and(eq, tuple(range(len(eq.shape))))

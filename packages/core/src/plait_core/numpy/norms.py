@@ -25,6 +25,7 @@ from typing import Any
 
 from plait_core import dtypes, lax
 from plait_core.abstract import get_aval
+from plait_core.lax import _lenient
 from plait_core.lax.factorizations import svd
 from plait_core.numpy._util import (
     Array,
@@ -59,7 +60,7 @@ def _where_zero(test: Array, when_zero: Any, otherwise: Array) -> Array:
     """``when_zero`` where ``test == 0``, else ``otherwise`` (same dtype)."""
     from plait_core.numpy.logic import where
 
-    zero = lax.eq(test, convert(0, dtype_of(test)))
+    zero = _lenient.eq(test, convert(0, dtype_of(test)))
     return where(zero, convert(when_zero, dtype_of(otherwise)), otherwise)
 
 
@@ -77,7 +78,7 @@ def _safe_power(a: Array, p: float) -> Array:
     from plait_core.numpy.math import power
 
     if p == 2:
-        return lax.mul(a, a)
+        return _lenient.mul(a, a)
     stand_in = _where_zero(a, 1, a)
     return _where_zero(a, 0, power(stand_in, convert(p, dtype_of(a))))
 
@@ -108,7 +109,7 @@ def _vector(x: Array, ord: Any, axes: tuple[int, ...], keepdims: builtins.bool, 
 
     if ord is None or _is_order(ord, 2):
         a = _magnitude(x) if dtypes.is_complex(dtype_of(x)) else x
-        return _safe_root(sum_(lax.mul(a, a), axis=axes, keepdims=keepdims), 2)
+        return _safe_root(sum_(_lenient.mul(a, a), axis=axes, keepdims=keepdims), 2)
     if isinstance(ord, str):
         raise ValueError(f"{name}: invalid order {ord!r} for a vector norm; use {_VECTOR_ORDS}")
     a = _magnitude(x)
@@ -117,7 +118,7 @@ def _vector(x: Array, ord: Any, axes: tuple[int, ...], keepdims: builtins.bool, 
     if _is_order(ord, -math.inf):
         return min_(a, axis=axes, keepdims=keepdims)
     if _is_order(ord, 0):
-        nonzero = lax.ne(a, convert(0, dtype_of(a)))
+        nonzero = _lenient.ne(a, convert(0, dtype_of(a)))
         return sum_(convert(nonzero, dtype_of(a)), axis=axes, keepdims=keepdims)
     if _is_order(ord, 1):
         return sum_(a, axis=axes, keepdims=keepdims)

@@ -18,6 +18,7 @@ import numpy as np
 from plait_core import dtypes, lax
 from plait_core.abstract import get_aval
 from plait_core.dims import Dim
+from plait_core.lax import _lenient
 from plait_core.numpy._util import (
     Array,
     ArrayLike,
@@ -153,21 +154,21 @@ def _symbolic_sources(n: Dim, lo: int, hi: int, mode: str) -> Array:
         return np.asarray(v, idt)
 
     def positive_mod(a: Array, m: Array) -> Array:
-        m = lax.max(m, const(1))  # a period of 0 (reflect with n = 1) is handled below
-        return lax.rem(lax.add(lax.rem(a, m), m), m)
+        m = _lenient.max(m, const(1))  # a period of 0 (reflect with n = 1) is handled below
+        return _lenient.rem(_lenient.add(_lenient.rem(a, m), m), m)
 
     def mirror(j: Array, bound: Array, period_end: Array) -> Array:
-        return lax.select_n(lax.lt(j, bound), lax.sub(period_end, j), j)
+        return _lenient.select_n(_lenient.lt(j, bound), _lenient.sub(period_end, j), j)
 
-    i = lax.sub(lax.iota(idt, n + lo + hi), const(lo))
+    i = _lenient.sub(lax.iota(idt, n + lo + hi), const(lo))
     if mode == "wrap":
         return positive_mod(i, size)
     if mode == "symmetric":
-        twice = lax.mul(size, const(2))
-        return mirror(positive_mod(i, twice), size, lax.sub(twice, const(1)))
-    period = lax.mul(lax.sub(size, const(1)), const(2))
+        twice = _lenient.mul(size, const(2))
+        return mirror(positive_mod(i, twice), size, _lenient.sub(twice, const(1)))
+    period = _lenient.mul(_lenient.sub(size, const(1)), const(2))
     src = mirror(positive_mod(i, period), size, period)
-    return lax.select_n(lax.eq(size, const(1)), src, lax.broadcast_in_dim(const(0), tuple(get_aval(i).shape), ()))
+    return _lenient.select_n(_lenient.eq(size, const(1)), src, lax.broadcast_in_dim(const(0), tuple(get_aval(i).shape), ()))
 
 
 def _pad_stat(x: Array, ax: int, lo: int, hi: int, mode: str) -> Array:

@@ -10,6 +10,7 @@ import builtins
 
 from plait_core import lax
 from plait_core.abstract import get_aval
+from plait_core.lax import _lenient
 from plait_core.numpy._util import Array, ArrayLike, as_array, concrete_int, promote_dtypes, shape_str
 
 
@@ -60,7 +61,7 @@ def vander(x: ArrayLike, N: int | None = None, increasing: builtins.bool = False
     power = ones_like(xv)
     for _ in range(n):
         columns.append(power)
-        power = lax.mul(power, xv)
+        power = _lenient.mul(power, xv)
     if not increasing:
         columns.reverse()
     if not columns:

@@ -29,6 +29,7 @@ from plait_core import dtypes, lax
 from plait_core.config import config
 from plait_core.dims import Dim
 from plait_core.eager_fast import shortcuts as _fast
+from plait_core.lax import _lenient
 from plait_core.numpy._util import (
     Array,
     ArrayLike,
@@ -86,14 +87,14 @@ def _keepdims(r: Array, axes: tuple[int, ...], keepdims: builtins.bool) -> Array
 
 def _to_bool(x: Array) -> Array:
     dt = dtype_of(x)
-    return x if dtypes.is_bool(dt) else lax.ne(x, convert(0, dt))
+    return x if dtypes.is_bool(dt) else _lenient.ne(x, convert(0, dt))
 
 
 def _mask(name: str, x: Array, where: ArrayLike | None, fill: Any) -> Array:
     if where is None:
         return x
     w = broadcast_to_shape(_to_bool(as_array(where, name, "where")), x.shape, name)
-    return lax.select_n(w, full_like_value(x, fill), x)
+    return _lenient.select_n(w, full_like_value(x, fill), x)
 
 
 def _accumulation_dtype(dt: DType, promote_integers: builtins.bool) -> DType:
@@ -227,7 +228,7 @@ def _extremum(name: str, reduce: Callable[[Array, tuple[int, ...]], Array],
         init = convert(initial, dtype_of(x))
         if where is not None:
             w = broadcast_to_shape(_to_bool(as_array(where, name, "where")), x.shape, name)
-            x = lax.select_n(w, broadcast_to_shape(init, x.shape, name), x)
+            x = _lenient.select_n(w, broadcast_to_shape(init, x.shape, name), x)
         if builtins.any(type(x.shape[ax]) is int and x.shape[ax] == 0 for ax in axes):
             shape = tuple(d for i, d in enumerate(x.shape) if i not in axes)
             return _keepdims(broadcast_to_shape(init, shape, name), axes, keepdims)
@@ -318,7 +319,7 @@ def mean(a: ArrayLike, axis: Any = None, dtype: Any = None, out: None = None,
     xc = _mask("mean", convert(x, comp), where, 0)
     total = _reduce_sum(xc, axes)
     count = _count("mean", x, axes, where, comp)
-    r = lax.div(total, convert(count, comp))
+    r = _lenient.div(total, convert(count, comp))
     return _keepdims(convert(r, result_dt), axes, keepdims)
 
 
@@ -338,18 +339,18 @@ def var(a: ArrayLike, axis: Any = None, dtype: Any = None, out: None = None, ddo
     xc = convert(x, comp)
     count = _count("var", x, axes, where, comp)
     count_arr = convert(count, comp)
-    centre = lax.div(_reduce_sum(_mask("var", xc, where, 0), axes), count_arr)
+    centre = _lenient.div(_reduce_sum(_mask("var", xc, where, 0), axes), count_arr)
     kept = tuple(i for i in range(x.ndim) if i not in axes)
-    centred = lax.sub(xc, lax.broadcast_in_dim(centre, tuple(x.shape), kept))
+    centred = _lenient.sub(xc, lax.broadcast_in_dim(centre, tuple(x.shape), kept))
     if dtypes.is_complex(comp):
         from plait_core.numpy.math import complex_part
 
-        squares = complex_part("real", lax.mul(centred, complex_part("conj", centred)))
+        squares = complex_part("real", _lenient.mul(centred, complex_part("conj", centred)))
     else:
-        squares = lax.mul(centred, centred)
+        squares = _lenient.mul(centred, centred)
     total = _reduce_sum(_mask("var", squares, where, 0), axes)
-    denom = lax.sub(count_arr, convert(ddof, dtype_of(count_arr)))
-    r = lax.div(total, convert(denom, dtype_of(total)))
+    denom = _lenient.sub(count_arr, convert(ddof, dtype_of(count_arr)))
+    r = _lenient.div(total, convert(denom, dtype_of(total)))
     out_dt = _real_dtype(result_dt)
     return _keepdims(convert(r, out_dt), axes, keepdims)
 
@@ -491,7 +492,7 @@ def _nan_replaced(name: str, a: ArrayLike, value: Any) -> Array:
     x = as_array(a, name)
     if not dtypes.is_inexact(dtype_of(x)):
         return x
-    return lax.select_n(lax.ne(x, x), x, full_like_value(x, value))
+    return _lenient.select_n(_lenient.ne(x, x), x, full_like_value(x, value))
 
 
 def nansum(a: ArrayLike, axis: Any = None, dtype: Any = None, out: None = None,
@@ -515,7 +516,7 @@ def nanmean(a: ArrayLike, axis: Any = None, dtype: Any = None, out: None = None,
     x = as_array(a, "nanmean")
     if not dtypes.is_inexact(dtype_of(x)):
         return mean(x, axis, dtype, keepdims=keepdims)
-    return mean(x, axis, dtype, keepdims=keepdims, where=lax.eq(x, x))
+    return mean(x, axis, dtype, keepdims=keepdims, where=_lenient.eq(x, x))
 
 
 def _nan_extremum(name: str, fn: Callable[..., Array], fill: float, a: ArrayLike, axis: Any,
@@ -524,8 +525,8 @@ def _nan_extremum(name: str, fn: Callable[..., Array], fill: float, a: ArrayLike
     if not dtypes.is_inexact(dtype_of(x)):
         return fn(x, axis, keepdims=keepdims)
     r = fn(_nan_replaced(name, x, fill), axis, keepdims=keepdims)
-    all_nan = all(lax.ne(x, x), axis, keepdims=keepdims)
-    return lax.select_n(all_nan, r, full_like_value(r, np.nan))
+    all_nan = all(_lenient.ne(x, x), axis, keepdims=keepdims)
+    return _lenient.select_n(all_nan, r, full_like_value(r, np.nan))
 
 
 def nanmax(a: ArrayLike, axis: Any = None, out: None = None, keepdims: builtins.bool = False) -> Array:
@@ -577,12 +578,12 @@ def _median_last(x: Array) -> Array:
         idt = dtypes.default_int_dtype()
         size = convert(_dim_as_value(n), idt)
         two_i = np.asarray(2, idt)
-        lo = lax.dynamic_index_in_dim(s, lax.div(lax.sub(size, np.asarray(1, idt)), two_i), last, False)
-        hi = lax.dynamic_index_in_dim(s, lax.div(size, two_i), last, False)
+        lo = lax.dynamic_index_in_dim(s, _lenient.div(_lenient.sub(size, np.asarray(1, idt)), two_i), last, False)
+        hi = lax.dynamic_index_in_dim(s, _lenient.div(size, two_i), last, False)
     else:
         lo = lax.squeeze(slice_axis(s, (n - 1) // 2, (n - 1) // 2 + 1, last), (last,))
         hi = lax.squeeze(slice_axis(s, n // 2, n // 2 + 1, last), (last,))
     two = convert(2, dtype_of(lo))
-    r = lax.div(lax.add(lo, hi), two)
-    has_nan = lax.reduce_or(lax.ne(xf, xf), (last,))
-    return lax.select_n(has_nan, r, full_like_value(r, np.nan))
+    r = _lenient.div(_lenient.add(lo, hi), two)
+    has_nan = lax.reduce_or(_lenient.ne(xf, xf), (last,))
+    return _lenient.select_n(has_nan, r, full_like_value(r, np.nan))

@@ -19,6 +19,7 @@ import numpy as np
 from plait_core import dtypes, lax
 from plait_core.abstract import get_aval
 from plait_core.dims import Dim, dim_as_int
+from plait_core.lax import _lenient
 from plait_core.numpy._util import (
     Array,
     ArrayLike,
@@ -162,9 +163,9 @@ def nonzero(a: ArrayLike, *, size: int | None = None, fill_value: Any = None) ->
     from plait_core.numpy.shape import ravel
 
     flat = ravel(x)
-    mask = lax.ne(flat, convert(0, dtype_of(flat))) if not dtypes.is_bool(dtype_of(flat)) else flat
-    position = lax.sub(cumsum(mask), convert(1, dtypes.default_int_dtype()))
-    target = lax.select_n(mask, lax.broadcast_in_dim(convert(size, dtype_of(position)), position.shape, ()),
+    mask = _lenient.ne(flat, convert(0, dtype_of(flat))) if not dtypes.is_bool(dtype_of(flat)) else flat
+    position = _lenient.sub(cumsum(mask), convert(1, dtypes.default_int_dtype()))
+    target = _lenient.select_n(mask, lax.broadcast_in_dim(convert(size, dtype_of(position)), position.shape, ()),
                           position)
     target = lax.expand_dims(convert(target, idt), (1,))
     total = get_aval(flat).shape[0]
@@ -179,8 +180,8 @@ def nonzero(a: ArrayLike, *, size: int | None = None, fill_value: Any = None) ->
         s = s * d
     strides.reverse()
     for k, d in enumerate(aval.shape):
-        coord = lax.div(remaining, convert(_dim_as_value(strides[k]), idt))
-        coord = lax.rem(coord, convert(_dim_as_value(d), idt))
+        coord = _lenient.div(remaining, convert(_dim_as_value(strides[k]), idt))
+        coord = _lenient.rem(coord, convert(_dim_as_value(d), idt))
         fill = 0 if fills[k] is None else fills[k]
         # A Python fill joins as a strongly typed index, so the result is not weak.
         fill_arr = np.asarray(fill, idt) if is_python_scalar(fill) else convert(fill, idt)

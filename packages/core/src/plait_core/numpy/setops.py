@@ -27,6 +27,7 @@ import numpy as np
 from plait_core import dtypes, lax
 from plait_core.abstract import get_aval, to_numpy
 from plait_core.dims import Dim
+from plait_core.lax import _lenient
 from plait_core.numpy._util import Array, ArrayLike, as_array, concrete_int, convert, dtype_of
 from plait_core.trace import concrete_or_error
 
@@ -109,10 +110,10 @@ def _unique_sorted(flat: Array, total: Dim, length: int, fill_value: Any, equal_
     positions = lax.iota(idt, total)
     ordered, perm = lax.sort((flat, positions), dimension=0, is_stable=True, num_keys=1)
     starts = _group_starts(ordered, total, equal_nan)
-    group = lax.sub(lax.cumsum(convert(starts, idt), 0), one)
+    group = _lenient.sub(lax.cumsum(convert(starts, idt), 0), one)
     # Only a group's first entry is written, so no two writes meet (NumPy keeps
     # the first too, e.g. -0.0 before 0.0); groups past size are dropped.
-    target = lax.select_n(starts, _filled_like(group, np.asarray(length, idt)), group)
+    target = _lenient.select_n(starts, _filled_like(group, np.asarray(length, idt)), group)
     if _nonempty(total):
         smallest, smallest_at = lax.index_in_dim(ordered, 0, 0, False), lax.index_in_dim(perm, 0, 0, False)
     else:
@@ -143,11 +144,11 @@ def _group_starts(ordered: Array, total: Dim, equal_nan: builtins.bool) -> Array
         previous = lax.pad(lax.slice(ordered, (0,), (total - 1,)), np.zeros((), dt), ((1, 0, 0),))
     else:
         previous = ordered
-    starts = lax.ne(ordered, previous)
+    starts = _lenient.ne(ordered, previous)
     if dtypes.is_inexact(dt) and equal_nan:
-        both_nan = lax.bitwise_and(lax.ne(ordered, ordered), lax.ne(previous, previous))
-        starts = lax.bitwise_and(starts, lax.bitwise_not(both_nan))
-    return lax.bitwise_or(starts, lax.eq(lax.iota(idt, total), _filled_like(ordered, np.zeros((), idt))))
+        both_nan = _lenient.bitwise_and(_lenient.ne(ordered, ordered), _lenient.ne(previous, previous))
+        starts = _lenient.bitwise_and(starts, lax.bitwise_not(both_nan))
+    return _lenient.bitwise_or(starts, _lenient.eq(lax.iota(idt, total), _filled_like(ordered, np.zeros((), idt))))
 
 
 def _nonempty(total: Dim) -> builtins.bool:
@@ -185,7 +186,7 @@ def isin(element: ArrayLike, test_elements: ArrayLike, assume_unique: builtins.b
     eshape = tuple(get_aval(e).shape)
     k = len(eshape)
     grid = (*eshape, get_aval(flat).shape[0])
-    equal = lax.eq(lax.broadcast_in_dim(e, grid, tuple(range(k))), lax.broadcast_in_dim(flat, grid, (k,)))
+    equal = _lenient.eq(lax.broadcast_in_dim(e, grid, tuple(range(k))), lax.broadcast_in_dim(flat, grid, (k,)))
     found = lax.reduce_or(equal, (k,))
     return lax.bitwise_not(found) if invert else found
 
@@ -206,7 +207,7 @@ def _select_distinct(name: str, candidates: Array, keep_rule: Any, size: int | N
     idt = dtypes.default_int_dtype()
     total: Dim = get_aval(candidates).shape[0]
     ordered, perm = lax.sort((candidates, lax.iota(idt, total)), dimension=0, is_stable=True, num_keys=1)
-    keep = lax.bitwise_and(_group_starts(ordered, total, True), keep_rule(ordered, perm))
+    keep = _lenient.bitwise_and(_group_starts(ordered, total, True), keep_rule(ordered, perm))
     if size is None:
         value = concrete_or_error(
             keep, f"{name} without size= (the number of values depends on the data; pass a static size= and "
@@ -218,12 +219,12 @@ def _select_distinct(name: str, candidates: Array, keep_rule: Any, size: int | N
             raise ValueError(f"{name}: size must be non-negative, got {length}")
     kept = convert(keep, idt)
     count = lax.reduce_sum(kept, (0,))
-    target = lax.select(keep, lax.sub(lax.cumsum(kept, 0), _filled_like(kept, np.ones((), idt))),
+    target = _lenient.select(keep, _lenient.sub(lax.cumsum(kept, 0), _filled_like(kept, np.ones((), idt))),
                         _filled_like(kept, np.asarray(length, idt)))
     dt = dtype_of(candidates)
     values = _scatter("set", _filled(length, np.zeros((), dt)), target, ordered)
     first = _scatter("set", _filled(length, np.zeros((), idt)), target, perm)
-    real = lax.lt(lax.iota(idt, length), _filled(length, count))
+    real = _lenient.lt(lax.iota(idt, length), _filled(length, count))
     if fill_value is not None:
         fill = convert(as_array(fill_value, name, "fill_value"), dt)
         if get_aval(fill).ndim != 0:
@@ -232,8 +233,8 @@ def _select_distinct(name: str, candidates: Array, keep_rule: Any, size: int | N
         fill = np.zeros((), dt)
     else:  # JAX's default: the smallest value of the result (0 if it is empty)
         smallest = lax.index_in_dim(values, 0, 0, False)
-        fill = lax.select(lax.gt(count, np.zeros((), idt)), smallest, np.zeros((), dt))
-    values = lax.select(real, values, _filled(length, fill))
+        fill = _lenient.select(_lenient.gt(count, np.zeros((), idt)), smallest, np.zeros((), dt))
+    values = _lenient.select(real, values, _filled(length, fill))
     return values, first, real, length
 
 
@@ -287,10 +288,10 @@ def setxor1d(ar1: ArrayLike, ar2: ArrayLike, assume_unique: builtins.bool = Fals
     idt = dtypes.default_int_dtype()
 
     def rule(ordered: Array, perm: Array) -> Array:
-        from_a = lax.lt(perm, _filled_like(perm, convert(_as_value(n1), idt)))
-        in_a = lax.bitwise_or(from_a, isin(ordered, a))
-        in_b = lax.bitwise_or(lax.bitwise_not(from_a), isin(ordered, b))
-        return lax.bitwise_xor(in_a, in_b)
+        from_a = _lenient.lt(perm, _filled_like(perm, convert(_as_value(n1), idt)))
+        in_a = _lenient.bitwise_or(from_a, isin(ordered, a))
+        in_b = _lenient.bitwise_or(lax.bitwise_not(from_a), isin(ordered, b))
+        return _lenient.bitwise_xor(in_a, in_b)
 
     values, _, _, _ = _select_distinct(name, lax.concatenate([a, b], 0), rule, size, fill_value, False)
     return values
@@ -313,20 +314,20 @@ def intersect1d(ar1: ArrayLike, ar2: ArrayLike, assume_unique: builtins.bool = F
     a, b = promote_dtypes(name, _flat(ar1, name, "ar1"), _flat(ar2, name, "ar2"))
     n1, n2 = get_aval(a).shape[0], get_aval(b).shape[0]
     values, first, real, length = _select_distinct(
-        name, lax.concatenate([a, b], 0), lambda o, p: lax.bitwise_and(isin(o, a), isin(o, b)), size,
+        name, lax.concatenate([a, b], 0), lambda o, p: _lenient.bitwise_and(isin(o, a), isin(o, b)), size,
         fill_value, False)
     if not return_indices:
         return values
     idt = dtypes.default_int_dtype()
     # A kept value occurs in ar1, whose entries come first in the stable sort.
-    ind1 = lax.select(real, first, _filled(length, convert(_as_value(n1), idt)))
+    ind1 = _lenient.select(real, first, _filled(length, convert(_as_value(n1), idt)))
     grid = (length, n2)
-    hits = lax.eq(lax.broadcast_in_dim(values, grid, (0,)), lax.broadcast_in_dim(b, grid, (1,)))
+    hits = _lenient.eq(lax.broadcast_in_dim(values, grid, (0,)), lax.broadcast_in_dim(b, grid, (1,)))
     if _nonempty(n2):
         ind2 = lax.argmax(convert(hits, idt), 1, idt)
     else:
         ind2 = _filled(length, np.zeros((), idt))
-    ind2 = lax.select(real, ind2, _filled(length, convert(_as_value(n2), idt)))
+    ind2 = _lenient.select(real, ind2, _filled(length, convert(_as_value(n2), idt)))
     return values, ind1, ind2
 
 

@@ -27,6 +27,7 @@ from plait_core.dims import (
     min_dim,
     shape_size,
 )
+from plait_core.lax import _lenient
 from plait_core.lax.calls import named_call
 from plait_core.numpy._util import (
     Array,
@@ -679,8 +680,8 @@ def diagonal(a: ArrayLike, offset: int = 0, axis1: int = 0, axis2: int = 1) -> A
                             f"length min({n - row0}, {m - col0}), which depends on the sizes; a symbolic "
                             "dimension cannot say which is smaller") from None
         steps = lax.iota(idt, sym_length)
-        rows = lax.add(steps, np.asarray(row0, idt)) if row0 else steps
-        cols = lax.add(steps, np.asarray(col0, idt)) if col0 else steps
+        rows = _lenient.add(steps, np.asarray(row0, idt)) if row0 else steps
+        cols = _lenient.add(steps, np.asarray(col0, idt)) if col0 else steps
     return getitem(moved, (Ellipsis, rows, cols), mode="promise_in_bounds")
 
 
@@ -700,8 +701,8 @@ def diag(v: ArrayLike, k: int = 0) -> Array:
     grid = lax.broadcast_in_dim(padded, (n, n), (0,))
     rows = lax.broadcasted_iota(dtypes.int32, (n, n), 0)
     cols = lax.broadcasted_iota(dtypes.int32, (n, n), 1)
-    on_diagonal = lax.eq(lax.add(rows, convert(k, dtypes.int32)), cols)
-    return lax.select_n(on_diagonal, lax.broadcast_in_dim(convert(0, dtype_of(x)), (n, n), ()), grid)
+    on_diagonal = _lenient.eq(_lenient.add(rows, convert(k, dtypes.int32)), cols)
+    return _lenient.select_n(on_diagonal, lax.broadcast_in_dim(convert(0, dtype_of(x)), (n, n), ()), grid)
 
 
 def diagflat(v: ArrayLike, k: int = 0) -> Array:

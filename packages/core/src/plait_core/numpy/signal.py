@@ -19,6 +19,7 @@ import numpy as np
 from plait_core import dtypes, lax
 from plait_core.abstract import get_aval
 from plait_core.dims import Dim, definitely_equal_shapes
+from plait_core.lax import _lenient
 from plait_core.numpy._util import (
     Array,
     ArrayLike,
@@ -89,7 +90,7 @@ def diff(a: ArrayLike, n: int = 1, axis: int = -1, prepend: ArrayLike | None = N
         if type(length) is builtins.int and length == 0:
             break
         hi, lo = _along(x, ax, 1, length), _along(x, ax, 0, length - 1)
-        x = lax.ne(hi, lo) if boolean else lax.sub(hi, lo)
+        x = _lenient.ne(hi, lo) if boolean else _lenient.sub(hi, lo)
     return x
 
 
@@ -198,11 +199,11 @@ def _gradient_axis(f: Array, ax: int, h: Array) -> Array:
     def along(v: Array) -> Array:  # 1-D coordinates/steps, lined up with ``ax``
         return lax.broadcast_in_dim(v, tuple(1 if i != ax else get_aval(v).shape[0] for i in range(nd)), (ax,))
 
-    first = lax.sub(_along(f, ax, 1, 2), _along(f, ax, 0, 1))
-    last = lax.sub(_along(f, ax, n - 1, n), _along(f, ax, n - 2, n - 1))
+    first = _lenient.sub(_along(f, ax, 1, 2), _along(f, ax, 0, 1))
+    last = _lenient.sub(_along(f, ax, n - 1, n), _along(f, ax, n - 2, n - 1))
     if get_aval(h).ndim == 0:
-        inner = lax.div(lax.sub(_along(f, ax, 2, n), _along(f, ax, 0, n - 2)), lax.add(h, h))
-        first, last = lax.div(first, h), lax.div(last, h)
+        inner = _lenient.div(_lenient.sub(_along(f, ax, 2, n), _along(f, ax, 0, n - 2)), _lenient.add(h, h))
+        first, last = _lenient.div(first, h), _lenient.div(last, h)
     else:
         from plait_core.numpy.math import add, divide, multiply, negative, subtract
 
@@ -291,10 +292,10 @@ def trapezoid(y: ArrayLike, x: ArrayLike | None = None, dx: ArrayLike = 1.0, axi
     n = get_aval(yv).shape[ax]
     if type(n) is builtins.int and n == 0:
         return sum(yv, axis=ax)
-    halves = lax.add(_along(yv, ax, 1, n), _along(yv, ax, 0, n - 1))
+    halves = _lenient.add(_along(yv, ax, 1, n), _along(yv, ax, 0, n - 1))
     from plait_core.numpy.math import multiply
 
-    return lax.mul(sum(multiply(d, halves), axis=ax), convert(0.5, dtype_of(halves), get_aval(halves).weak_type))
+    return _lenient.mul(sum(multiply(d, halves), axis=ax), convert(0.5, dtype_of(halves), get_aval(halves).weak_type))
 
 
 # ---------------------------------------------------------------------------
@@ -348,8 +349,8 @@ def interp(x: ArrayLike, xp: ArrayLike, fp: ArrayLike, left: ArrayLike | str | N
         xv, xpv = remainder(xv, p), remainder(xpv, p)
         xpv, fpv = lax.sort((xpv, fpv), dimension=0, num_keys=1)
         # One period's copy of the last point before the first and of the first after the last.
-        xpv = lax.concatenate([lax.sub(_along(xpv, 0, m - 1, m), lax.broadcast_in_dim(p, (1,), ())), xpv,
-                               lax.add(_along(xpv, 0, 0, 1), lax.broadcast_in_dim(p, (1,), ()))], 0)
+        xpv = lax.concatenate([_lenient.sub(_along(xpv, 0, m - 1, m), lax.broadcast_in_dim(p, (1,), ())), xpv,
+                               _lenient.add(_along(xpv, 0, 0, 1), lax.broadcast_in_dim(p, (1,), ()))], 0)
         fpv = lax.concatenate([_along(fpv, 0, m - 1, m), fpv, _along(fpv, 0, 0, 1)], 0)
         m = m + 2
     idt = dtypes.default_int_dtype()
@@ -358,27 +359,27 @@ def interp(x: ArrayLike, xp: ArrayLike, fp: ArrayLike, left: ArrayLike | str | N
         hi = lax.broadcast_in_dim(np.zeros((), idt), shape, ())
         lo = hi
     else:
-        hi = lax.clamp(np.ones((), idt), searchsorted(xpv, xv, side="right"), convert(m - 1, idt))
-        lo = lax.sub(hi, lax.broadcast_in_dim(np.ones((), idt), shape, ()))
+        hi = _lenient.clamp(np.ones((), idt), searchsorted(xpv, xv, side="right"), convert(m - 1, idt))
+        lo = _lenient.sub(hi, lax.broadcast_in_dim(np.ones((), idt), shape, ()))
     x0, x1 = take(xpv, lo, mode="clip"), take(xpv, hi, mode="clip")
     f0, f1 = take(fpv, lo, mode="clip"), take(fpv, hi, mode="clip")
-    dx = lax.sub(x1, x0)
+    dx = _lenient.sub(x1, x0)
     # A zero-width segment (repeated xp) takes its right value, as NumPy.
     eps = dtypes.finfo(dtype_of(dx)).eps
-    flat = lax.le(lax.abs(dx), lax.broadcast_in_dim(np.asarray(eps, np.asarray(eps).dtype), shape, ()))
-    safe_dx = lax.select(flat, lax.broadcast_in_dim(convert(1, dtype_of(dx)), shape, ()), dx)
-    slope = lax.div(lax.sub(f1, f0), safe_dx)
-    line = lax.add(f0, lax.mul(slope, lax.sub(xv, x0)))
-    out = lax.select(flat, f1, line)
+    flat = _lenient.le(lax.abs(dx), lax.broadcast_in_dim(np.asarray(eps, np.asarray(eps).dtype), shape, ()))
+    safe_dx = _lenient.select(flat, lax.broadcast_in_dim(convert(1, dtype_of(dx)), shape, ()), dx)
+    slope = _lenient.div(_lenient.sub(f1, f0), safe_dx)
+    line = _lenient.add(f0, _lenient.mul(slope, _lenient.sub(xv, x0)))
+    out = _lenient.select(flat, f1, line)
     if period is None:
-        below, above = lax.lt(xv, _first_b(xpv, shape)), lax.gt(xv, _last_b(xpv, shape))
+        below, above = _lenient.lt(xv, _first_b(xpv, shape)), _lenient.gt(xv, _last_b(xpv, shape))
         lval = _side(left, _first_b(fpv, shape), name, "left")
         rval = _side(right, _last_b(fpv, shape), name, "right")
         if not isinstance(lval, str):
-            out = lax.select(below, lax.broadcast_in_dim(convert(lval, dtype_of(out)), shape, ())
+            out = _lenient.select(below, lax.broadcast_in_dim(convert(lval, dtype_of(out)), shape, ())
                              if get_aval(lval).ndim == 0 else lval, out)
         if not isinstance(rval, str):
-            out = lax.select(above, lax.broadcast_in_dim(convert(rval, dtype_of(out)), shape, ())
+            out = _lenient.select(above, lax.broadcast_in_dim(convert(rval, dtype_of(out)), shape, ())
                              if get_aval(rval).ndim == 0 else rval, out)
     return out
 

@@ -14,6 +14,7 @@ import numpy as np
 
 from plait_core import dtypes, lax
 from plait_core.abstract import get_aval
+from plait_core.lax import _lenient
 from plait_core.numpy._util import (
     Array,
     ArrayLike,
@@ -67,7 +68,7 @@ def argsort(a: ArrayLike, axis: int | None = -1, *, kind: str | None = None, ord
         _, perm = lax.sort((x, positions), dimension=ax, is_stable=True, num_keys=1)
     if descending:
         last = convert(_dim_as_value(shape[ax]) - 1, idt)
-        perm = lax.sub(lax.broadcast_in_dim(last, shape, ()), lax.rev(perm, (ax,)))
+        perm = _lenient.sub(lax.broadcast_in_dim(last, shape, ()), lax.rev(perm, (ax,)))
     return perm
 
 
@@ -109,9 +110,9 @@ def searchsorted(a: ArrayLike, v: ArrayLike, side: str = "left", sorter: ArrayLi
 def _before(x: Array, y: Array) -> Array:
     """``x`` is ordered before ``y`` in sort order (NaN after every number)."""
     if not dtypes.is_inexact(get_aval(x).dtype):
-        return lax.lt(x, y)
-    x_nan, y_nan = lax.ne(x, x), lax.ne(y, y)
-    return lax.bitwise_or(lax.lt(x, y), lax.bitwise_and(y_nan, lax.bitwise_not(x_nan)))
+        return _lenient.lt(x, y)
+    x_nan, y_nan = _lenient.ne(x, x), _lenient.ne(y, y)
+    return _lenient.bitwise_or(_lenient.lt(x, y), _lenient.bitwise_and(y_nan, lax.bitwise_not(x_nan)))
 
 
 def _goes_after(element: Array, value: Array, side: str) -> Array:
@@ -143,12 +144,12 @@ def _searchsorted_binary(arr: Array, vals: Array, side: str, index_dtype: Any, u
 
     def step(bounds: tuple[Array, Array]) -> tuple[Array, Array]:
         lo, hi = bounds
-        mid = lax.div(lax.add(lo, hi), _full(vshape, 2, index_dtype))
-        element = _gather(arr, lax.min(mid, last))
-        active = lax.lt(lo, hi)
-        after = lax.bitwise_and(active, _goes_after(element, vals, side))
-        before = lax.bitwise_and(active, lax.bitwise_not(after))
-        return lax.select(after, lax.add(mid, one), lo), lax.select(before, mid, hi)
+        mid = _lenient.div(_lenient.add(lo, hi), _full(vshape, 2, index_dtype))
+        element = _gather(arr, _lenient.min(mid, last))
+        active = _lenient.lt(lo, hi)
+        after = _lenient.bitwise_and(active, _goes_after(element, vals, side))
+        before = _lenient.bitwise_and(active, lax.bitwise_not(after))
+        return _lenient.select(after, _lenient.add(mid, one), lo), _lenient.select(before, mid, hi)
 
     bounds = (low, high)
     if unrolled:
@@ -176,7 +177,7 @@ def _searchsorted_sort(arr: Array, vals: Array, side: str, index_dtype: Any) -> 
     a_tie, v_tie = (0, 1) if side == "right" else (1, 0)
     tie = lax.concatenate([_full((n,), a_tie, np.dtype(np.int32)), _full((m,), v_tie, np.dtype(np.int32))], 0)
     _, _, perm = lax.sort((keys, tie, lax.iota(index_dtype, n + m)), dimension=0, is_stable=True, num_keys=2)
-    from_a = lax.lt(perm, _full((n + m,), n, index_dtype))
+    from_a = _lenient.lt(perm, _full((n + m,), n, index_dtype))
     before = lax.cumsum(convert(from_a, index_dtype), 0)
     # Back to the original order (sorting by the permutation inverts it).
     _, counts = lax.sort((perm, before), dimension=0, is_stable=True, num_keys=1)

@@ -16,6 +16,7 @@ import numpy as np
 from plait_core import dtypes, lax
 from plait_core.abstract import get_aval, to_numpy
 from plait_core.dims import Dim, definitely_equal
+from plait_core.lax import _lenient
 from plait_core.numpy._util import (
     Array,
     ArrayLike,
@@ -58,7 +59,7 @@ def _quantile(name: str, a: ArrayLike, q: ArrayLike, axis: Any, out: None, metho
         raise ValueError(f"{name} does not accept complex inputs (complex numbers have no natural order)")
     _check_q(name, qv, scale)
     if scale != 1:
-        qv = lax.div(qv, convert(scale, dtype_of(qv)))
+        qv = _lenient.div(qv, convert(scale, dtype_of(qv)))
     shape = tuple(get_aval(x).shape)
     axes = canonicalize_axes(axis, len(shape), name)
     kept = tuple(i for i in range(len(shape)) if i not in axes)
@@ -77,19 +78,19 @@ def _quantile(name: str, a: ArrayLike, q: ArrayLike, axis: Any, out: None, metho
     grid = (*kept_shape, nq)
     dt = dtype_of(x)
     qgrid = lax.broadcast_in_dim(lax.reshape(qv, (nq,)), grid, (len(kept),))
-    nan_rows = lax.reduce_or(lax.ne(rows, rows), (len(kept),))
+    nan_rows = lax.reduce_or(_lenient.ne(rows, rows), (len(kept),))
     if ignore_nan:
-        count = lax.reduce_sum(convert(lax.eq(rows, rows), dt), (len(kept),))
-        last = lax.broadcast_in_dim(lax.sub(count, convert(1, dt)), grid, tuple(range(len(kept))))
+        count = lax.reduce_sum(convert(_lenient.eq(rows, rows), dt), (len(kept),))
+        last = lax.broadcast_in_dim(_lenient.sub(count, convert(1, dt)), grid, tuple(range(len(kept))))
     else:
         last = lax.broadcast_in_dim(convert(n - 1, dt), grid, ())
-    pos = lax.mul(qgrid, last)
-    top = lax.max(last, lax.broadcast_in_dim(convert(0, dt), grid, ()))
+    pos = _lenient.mul(qgrid, last)
+    top = _lenient.max(last, lax.broadcast_in_dim(convert(0, dt), grid, ()))
     zero = lax.broadcast_in_dim(convert(0, dt), grid, ())
     if method == "nearest":  # NumPy's: ties to the even position
         pos = lax.round(pos, RoundingMethod.TO_NEAREST_EVEN)
-    low = lax.clamp(zero, lax.floor(pos), top)
-    high = lax.clamp(zero, lax.ceil(pos), top)
+    low = _lenient.clamp(zero, lax.floor(pos), top)
+    high = _lenient.clamp(zero, lax.ceil(pos), top)
     idt = dtypes.default_int_dtype()
     lo_val = take_along_axis(ordered, convert(low, idt), axis=-1)
     hi_val = take_along_axis(ordered, convert(high, idt), axis=-1)
@@ -98,13 +99,13 @@ def _quantile(name: str, a: ArrayLike, q: ArrayLike, axis: Any, out: None, metho
     elif method == "higher":
         result = hi_val
     elif method == "midpoint":
-        result = lax.mul(lax.add(lo_val, hi_val), lax.broadcast_in_dim(convert(0.5, dt), grid, ()))
+        result = _lenient.mul(_lenient.add(lo_val, hi_val), lax.broadcast_in_dim(convert(0.5, dt), grid, ()))
     else:
-        frac = lax.sub(lax.clamp(zero, pos, top), low)
-        result = lax.add(lo_val, lax.mul(lax.sub(hi_val, lo_val), frac))
+        frac = _lenient.sub(_lenient.clamp(zero, pos, top), low)
+        result = _lenient.add(lo_val, _lenient.mul(_lenient.sub(hi_val, lo_val), frac))
     if not ignore_nan:  # any NaN makes the whole row's quantiles NaN
         nan_grid = lax.broadcast_in_dim(nan_rows, grid, tuple(range(len(kept))))
-        result = lax.select(nan_grid, lax.broadcast_in_dim(convert(np.nan, dt), grid, ()), result)
+        result = _lenient.select(nan_grid, lax.broadcast_in_dim(convert(np.nan, dt), grid, ()), result)
     # q's axes first, then the kept axes (with 1s for the reduced ones under keepdims).
     result = lax.transpose(result, (len(kept), *range(len(kept))))
     if keepdims:
@@ -212,7 +213,7 @@ def cov(m: ArrayLike, y: ArrayLike | None = None, rowvar: builtins.bool = True, 
         w = convert(_weights(fweights, n, name, "fweights", True), dtype_of(x))
     if aweights is not None:
         aw = convert(_weights(aweights, n, name, "aweights", False), dtype_of(x))
-        w = aw if w is None else lax.mul(w, aw)
+        w = aw if w is None else _lenient.mul(w, aw)
     if w is None:
         from plait_core.numpy._util import _dim_as_value
 
@@ -228,7 +229,7 @@ def cov(m: ArrayLike, y: ArrayLike | None = None, rowvar: builtins.bool = True, 
     centred = subtract(x, lax.expand_dims(avg, (1,)))
     xw = centred if w is None else multiply(centred, w)
     # A non-positive normaliser (too few observations) gives inf/NaN, as NumPy.
-    fact = lax.max(convert(fact, dtype_of(x)), convert(0, dtype_of(x)))
+    fact = _lenient.max(convert(fact, dtype_of(x)), convert(0, dtype_of(x)))
     c = divide(matmul(xw, conjugate(lax.transpose(centred, (1, 0)))), fact)
     shape = tuple(get_aval(c).shape)
     if shape == (1, 1):
@@ -245,8 +246,8 @@ def corrcoef(x: ArrayLike, y: ArrayLike | None = None, rowvar: builtins.bool = T
 
     c = cov(x, y, rowvar, dtype=dtype)
     if get_aval(c).ndim == 0:
-        return lax.div(c, c)
+        return _lenient.div(c, c)
     std = sqrt(diagonal(c))
     c = divide(divide(c, lax.expand_dims(std, (1,))), lax.expand_dims(std, (0,)))
     one = convert(1, dtype_of(c))
-    return lax.clamp(lax.neg(one), c, one)
+    return _lenient.clamp(lax.neg(one), c, one)

@@ -24,6 +24,7 @@ import numpy as np
 
 from plait_core import dtypes, lax
 from plait_core.abstract import get_aval
+from plait_core.lax import _lenient
 from plait_core.lax import factorizations as _lf
 from plait_core.numpy import creation
 from plait_core.numpy import decompositions as _dec
@@ -340,7 +341,7 @@ def _diag_matrix(v: Array, k: int = 0, n: int | None = None) -> Array:
     cols = lax.broadcasted_iota(dtypes.int32, (size, size), 1)
     src = lax.broadcast_in_dim(v, (size, size), (0 if k >= 0 else 1,))
     zero = lax.broadcast_in_dim(np.zeros((), dtype_of(v)), (size, size), ())
-    return lax.select(lax.eq(lax.sub(cols, rows), np.int32(k)), src, zero)
+    return _lenient.select(_lenient.eq(_lenient.sub(cols, rows), np.int32(k)), src, zero)
 
 
 def polar(a: ArrayLike, side: str = "right", *, method: str = "svd", eps: float | None = None,
@@ -406,10 +407,10 @@ def expm(A: ArrayLike, *, upper_triangular: bool = False, max_squarings: int = 1
     single = dtype_of(x) in (dtypes.float32, dtypes.complex64) or dtype_of(x).itemsize <= 4
     degree = 7 if single else 13
     norm = _max(_sum(_abs(x), axis=-2), axis=-1)
-    ratio = lax.div(norm, np.asarray(_THETA[degree], dtype_of(norm)))
+    ratio = _lenient.div(norm, np.asarray(_THETA[degree], dtype_of(norm)))
     # s = ceil(log2(norm / theta)) clamped to [0, max_squarings]; log2 of 0 is -inf and clamps to 0.
-    s = lax.clamp(
-        np.asarray(0, dtype_of(norm)), lax.ceil(lax.div(lax.log(ratio), float(np.log(2.0)))),
+    s = _lenient.clamp(
+        np.asarray(0, dtype_of(norm)), lax.ceil(_lenient.div(lax.log(ratio), float(np.log(2.0)))),
         np.asarray(max_squarings, dtype_of(norm)),
     )  # fmt: skip
     scale = lax.exp2(lax.neg(s))
@@ -418,7 +419,7 @@ def expm(A: ArrayLike, *, upper_triangular: bool = False, max_squarings: int = 1
     r = _dec.solve(subtract(v, u), v + u)
     s_b = expand_dims(expand_dims(s, -1), -1)
     for i in range(max_squarings):  # a fixed number of steps (differentiable), each kept only while i < s
-        keep = lax.lt(np.asarray(i, dtype_of(s_b)), s_b)
+        keep = _lenient.lt(np.asarray(i, dtype_of(s_b)), s_b)
         r = where(keep, matmul(r, r), r)
     return r
 

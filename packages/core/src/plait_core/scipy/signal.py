@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from plait_core import dtypes, lax
+from plait_core.lax import _lenient
 from plait_core.numpy import fft as _fft
 from plait_core.numpy._util import (
     Array,
@@ -134,13 +135,13 @@ def fftconvolve(
             f"dimension, got shapes {s1} and {s2}"
         )
     if not conv_axes:
-        return lax.mul(a, b)
+        return _lenient.mul(a, b)
     full = [x + y - 1 for x, y in zip(c1, c2)]
     if dtypes.is_complex(dtype_of(a)):
-        prod = lax.mul(_fft.fftn(a, full, conv_axes), _fft.fftn(b, full, conv_axes))
+        prod = _lenient.mul(_fft.fftn(a, full, conv_axes), _fft.fftn(b, full, conv_axes))
         out = _fft.ifftn(prod, full, conv_axes)
     else:
-        prod = lax.mul(_fft.rfftn(a, full, conv_axes), _fft.rfftn(b, full, conv_axes))
+        prod = _lenient.mul(_fft.rfftn(a, full, conv_axes), _fft.rfftn(b, full, conv_axes))
         out = _fft.irfftn(prod, full, conv_axes)
     return _cut(out, _window(c1, c2, mode), conv_axes)
 

@@ -23,6 +23,7 @@ import numpy as np
 from plait_core import lax
 from plait_core import numpy as pnp
 from plait_core.bessel import bessel_i0, bessel_i0e, bessel_i1, bessel_i1e
+from plait_core.lax import _lenient
 from plait_core.numpy._util import promote_args_inexact
 from plait_core.scipy.special import erfc
 
@@ -540,7 +541,7 @@ def sici(x: Array) -> tuple[Array, Array]:
     ci_s = ci_s + _EULER + pnp.log(xs)
     xb = pnp.where(small, 3.0, ax)
     ctype = pnp.promote_types(xb.dtype, np.complex64)
-    z = lax.complex(pnp.zeros_like(xb), xb).astype(ctype)
+    z = _lenient.complex(pnp.zeros_like(xb), xb).astype(ctype)
     tail = pnp.zeros_like(z)
     for i in range(60, 0, -1):
         tail = -(i * i) / (z + (2 * i + 1) + tail)
