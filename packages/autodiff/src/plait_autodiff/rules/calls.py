@@ -170,7 +170,8 @@ def _custom_vjp_call_transpose(cts: Sequence[Any], *args: Any, **params: Any) ->
     backward rule of a linear function does not depend on the point)."""
     user_bwd = getattr(params["bwd"], "bwd", None)
     if not getattr(user_bwd, "transpose_by_bwd", False):
-        return _inline_custom_vjp_transpose(cts, *args, **params)
+        inlined: list[Any] = _inline_custom_vjp_transpose(cts, *args, **params)
+        return inlined
     linear = [is_undefined(a) for a in args]
     primals = [np.zeros(a.aval.shape, a.aval.dtype) if lin else a for a, lin in zip(args, linear)]
     fwd = params["fwd_jaxpr_thunk"](linear)

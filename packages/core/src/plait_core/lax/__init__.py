@@ -13,8 +13,8 @@ from plait_core.lax.fft import *
 from plait_core.lax.linalg import *
 from plait_core.lax.reductions import *
 from plait_core.lax.shapes import *
-from plait_core.lax.solves import *
 from plait_core.lax.sharding import *
+from plait_core.lax.solves import *
 from plait_core.lax.structural import *
 from plait_core.lax.windowed import *
 
