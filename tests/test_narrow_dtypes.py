@@ -218,3 +218,14 @@ def test_cumulative_sums_round_at_every_step_in_order() -> None:
     assert np.asarray(pnp.cumsum(x)).astype(np.float32).tolist() == [0.5, 1.5, 3.0, 4.0, 6.0, 4.0, 6.0, 6.0]
     rev = plait.lax.cumsum(x, reverse=True)
     assert np.asarray(rev).astype(np.float32).tolist()[-1] == 0.0
+
+
+def test_transformations_of_float8_values_keep_the_type() -> None:
+    # JAX 0.10.2 gives these exact values and dtypes (float8 tangents and cotangents of float8 inputs).
+    x = pnp.asarray(np.array([0.5, 1.5, -2.0], np.float32)).astype(pnp.float8_e4m3fn)
+    g = plait.grad(lambda v: (v.astype(pnp.float32) ** 2).sum())(x)
+    assert g.dtype == pnp.float8_e4m3fn and np.asarray(g).astype(np.float32).tolist() == [1.0, 3.0, -4.0]
+    v = plait.vmap(lambda v: v * 2)(x)
+    assert v.dtype == pnp.float8_e4m3fn and np.asarray(v).astype(np.float32).tolist() == [1.0, 3.0, -4.0]
+    t = plait.jvp(lambda v: v * v, (x,), (x,))[1]
+    assert t.dtype == pnp.float8_e4m3fn and np.asarray(t).astype(np.float32).tolist() == [0.5, 4.5, 8.0]
