@@ -4,7 +4,7 @@ plait vs JAX 0.10.2 (same program, same device counts).
 Each measurement is a fresh process (a process's device count is fixed when
 its backend starts), running :mod:`benchmarks.data_parallel_worker`: plait
 and JAX side by side in it (the interpreter named by ``$JAX_PYTHON``, default
-``/work/jaxenv/bin/python``, with plait's sources on ``PYTHONPATH``; with
+``/work/jaxenv/bin/python``, with this tree's plait sources put on its path; with
 two processes, each of the launcher's processes runs both, JAX with its own
 coordinator), taking turns block by block, so that a burst of load on the
 shared machine hits both; a block's figure is its fastest step, a run's the
@@ -34,13 +34,15 @@ from benchmarks.harness import Result, markdown_table
 
 ROOT = Path(__file__).resolve().parents[1]
 JAX_PYTHON = os.environ.get("JAX_PYTHON", "/work/jaxenv/bin/python")
+SOURCES = [ROOT / "packages" / p / "src" for p in ("core", "autodiff", "batching", "masking", "dispatch")] + [ROOT / "src"]
 
 
 def _env(devices: int) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PLAIT_", "XLA_FLAGS"))}
     env["PLAIT_NUM_CPU_DEVICES"] = str(devices)
-    # The caller's path is kept (plait from a source tree, run by the JAX interpreter).
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
+    # plait's sources first (the JAX interpreter runs plait from this tree), then the caller's path.
+    paths = [str(ROOT), *(str(d) for d in SOURCES if d.is_dir()), os.environ.get("PYTHONPATH", "")]
+    env["PYTHONPATH"] = os.pathsep.join(p for p in paths if p)
     env["TF_CPP_MIN_LOG_LEVEL"] = "2"
     return env
 
@@ -90,8 +92,8 @@ def measure_both(devices: int, processes: int) -> tuple[float, float, float, flo
     found = re.search(r"RESULT_BOTH ([\d.e-]+) ([\d.e-]+) ([\d.e-]+) ([\d.e-]+) ([\d.e-]+)", proc.stdout)
     if proc.returncode != 0 or found is None:
         raise RuntimeError(
-            f"plait and JAX on {processes}x{devices} device(s) side by side failed (plait must be importable by "
-            f"{JAX_PYTHON}: put its sources on PYTHONPATH):\n{proc.stdout[-3000:]}{proc.stderr[-3000:]}"
+            f"plait and JAX on {processes}x{devices} device(s) side by side in {JAX_PYTHON} failed:\n"
+            f"{proc.stdout[-3000:]}{proc.stderr[-3000:]}"
         )
     p, j, r, lp, lj = (float(found.group(k)) for k in range(1, 6))
     return p, j, r, lp, lj
