@@ -76,7 +76,7 @@ def jax_table() -> dict[str, dict[str, str]]:
     python = os.environ.get("PLAIT_JAX_PYTHON")
     if python:
         out = Path(os.environ.get("TMPDIR", "/tmp")) / f"promotion_table_{os.getpid()}.json"
-        subprocess.run([python, str(RECORDER), str(out)], check=True, timeout=600)
+        subprocess.run([python, str(RECORDER), str(out)], check=True, timeout=1800)  # ~27k cases per section
         recorded = json.loads(out.read_text())
         out.unlink()
     else:
