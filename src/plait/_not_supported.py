@@ -14,7 +14,8 @@ from plait_core import random as _random
 
 _CONFIG = "a JAX configuration context manager for a behaviour plait does not make configurable"
 _REFS = "JAX's mutable array references (Ref) are not part of plait's language"
-_MICROSCALING = "microscaling (block-scaled) dots for narrow float types plait does not carry"
+_MICROSCALING = ("not implemented yet: microscaling (block-scaled) dots of narrow floats (plait carries the "
+                 "float8/float4 types; the block-scale quantisation and the scaled dot are not written)")
 _TODO = "not implemented yet"
 
 
