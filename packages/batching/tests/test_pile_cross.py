@@ -110,9 +110,20 @@ def test_a_value_with_two_ragged_sizes_is_not_a_pile() -> None:
 
 def test_rules_that_move_entries_still_refuse_two_sizes() -> None:
     q, k = piles()
-    with pytest.raises(ValueError, match=r"vmap over piles: rev combines values of different ragged sizes "
+    with pytest.raises(ValueError, match=r"vmap over piles: concatenate combines values of different ragged sizes "
                                          r"\(operands f32\[_pile\d+,_pile\d+\]"):
-        vmap(lambda a, b: pnp.flip(scores(a, b), axis=1).sum(1), in_axes=(P, P), out_axes=P)(q, k)
+        vmap(lambda a, b: pnp.concatenate([scores(a, b)] * 2, axis=1).sum(1), in_axes=(P, P), out_axes=P)(q, k)
+
+
+def test_rev_of_either_ragged_axis() -> None:
+    """``rev`` is core's padded rule, which reverses each axis by its own size."""
+    q, k = piles()
+    out = vmap(lambda a, b: (pnp.flip(scores(a, b), axis=1).cumsum(1) * pnp.flip(scores(a, b), 0)).sum(1),
+               in_axes=(P, P), out_axes=P)(q, k)  # fmt: skip
+    for got, a, b in zip(out.unpack(), q.unpack(), k.unpack()):
+        s = np_scores(np.asarray(a), np.asarray(b))
+        np.testing.assert_allclose(np.asarray(got), (np.flip(s, 1).cumsum(1) * np.flip(s, 0)).sum(1), rtol=1e-5,
+                                   atol=1e-6)
 
 
 def test_two_piles_of_different_lengths_along_one_axis_are_refused() -> None:

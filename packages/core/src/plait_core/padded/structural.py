@@ -13,6 +13,8 @@ ends the axis, and takes the window of the padded size that starts at
 ``padded - n``.  ``pad`` fills the operand's padding along each axis with
 high padding with the padding value first: then the logical result is the
 front of the padded one (interior and negative padding need nothing more).
+Both treat each padded axis by its own size (``per_axis``), so they take an
+``n x m`` value along either axis.
 """
 
 from __future__ import annotations
@@ -88,5 +90,5 @@ def _pad(env: PaddedEnv, vals: Sequence[Any], avals: Sequence[ShapedArray], *, p
     return st.pad_p.bind(x, value, padding_config=padding_config)
 
 
-padded_rules.define(_rev, st.rev_p)
-padded_rules.define(_pad, st.pad_p)
+padded_rules.define(_rev, st.rev_p, per_axis=True)
+padded_rules.define(_pad, st.pad_p, per_axis=True)
