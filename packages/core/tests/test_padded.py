@@ -133,3 +133,27 @@ def test_fill_and_exact_ops() -> None:
     assert ops.reshape(x, (6,)) is x and ops.transpose(x, (0,)) is x and ops.reduce_sum(x, ()) is x
     np.testing.assert_array_equal(np.asarray(ops.full((2, 3), 7, np.dtype(np.int32))), np.full((2, 3), 7, np.int32))
     np.testing.assert_array_equal(np.asarray(ops.window(x, 0, np.int32(4), 3)), [4, 5, 0])
+
+
+def test_rev_and_pad_keep_the_logical_part_in_front() -> None:
+    from plait_core.primitives import structural as st
+
+    x = np.array([[1, 2, 9, 9, 9], [3, 4, 9, 9, 9], [5, 6, 9, 9, 9], [7, 8, 9, 9, 9], [9] * 5, [9] * 5], np.float32)
+    aval = ShapedArray((N, M), np.dtype(np.float32))  # logical 4 x 2 in a 6 x 5 padding
+    out = np.asarray(padded_rules[st.rev_p](ENV, [x], [aval], dimensions=(0, 1)))
+    np.testing.assert_array_equal(out[:4, :2], x[:4, :2][::-1, ::-1])
+    config = ((1, 2, 0), (0, 1, 1))
+    padded = np.asarray(padded_rules[st.pad_p](ENV, [x, np.float32(-1)], [aval, ShapedArray((), np.dtype(np.float32))],
+                                               padding_config=config))  # fmt: skip
+    want = np.asarray(np.pad(np.insert(x[:4, :2], 1, -1, axis=1), ((1, 2), (0, 1)), constant_values=-1))
+    np.testing.assert_array_equal(padded[: want.shape[0], : want.shape[1]], want)
+
+
+def test_passthrough_rules_pad_their_size_params() -> None:
+    from plait_core.primitives import structural as st
+
+    out = padded_rules[st.broadcast_in_dim_p](
+        ENV, [np.float32(3)], [ShapedArray((), np.dtype(np.float32))], shape=(N, 2), broadcast_dimensions=()
+    )
+    np.testing.assert_array_equal(np.asarray(out), np.full((6, 2), 3, np.float32))
+    assert padded_rules.is_passthrough(st.broadcast_in_dim_p) and not padded_rules.is_passthrough(st.rev_p)
