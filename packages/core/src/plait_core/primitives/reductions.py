@@ -268,6 +268,7 @@ cummin_p = def_cumulative("cummin", lambda x, a: np.minimum.accumulate(x, axis=a
 # interpreter computing on padded data fills the padding with, so that it
 # changes no result.  ``argmax`` / ``argmin`` take the identity of ``max`` /
 # ``min``: the padding follows the true entries and ties go to the first index.
+# (A float without infinities takes its most negative or positive finite value.)
 
 
 def _zero(dtype: DType) -> Any:
@@ -284,7 +285,7 @@ def _all_ones(dtype: DType) -> Any:
 
 for _prims, _identity in (
     ((reduce_sum_p, cumsum_p, reduce_or_p), _zero), ((reduce_prod_p, cumprod_p), _one),
-    ((reduce_max_p, argmax_p, cummax_p), _max_identity), ((reduce_min_p, argmin_p, cummin_p), _min_identity),
+    ((reduce_max_p, argmax_p, cummax_p), dtypes.lowest), ((reduce_min_p, argmin_p, cummin_p), dtypes.highest),
     ((reduce_and_p,), _all_ones),
 ):  # fmt: skip
     for _prim in _prims:

@@ -33,28 +33,14 @@ from plait_dispatch.lowering.module import Value, i64_array
 DType = np.dtype[Any]
 
 
-def _lowest(dt: DType) -> Any:
-    return dtypes.lowest(dt)
-
-
-def _highest(dt: DType) -> Any:
-    return dtypes.highest(dt)
-
-
-def _all_ones(dt: DType) -> Any:
-    if dt == ops.BOOL:
-        return True
-    return -1 if dtypes.is_signed_int(dt) else dtypes.iinfo(dt).max
-
-
-# name -> (operation, identity, computes 16-bit floats in float32)
+# name -> (operation, computes 16-bit floats in float32); the identity is the primitive's own.
 _REDUCERS = {
-    rd.reduce_sum_p: ("stablehlo.add", lambda dt: 0, True),
-    rd.reduce_prod_p: ("stablehlo.multiply", lambda dt: 1, True),
-    rd.reduce_max_p: ("stablehlo.maximum", _lowest, False),
-    rd.reduce_min_p: ("stablehlo.minimum", _highest, False),
-    rd.reduce_and_p: ("stablehlo.and", _all_ones, False),
-    rd.reduce_or_p: ("stablehlo.or", lambda dt: 0, False),
+    rd.reduce_sum_p: ("stablehlo.add", True),
+    rd.reduce_prod_p: ("stablehlo.multiply", True),
+    rd.reduce_max_p: ("stablehlo.maximum", False),
+    rd.reduce_min_p: ("stablehlo.minimum", False),
+    rd.reduce_and_p: ("stablehlo.and", False),
+    rd.reduce_or_p: ("stablehlo.or", False),
 }
 
 
@@ -68,8 +54,8 @@ def _reducer_rule(op: str, identity: Any, widen: bool) -> Any:
     return rule
 
 
-for _prim, (_op, _identity, _widen) in _REDUCERS.items():
-    lowering_rules[_prim] = _reducer_rule(_op, _identity, _widen)
+for _prim, (_op, _widen) in _REDUCERS.items():
+    lowering_rules[_prim] = _reducer_rule(_op, _prim.identity, _widen)
 
 
 # ---------------------------------------------------------------------------
@@ -77,7 +63,8 @@ for _prim, (_op, _identity, _widen) in _REDUCERS.items():
 
 
 def _arg_rule(direction: str) -> Any:
-    init_value = _lowest if direction == "GT" else _highest
+    init_value = (rd.argmax_p if direction == "GT" else rd.argmin_p).identity
+    assert init_value is not None
 
     def rule(ctx: RuleContext, x: Value, *, axes: tuple[int, ...], index_dtype: Any) -> list[Value]:
         axis = axes[0]
