@@ -31,7 +31,7 @@ RECORDED: dict[str, Any] = json.loads(DATA.read_text())
 MODULES: dict[str, list[str]] = RECORDED["modules"]
 
 # Coverage of implemented names may only go up (raise it as names land).
-COVERAGE_FLOOR = 0.94
+COVERAGE_FLOOR = 0.96
 
 
 def _plait_module(jax_name: str) -> Any:
