@@ -27,22 +27,26 @@ from typing import Any, Final
 from plait_core import Primitive, ShapedArray, config
 from plait_core.eager_fast import set_eager_shortcuts
 from plait_dispatch import _jaxlib
-from plait_dispatch.array import Array
+from plait_dispatch.array import _LIVE, Array
 from plait_dispatch.eager import _HOST_SCALAR_TYPES, _EagerOp, _host_scalars, _op_key, _ops, xla_backend
 
 __all__ = ["clear", "install"]
 
 _MAX_ENTRIES: Final = 4096
 
-# (prim, id(params), id(aval), x64) -> (aval, params, executable, handlers, out aval, device)
+# (prim, id(params), id(aval), x64) -> (aval, params, executable, handlers, out aval, device, x64)
 _unary: dict[tuple[Any, ...], tuple[Any, ...]] = {}
-# (prim, id(x's aval), id(y's aval), x64) -> (x aval, y aval, executable, handlers, out aval, device, numpy_ok)
+# (prim, id(x's aval), id(y's aval), x64) -> (x aval, y aval, executable, handlers, out aval, device, numpy_ok, x64)
 _binary: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+# prim -> its last entry of the tables above (checked by identity before the table is asked)
+_last_unary: dict[Primitive, tuple[Any, ...]] = {}
+_last_binary: dict[Primitive, tuple[Any, ...]] = {}
 
 _run = _jaxlib.run_executable
 _consume = _jaxlib.consume_results
 _buffer_is_deleted = _jaxlib.buffer_is_deleted
 _XlaRuntimeError = _jaxlib.XlaRuntimeError
+_new = object.__new__
 
 
 def _compiled(prim: Primitive, params: dict[str, Any], avals: tuple[ShapedArray, ...], device: Any) -> _EagerOp | None:
@@ -68,20 +72,38 @@ def eager_unary(prim: Primitive, params: dict[str, Any], x: Array) -> Any:
     buf = x._buf
     if not (x._committed or buf is None or config.guarded or _buffer_is_deleted(buf)):
         aval = x.aval
-        key = (prim, id(params), id(aval), config.x64_enabled)
-        e = _unary.get(key)
+        x64 = config.x64_enabled
+        # The primitive's last signature first: a few identity tests instead
+        # of building and hashing a key (a loop repeats one signature).
+        e = _last_unary.get(prim)
+        if e is None or e[0] is not aval or e[1] is not params or e[6] is not x64:
+            e = _unary.get((prim, id(params), id(aval), x64))
+            if e is not None and e[0] is aval and e[1] is params:
+                _last_unary[prim] = e
         if e is not None and e[0] is aval and e[1] is params and x._device is e[5]:
             try:
-                return Array(_consume(_run(e[2], [buf]), e[3])[0], e[4], e[5], False)
+                outs = _consume(_run(e[2], [buf]), e[3])
             except _XlaRuntimeError:
                 pass  # the usual path reports it
+            else:
+                # ``Array(outs[0], e[4], e[5], False)`` without its __init__ frame.
+                out = _new(Array)
+                out._buf = outs[0]
+                out.aval = e[4]
+                out._device = e[5]
+                out._committed = False
+                out._state = _LIVE
+                return out
         else:
             out = xla_backend(prim, (x,), params)
             op = _compiled(prim, params, (aval,), x._device)
             if op is not None:
                 if len(_unary) >= _MAX_ENTRIES:
                     _unary.clear()
-                _unary[key] = (aval, params, op.executable, op.handlers, op.single_aval, op.device)
+                    _last_unary.clear()
+                _unary[(prim, id(params), id(aval), x64)] = (
+                    aval, params, op.executable, op.handlers, op.single_aval, op.device, x64,
+                )
             return out
     return xla_backend(prim, (x,), params)
 
@@ -111,8 +133,11 @@ def eager_binary(prim: Primitive, x: Array, y: Any, numpy: bool) -> Any:
         ay, ybuf = const
     else:
         return None
-    key = (prim, id(ax), id(ay), x64)
-    e = _binary.get(key)
+    e = _last_binary.get(prim)  # the primitive's last signature first, as in eager_unary
+    if e is None or e[0] is not ax or e[1] is not ay or e[7] is not x64:
+        e = _binary.get((prim, id(ax), id(ay), x64))
+        if e is not None and e[0] is ax and e[1] is ay:
+            _last_binary[prim] = e
     if e is not None and e[0] is ax and e[1] is ay:
         if (numpy and not e[6]) or x._device is not e[5]:
             return None
@@ -120,7 +145,13 @@ def eager_binary(prim: Primitive, x: Array, y: Any, numpy: bool) -> Any:
             outs = _consume(_run(e[2], [buf, ybuf]), e[3])
         except _XlaRuntimeError:
             return None  # the usual path reports it
-        return Array(outs[0], e[4], e[5], False)
+        out = _new(Array)  # ``Array(outs[0], e[4], e[5], False)`` without its __init__ frame
+        out._buf = outs[0]
+        out.aval = e[4]
+        out._device = e[5]
+        out._committed = False
+        out._state = _LIVE
+        return out
     numpy_ok = ax.dtype.kind != "b" and ax == ay
     if numpy and not numpy_ok:
         return None
@@ -129,7 +160,10 @@ def eager_binary(prim: Primitive, x: Array, y: Any, numpy: bool) -> Any:
     if op is not None:
         if len(_binary) >= _MAX_ENTRIES:
             _binary.clear()
-        _binary[key] = (ax, ay, op.executable, op.handlers, op.single_aval, op.device, numpy_ok)
+            _last_binary.clear()
+        _binary[(prim, id(ax), id(ay), x64)] = (
+            ax, ay, op.executable, op.handlers, op.single_aval, op.device, numpy_ok, x64
+        )
     return out
 
 
@@ -137,6 +171,8 @@ def clear() -> None:
     """Forget every shortcut (with the eager cache)."""
     _unary.clear()
     _binary.clear()
+    _last_unary.clear()
+    _last_binary.clear()
 
 
 def install() -> None:
