@@ -927,6 +927,25 @@ class _JitState:
             out._committed = False
             out._state = _LIVE
             return out
+        if handler.plain:
+            # A pytree in, a pytree out, nothing donated, pruned or captured
+            # (a training step): ``_General.__call__`` inlined, one frame less.
+            try:
+                outs = _consume(_run(handler.executable, bufs), handler.handlers)
+            except _jaxlib.XlaRuntimeError:
+                return _MISS  # the general path reports it
+            res: list[Array] = []
+            append = res.append
+            device = handler.device
+            for buf, aval in zip(outs, handler.out_avals):
+                out = _new(Array)
+                out._buf = buf
+                out.aval = aval
+                out._device = device
+                out._committed = False
+                out._state = _LIVE
+                append(out)
+            return handler.out_structure.unflatten(res)
         return handler(leaves, bufs)
 
     def install_tree(
@@ -959,6 +978,14 @@ class _JitState:
             return  # a host scalar the table does not keep (0.0, NaN)
         if handler.__class__ is _General:
             handler.out_structure = fast_tree.structure_of(entry.out_tree)
+            handler.plain = (
+                handler.out_structure is not None
+                and handler.out_avals is not None
+                and not handler.single
+                and not handler.donated
+                and handler.passed_args is None
+                and not handler.passed_consts
+            )
         with self.lock:
             cands = self.tree_fast.get(key, ())
             # A signature already there missed only because its host scalars
@@ -1137,6 +1164,7 @@ class _General:
         "out_tree",
         "passed_args",
         "passed_consts",
+        "plain",
         "single",
         "x64",
     )
@@ -1160,6 +1188,9 @@ class _General:
         self.flat_tuple = entry.out_tree == _tuple_tree(len(entry.out_avals))
         self.x64 = x64
         self.out_structure: Any = None  # the C++ output structure, when known (faster to rebuild)
+        # Whether the tree fast path may run it inline: nothing donated, pruned
+        # or captured, several outputs rebuilt by ``out_structure``.
+        self.plain = False
 
     def __call__(self, args: Sequence[Any], bufs: list[Any]) -> Any:
         donated = self.donated
