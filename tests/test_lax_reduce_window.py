@@ -164,7 +164,7 @@ def test_mask_windows_static_axes_only() -> None:
     grad = plait.mask(plait.grad(lambda v: f(v).sum()), ["(n, 6)"], "(n, 6)")([x], dict(n=3))
     np.testing.assert_array_equal(np.asarray(grad)[:3], np.asarray(plait.grad(lambda v: f(v).sum())(x[:3])))
     windowed = _f(lax.add, 0.0, ((1, 2), (1, 1), [(0, 0), (0, 0)], None, None))
-    with pytest.raises(NotImplementedError, match="axis 1 has the symbolic size n and a window of 2"):
+    with pytest.raises(NotImplementedError, match=r"has a window of 2 .* along the symbolic axis 1 of size n"):
         plait.mask(windowed, ["(5, n)"], "(5, n - 1)")([x], dict(n=4))
     with pytest.raises(NotImplementedError, match="padding 'SAME' along axis 1 of symbolic size n"):
         plait.mask(_f(lax.add, 0.0, ((1, 2), (1, 2), "SAME", None, None)), ["(5, n)"], "(5, n)")([x], dict(n=4))

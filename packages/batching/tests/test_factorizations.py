@@ -71,5 +71,5 @@ def test_piles_with_a_ragged_stack_axis() -> None:
 def test_piles_with_a_ragged_matrix_axis_are_refused() -> None:
     p = Pile.from_arrays([np.ones((2, 3), np.float32), np.ones((4, 3), np.float32)])
     with pytest.raises(ValueError, match=r"vmap over piles: qr cannot factorise matrices with a ragged row or column "
-                                         r"axis: the padding would enter every element's factorisation"):  # fmt: skip
+                                         r"axis: the padding would enter the factorisation of every matrix"):  # fmt: skip
         vmap(lambda x: L.qr(x)[1], in_axes=pile_axis, out_axes=pile_axis)(p)

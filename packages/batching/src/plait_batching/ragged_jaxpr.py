@@ -6,8 +6,9 @@ fresh :class:`~plait_batching.trace.BatchTrace` whose ragged sizes read their
 lengths from the new jaxpr's leading inputs.  So the lengths may be traced,
 and the rules of a custom-rule call, run later by a transformation outside
 the ``vmap``, can be mapped the same way with the lengths passed to them.
-The bodies of loops are mapped the same way
-(:mod:`plait_batching.rules.ragged_loops`), the lengths passed as loop consts.
+This is how piles interpret the sub-programs of core's padded rules of
+calls and loops (:meth:`~plait_batching.rules.ragged_padded.PileEnv.padded_jaxpr`):
+the bodies of loops are mapped the same way, the lengths passed as loop consts.
 
 Conventions (as :func:`~plait_batching.batch_jaxpr.batch_jaxpr`): batched
 inputs and every output carry the batch as their leading dimension, ragged
@@ -34,7 +35,7 @@ from plait_core.primitives.reductions import reduce_sum_p
 from plait_core.primitives.structural import broadcast_in_dim_p
 from plait_core.staging import trace_to_jaxpr
 
-__all__ = ["RaggedFrame", "ragged_call_jaxpr", "unpack_operands"]
+__all__ = ["RaggedFrame", "ragged_call_jaxpr"]
 
 
 class RaggedFrame:
@@ -150,13 +151,6 @@ class RaggedFrame:
             return res if extra is None else [*res, *extra(trace)]
 
         return mapped
-
-
-def unpack_operands(trace: BatchTrace, ops: Sequence[Operand]) -> tuple[list[Any], list[bool]]:
-    """Operands of a call inside ``vmap`` over piles as padded data with the
-    batch first (unbatched ones unchanged), and which are batched."""
-    vals = [o.val if o.bdim is None else moveaxis(o.val, o.bdim, 0) for o in ops]
-    return vals, [o.bdim is not None for o in ops]
 
 
 def ragged_call_jaxpr(trace: BatchTrace, closed: ClosedJaxpr, batched: Sequence[bool]) -> tuple[ClosedJaxpr, list[Any], RaggedFrame]:

@@ -11,21 +11,25 @@ along every axis.
 makes the masks (``iota < n``) the rules use to fill padding: it is the
 :class:`~plait_core.padded.PaddedEnv` of ``mask``, whose logical sizes are
 scalars.  It caches what it builds, so a rule that needs the mask of ``n``
-twice stages it once.
+twice stages it once.  It interprets the sub-programs of core's padded rules
+by masking them (:func:`~plait_masking.trace.mask_jaxpr`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from plait_core import dtypes, ops
+from plait_core import ClosedJaxpr, Primitive, dtypes, ops
 from plait_core.abstract import ShapedArray
 from plait_core.dims import Dim, SymbolicDim, UnboundDimensionError
 from plait_core.padded import PaddedEnv
 from plait_core.primitives import elementwise as ew
+
+if TYPE_CHECKING:
+    from plait_masking.rules.custom_calls import MaskFrame
 
 __all__ = ["MaskEnv", "is_ragged"]
 
@@ -40,6 +44,8 @@ class MaskEnv(PaddedEnv):
     """Padded sizes (ints) and logical sizes (integer scalars) of the named sizes."""
 
     __slots__ = ("_sizes", "_valid", "logical", "padded")
+
+    noun = "symbolic"
 
     def __init__(self, padded: Mapping[str, int], logical: Mapping[str, Any]) -> None:
         self.padded = dict(padded)
@@ -60,6 +66,22 @@ class MaskEnv(PaddedEnv):
         """The same padded sizes with new logical values for :attr:`names`
         (used inside a staged sub-jaxpr, where they are its inputs)."""
         return MaskEnv(self.padded, dict(zip(self.names, values)))
+
+    # -- what core's padded rules ask of the interpreter ----------------------
+
+    def unsupported(self, prim: Primitive, avals: Sequence[ShapedArray], why: str) -> Exception:
+        types = ", ".join(a.str_short() for a in avals)
+        return NotImplementedError(f"mask: {prim.name} {why} (operands {types})")
+
+    def padded_jaxpr(self, closed: ClosedJaxpr, like: Sequence[ShapedArray]) -> tuple[ClosedJaxpr, list[Any]]:
+        from plait_masking.trace import mask_jaxpr  # the interpreter, which imports this module
+
+        return mask_jaxpr(self, closed)
+
+    def rule_frame(self, body: ClosedJaxpr, lead: Sequence[Any], like: Sequence[ShapedArray]) -> MaskFrame:
+        from plait_masking.rules.custom_calls import MaskFrame
+
+        return MaskFrame(self, body.in_avals[: len(lead)])
 
     # -- padded sizes ---------------------------------------------------------
 

@@ -4,7 +4,8 @@ Importing this package registers every rule in
 :data:`~plait_batching.registries.batching_rules`, and the rules for ragged
 values (piles) in :data:`~plait_batching.registries.ragged_rules` (the
 ``ragged_*`` modules; ``ragged_padded`` runs core's padded rules,
-:mod:`plait_core.padded`).
+:mod:`plait_core.padded`: reductions, linear algebra, windows, control flow,
+calls, ...).
 """
 
 from plait_batching.rules import (
@@ -23,14 +24,9 @@ from plait_batching.rules import (
     ragged_calls,
     ragged_custom_calls,
     ragged_elementwise,
-    ragged_factorizations,
-    ragged_fft,
     ragged_indexing,
-    ragged_linalg,
-    ragged_loops,
     ragged_padded,
     ragged_structural,
-    ragged_windows,
     reduce_window,
     reductions,
     shapes,
@@ -54,14 +50,9 @@ __all__ = [
     "ragged_calls",
     "ragged_custom_calls",
     "ragged_elementwise",
-    "ragged_factorizations",
-    "ragged_fft",
     "ragged_indexing",
-    "ragged_linalg",
-    "ragged_loops",
     "ragged_padded",
     "ragged_structural",
-    "ragged_windows",
     "reduce_window",
     "reductions",
     "shapes",

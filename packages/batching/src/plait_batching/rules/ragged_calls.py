@@ -1,17 +1,17 @@
-"""Ragged rules of calls, control flow, collectives and shapes.
+"""Ragged rules of collectives, shapes, the optimization barrier and host callbacks.
 
-* Calls (``closed_call`` from ``jit``, ``checkpoint``, ``invertible_call``)
-  stay calls: their jaxpr is mapped over the piles and staged anew
-  (:func:`~plait_batching.ragged_jaxpr.ragged_call_jaxpr`), with the lengths
-  as extra leading operands, so compiled code stays compiled and a
-  checkpoint still recomputes.  The custom-rule calls are in
-  :mod:`plait_batching.rules.ragged_custom_calls`.
-* ``cond`` runs every branch and selects the results by the index.  The
-  loops (``while``, ``scan``) are in :mod:`plait_batching.rules.ragged_loops`.
+(Calls, custom-rule calls, ``cond``, ``while`` and ``scan`` are core's
+padded rules, :mod:`plait_core.padded.calls` and
+:mod:`plait_core.padded.control_flow`, run by :mod:`.ragged_padded` with
+their jaxprs mapped over the piles by
+:func:`~plait_batching.ragged_jaxpr.ragged_call_jaxpr`.)
+
 * Collectives over an enclosing ``vmap``'s axis run on the padded data;
   over this ``vmap``'s own axis they would mix elements of different lengths
   and are refused.
 * ``dim_as_value`` of a ragged size is the lengths, batched.
+* ``optimization_barrier`` is the identity on the padded data; host
+  callbacks are not supported on piles.
 """
 
 from __future__ import annotations
@@ -19,62 +19,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
-
-from plait_batching.ragged import Operand, RaggedEnv, env_of, operands, padded_rule, refuse, wrap_results
-from plait_batching.ragged_jaxpr import ragged_call_jaxpr, unpack_operands
+from plait_batching.ragged import Operand, RaggedEnv, env_of, padded_rule, refuse
 from plait_batching.registries import ragged_rules
 from plait_batching.trace import BatchTrace, BatchTracer
-from plait_core import Primitive, dtypes, eval_jaxpr, get_aval, set_current_trace
+from plait_core import Primitive, dtypes, get_aval, set_current_trace
 from plait_core.primitives import collectives as coll
-from plait_core.primitives.calls import (
-    called_jaxpr,
-    checkpoint_p,
-    closed_call_p,
-    invertible_call_p,
-    remap_jit_info,
-)
+from plait_core.primitives.callbacks import callback_p
 from plait_core.primitives.collectives import axis_names
-from plait_core.primitives.control_flow import cond_p
-from plait_core.primitives.elementwise import clamp_p, convert_element_type_p, select_n_p
+from plait_core.primitives.elementwise import convert_element_type_p
+from plait_core.primitives.optimization_barrier import optimization_barrier_p
 from plait_core.primitives.shapes import dim_as_value_p
-
-
-def _call_ragged(trace: BatchTrace, prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> Any:
-    """Bind the call again around its jaxpr mapped over the piles (the
-    lengths, and the mapped jaxpr's constants, as leading operands)."""
-    ops = operands(trace, prim, args)
-    closed = called_jaxpr(prim, params)
-    with set_current_trace(trace.parent_trace):
-        vals, batched = unpack_operands(trace, ops)
-        body, lead, _ = ragged_call_jaxpr(trace, closed, batched)
-        new = dict(params)
-        new[_JAXPR_PARAM[prim]] = body
-        if "num_consts" in new:
-            new["num_consts"] = params["num_consts"] + len(lead)
-        if "jit_info" in new:
-            new["jit_info"] = remap_jit_info(params["jit_info"], (None,) * len(lead) + tuple(range(len(vals))))
-        outs = prim.bind(*lead, *vals, **new)
-    return wrap_results(trace, prim, outs, [0] * len(outs), closed.out_avals)
-
-
-_JAXPR_PARAM = {closed_call_p: "call_jaxpr", checkpoint_p: "jaxpr", invertible_call_p: "jaxpr"}
-for _p in _JAXPR_PARAM:
-    ragged_rules[_p] = _call_ragged
-
-
-def _cond(trace: BatchTrace, prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> Any:
-    index, *ops = args
-    branches = params["branches"]
-    with set_current_trace(trace):
-        outs = [eval_jaxpr(b.jaxpr, b.consts, *ops) for b in branches]
-        if len(branches) == 1:
-            return outs[0]
-        which = clamp_p.bind(np.int32(0), index, np.int32(len(branches) - 1))
-        return [select_n_p.bind(which, *cases) for cases in zip(*outs)]
-
-
-ragged_rules[cond_p] = _cond
 
 
 def _check_collective(env: RaggedEnv, prim: Primitive, ops: Sequence[Operand], params: dict[str, Any]) -> None:
@@ -108,3 +62,10 @@ def _dim_as_value(trace: BatchTrace, prim: Primitive, args: Sequence[Any], param
 
 
 ragged_rules[dim_as_value_p] = _dim_as_value
+
+ragged_rules[optimization_barrier_p] = padded_rule()
+ragged_rules.not_supported(
+    callback_p,
+    "a host callback on a ragged value would receive each element's padded data, whose values past the "
+    "element's length are unspecified, and could not return ragged results; unpack the pile first",
+)

@@ -1,8 +1,9 @@
 """Ragged rules of the custom-rule calls: bound again, rules and all.
 
 Inside ``vmap`` over piles, ``custom_jvp_call``, ``custom_vjp_call`` and
-``custom_ivjp_call`` on ragged values are bound again around their function
-mapped over the piles (:func:`~plait_batching.ragged_jaxpr.ragged_call_jaxpr`),
+``custom_ivjp_call`` on ragged values are bound again (core's padded rules,
+:mod:`plait_core.padded.calls`, run by :mod:`.ragged_padded`) around their
+function mapped over the piles (:func:`~plait_batching.ragged_jaxpr.ragged_call_jaxpr`),
 with the lengths among their leading operands, and with their rules mapped
 the same way (:mod:`plait_core.rebound_rules`, for the :class:`PileFrame` of
 the call), so that a transformation applied outside the ``vmap`` still uses
@@ -30,22 +31,14 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from plait_batching.ragged import env_of, operands, wrap_results
-from plait_batching.ragged_jaxpr import RaggedFrame, ragged_call_jaxpr, unpack_operands
+from plait_batching.ragged import env_of
+from plait_batching.ragged_jaxpr import RaggedFrame
 from plait_batching.registries import ragged_rules
 from plait_batching.trace import BatchTrace
-from plait_core import (
-    ClosedJaxpr,
-    Primitive,
-    ShapedArray,
-    extend_axis_env,
-    get_aval,
-    set_current_trace,
-    transformation,
-)
-from plait_core.primitives.calls import called_jaxpr, custom_vmap_call_p
+from plait_core import ClosedJaxpr, ShapedArray, extend_axis_env, get_aval, transformation
+from plait_core.primitives.calls import custom_vmap_call_p
 from plait_core.primitives.structural import slice_p, squeeze_p
-from plait_core.rebound_rules import REBOUND_PRIMITIVES, RuleFrame, rebind_custom_call
+from plait_core.rebound_rules import RuleFrame
 
 __all__ = ["PileFrame"]
 
@@ -105,23 +98,6 @@ def _first(trace: BatchTrace, x: Any) -> Any:
     limits = tuple(1 if i == d else s for i, s in enumerate(shape))
     first = slice_p.bind(val, start_indices=(0,) * len(shape), limit_indices=limits, strides=None)
     return squeeze_p.bind(first, dimensions=(d,))
-
-
-def _custom_ragged(trace: BatchTrace, prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> Any:
-    """Bind ``prim`` on the parent trace around its function mapped over the
-    piles, its rules wrapped for its :class:`PileFrame`."""
-    env_of(trace)
-    ops = operands(trace, prim, args)
-    closed = called_jaxpr(prim, params)
-    with set_current_trace(trace.parent_trace):
-        vals, batched = unpack_operands(trace, ops)
-        body, lead, frame = ragged_call_jaxpr(trace, closed, batched)
-        outs = rebind_custom_call(prim, PileFrame(frame, batched), body, lead, vals, params)
-    return wrap_results(trace, prim, outs, [0] * len(outs), closed.out_avals)
-
-
-for _prim in REBOUND_PRIMITIVES:
-    ragged_rules[_prim] = _custom_ragged
 
 
 ragged_rules.not_supported(

@@ -22,6 +22,15 @@ padded data, where ``0 * inf`` would be NaN.
 Rules core registers ``per_axis`` let ragged axes of different sizes meet in
 one equation (``n x m`` scores between two piles); the others involve one
 ragged size at most (:func:`~plait_batching.ragged.check_one_size`).
+
+Core's ``nested`` rules (calls, custom-rule calls, ``cond``, ``while``,
+``scan``) carry sub-programs, which only this interpreter can map over the
+piles; they run on the parent trace with :class:`PileEnv`, whose values are
+every element's padded data with the batch in front (or unbatched), whose
+logical sizes are the lengths (``int32[B]``) and whose ``padded_jaxpr`` maps
+a jaxpr over the piles (:func:`~plait_batching.ragged_jaxpr.ragged_call_jaxpr`).
+A rule's ``check`` (core's refusals) runs before the element types are
+computed, whose error would say less.
 """
 
 from __future__ import annotations
@@ -31,6 +40,7 @@ from typing import Any
 
 import numpy as np
 
+from plait_batching.moves import broadcast_batch, moveaxis
 from plait_batching.ragged import (
     Operand,
     RaggedEnv,
@@ -41,34 +51,42 @@ from plait_batching.ragged import (
     env_of,
     fill_padding,
     is_filled,
+    names_involved,
     operands,
     padded_rule,
     ragged_axes,
     record_fill,
+    refuse,
     several_size_types,
     wrap_results,
 )
+from plait_batching.ragged_jaxpr import RaggedFrame, ragged_call_jaxpr
 from plait_batching.registries import ragged_rules
+from plait_batching.rules.ragged_custom_calls import PileFrame
 from plait_batching.trace import AxisData, BatchTrace, BatchTracer
-from plait_core import Primitive, ShapedArray, Tracer, ops, set_current_trace
+from plait_core import ClosedJaxpr, Primitive, ShapedArray, Tracer, get_aval, ops, set_current_trace
 from plait_core.dims import Dim, is_constant_dim
 from plait_core.padded import PaddedEnv, padded_rules
+from plait_core.primitives.linalg import conv_general_dilated_p, dilated_size
 from plait_core.primitives.structural import pad_p
 from plait_core.trace import transformation
 
-__all__ = ["PileElementEnv", "from_padded_rule"]
+__all__ = ["PileElementEnv", "PileEnv", "from_padded_rule"]
 
 
-class PileElementEnv(PaddedEnv):
-    """The logical sizes of one element of a pile, seen from ``inner``, a plain
-    batching trace over the pile's elements: a ragged size's logical value is
-    its lengths, batched."""
+class PileEnv(PaddedEnv):
+    """The logical sizes of a pile's elements, seen from the parent trace of
+    ``trace`` (the ``vmap`` over piles): a ragged size's logical value is its
+    lengths, ``int32[B]``, and a value is every element's padded data with
+    the batch in front, or unbatched."""
 
-    __slots__ = ("inner", "origin", "ragged")
+    __slots__ = ("_frames", "ragged", "trace")
 
-    def __init__(self, ragged: RaggedEnv, inner: BatchTrace, origin: dict[int, BatchTracer]) -> None:
-        #: The ragged operand of the equation each operand of the rule (by ``id``) stands for.
-        self.ragged, self.inner, self.origin = ragged, inner, origin
+    noun = "ragged"
+
+    def __init__(self, trace: BatchTrace) -> None:
+        self.trace, self.ragged = trace, env_of(trace)
+        self._frames: dict[int, tuple[RaggedFrame, list[bool]]] = {}
 
     def is_padded(self, d: Dim) -> bool:
         return self.ragged.is_ragged(d)
@@ -77,12 +95,50 @@ class PileElementEnv(PaddedEnv):
         return self.ragged.padded(d)  # type: ignore[return-value]  # symbolic only under an enclosing mask
 
     def size(self, d: Dim, dtype: Any = None) -> Any:
+        lengths = self.ragged.lengths(d)
+        return lengths if dtype is None else ops.convert(lengths, np.dtype(dtype))
+
+    def fill(self, x: Any, aval: ShapedArray, axes: Sequence[int] | None, value: Any) -> Any:
+        if get_aval(x).ndim == aval.ndim:  # the same for every element, so not ragged
+            return x
+        return fill_padding(self.ragged, Operand(x, 0, aval), range(aval.ndim) if axes is None else axes, value)
+
+    def unsupported(self, prim: Primitive, avals: Sequence[ShapedArray], why: str) -> Exception:
+        names = frozenset().union(*(self.ragged.names_in_shape(a.shape) for a in avals))
+        types = ", ".join(a.str_short() for a in avals)
+        return ValueError(f"vmap over piles: {prim.name} {why} (element types {types}; {self.ragged.describe(names)})")
+
+    def padded_jaxpr(self, closed: ClosedJaxpr, like: Sequence[ShapedArray]) -> tuple[ClosedJaxpr, list[Any]]:
+        batched = [t.ndim > a.ndim for t, a in zip(like, closed.in_avals)]
+        body, lead, frame = ragged_call_jaxpr(self.trace, closed, batched)
+        self._frames[id(body)] = frame, batched
+        return body, lead
+
+    def carried(self, x: Any, aval: ShapedArray) -> Any:
+        # The mapped jaxprs return every result batched.
+        return broadcast_batch(x, self.trace.axis.size, 0) if get_aval(x).ndim == aval.ndim else x
+
+    def rule_frame(self, body: ClosedJaxpr, lead: Sequence[Any], like: Sequence[ShapedArray]) -> PileFrame:
+        return PileFrame(*self._frames[id(body)])
+
+
+class PileElementEnv(PileEnv):
+    """The logical sizes of one element of a pile, seen from ``inner``, a plain
+    batching trace over the pile's elements: a ragged size's logical value is
+    its lengths, batched."""
+
+    __slots__ = ("inner", "origin")
+
+    def __init__(self, trace: BatchTrace, inner: BatchTrace, origin: dict[int, BatchTracer]) -> None:
+        super().__init__(trace)
+        #: The ragged operand of the equation each operand of the rule (by ``id``) stands for.
+        self.inner, self.origin = inner, origin
+
+    def size(self, d: Dim, dtype: Any = None) -> Any:
         if is_constant_dim(d):
             return int(d) if dtype is None else np.asarray(int(d), dtype)
         with set_current_trace(self.inner.parent_trace):
-            lengths = self.ragged.lengths(d)
-            if dtype is not None:
-                lengths = ops.convert(lengths, np.dtype(dtype))
+            lengths = super().size(d, dtype)
         return BatchTracer(self.inner, lengths, 0)
 
     def valid_vector(self, n: int, d: Dim) -> Any:
@@ -99,7 +155,7 @@ class PileElementEnv(PaddedEnv):
         if bdim is None:  # the same for every element, so not ragged
             return x
         if isinstance(value, Tracer):  # a traced fill value (pad's): the generic fill
-            return super().fill(x, aval, axes, value)
+            return PaddedEnv.fill(self, x, aval, axes, value)
         which = [a for a in (range(aval.ndim) if axes is None else axes) if self.ragged.is_ragged(aval.shape[a])]
         if not which:
             return x
@@ -123,10 +179,13 @@ def from_padded_rule(prim: Primitive, check: Check | None = None) -> RaggedRule:
     result size that is wrong for some concrete lengths)."""
     core_rule = padded_rules[prim]
     per_axis = padded_rules.is_per_axis(prim)
+    pre_check = padded_rules.check_of(prim)
 
     def rule(trace: BatchTrace, prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> Any:
         env = env_of(trace)
         ops_ = operands(trace, prim, args)
+        if pre_check is not None:
+            pre_check(PileEnv(trace), [o.aval for o in ops_], params)
         if per_axis:
             out_avals = several_size_types(env, prim, ops_, params)
         else:
@@ -145,11 +204,44 @@ def from_padded_rule(prim: Primitive, check: Check | None = None) -> RaggedRule:
                 if type(arg) is BatchTracer and arg.ragged:
                     origin[id(v)] = arg
                 vals.append(v)
-            out = core_rule(PileElementEnv(env, inner, origin), vals, [o.aval for o in ops_], **params)
+            out = core_rule(PileElementEnv(trace, inner, origin), vals, [o.aval for o in ops_], **params)
             results = [inner.unpack(v) for v in (out if prim.multiple_results else [out])]
         return wrap_results(trace, prim, [v for v, _ in results], [d for _, d in results], out_avals)
 
     rule.__name__ = f"{prim.name}_ragged_rule"
+    return rule
+
+
+def from_nested_rule(prim: Primitive) -> RaggedRule:
+    """The ragged rule of ``prim``, whose core rule interprets sub-programs:
+    run on the parent trace with :class:`PileEnv` (see the module doc)."""
+    core_rule = padded_rules[prim]
+    one_size = prim.family == "control_flow"  # a loop's carries and a cond's branches keep one ragged size
+
+    def rule(trace: BatchTrace, prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> Any:
+        env = env_of(trace)
+        ops_ = operands(trace, prim, args)
+        names = check_one_size(env, prim, ops_, params) if one_size else names_involved(env, ops_, params)
+        out_avals = element_abstract_eval(env, prim, ops_, params, names)
+        with set_current_trace(trace.parent_trace):
+            vals = [o.val if o.bdim is None else moveaxis(o.val, o.bdim, 0) for o in ops_]
+            outs = core_rule(PileEnv(trace), vals, [o.aval for o in ops_], **params)
+            dims = [0 if get_aval(v).ndim > a.ndim else None for v, a in zip(outs, out_avals)]
+        return wrap_results(trace, prim, outs, dims, out_avals)
+
+    rule.__name__ = f"{prim.name}_ragged_rule"
+    return rule
+
+
+def _checked_passthrough(prim: Primitive) -> RaggedRule:
+    """A passthrough rule with core's check first."""
+    check = padded_rules.check_of(prim)
+    assert check is not None
+
+    def rule(trace: BatchTrace, prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> Any:
+        check(PileEnv(trace), [o.aval for o in operands(trace, prim, args)], params)
+        return _passthrough(trace, prim, args, params)
+
     return rule
 
 
@@ -172,10 +264,45 @@ def _check_pad(
         check_true_sizes(env, prim, ops, x.aval.shape[a], out[0].shape[a], size, f"the ragged axis {a}")
 
 
-_CHECKS: dict[Primitive, Check] = {pad_p: _check_pad}
+def _check_conv_sizes(
+    env: RaggedEnv, prim: Primitive, ops: Sequence[Operand], params: dict[str, Any], out: Sequence[ShapedArray]
+) -> None:
+    """The output's ragged size along a spatial axis (XLA's formula on the
+    length) must be the true size for every concrete length (an element
+    shorter than the window has none), and the window must fit the padded size.
+    Only piles know their lengths when they trace, hence a check of their own."""
+    lhs, rhs = ops
+    lhs_spec, rhs_spec, out_spec = params["dimension_numbers"]
+    for ld, rd, od, s, ldil, rdil, (lo, hi) in zip(
+        lhs_spec[2:], rhs_spec[2:], out_spec[2:], params["window_strides"], params["lhs_dilation"],
+        params["rhs_dilation"], params["padding"],
+    ):  # fmt: skip
+        n = lhs.aval.shape[ld]
+        if not env.is_ragged(n):
+            continue
+        window = int(dilated_size(rhs.aval.shape[rd], rdil))
+
+        def size(m: int, ldil: int = ldil, lo: int = lo, hi: int = hi, s: int = s, window: int = window) -> int:
+            padded = int(dilated_size(m, ldil)) + lo + hi
+            return (padded - window) // s + 1 if padded >= window else 0
+
+        check_true_sizes(env, prim, ops, n, out[0].shape[od], size, f"the ragged spatial dimension {ld} of its lhs")
+        if int(env.padded(out[0].shape[od])) < 0:
+            raise refuse(prim, ops, env, (
+                f"has a window of size {window} along the ragged spatial dimension {ld} of its lhs, longer than "
+                f"the padded size {env.padded(n)} there (with padding ({lo}, {hi}))"
+            ))  # fmt: skip
+
+
+_CHECKS: dict[Primitive, Check] = {pad_p: _check_pad, conv_general_dilated_p: _check_conv_sizes}
 
 for _prim, _ in padded_rules.items():
-    # A passthrough rule is the batching rule on the padded data with padded params: run that directly.
-    ragged_rules[_prim] = (
-        _passthrough if padded_rules.is_passthrough(_prim) else from_padded_rule(_prim, _CHECKS.get(_prim))
-    )
+    if padded_rules.is_nested(_prim):
+        ragged_rules[_prim] = from_nested_rule(_prim)
+    elif not padded_rules.is_passthrough(_prim):
+        ragged_rules[_prim] = from_padded_rule(_prim, _CHECKS.get(_prim))
+    elif padded_rules.check_of(_prim) is not None:
+        ragged_rules[_prim] = _checked_passthrough(_prim)
+    else:
+        # A passthrough rule is the batching rule on the padded data with padded params: run that directly.
+        ragged_rules[_prim] = _passthrough

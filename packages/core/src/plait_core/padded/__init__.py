@@ -25,8 +25,11 @@ are batched (``vmap`` of the masked rule).  Core defines, the interpreters
 interpret: neither imports the other.
 """
 
-from plait_core.padded import linalg, reductions, structural
+from plait_core.padded import calls, control_flow, linalg, reductions, structural, windows
 from plait_core.padded.env import PaddedEnv
 from plait_core.padded.registry import PaddedRule, PaddedRules, padded_rules
 
-__all__ = ["PaddedEnv", "PaddedRule", "PaddedRules", "linalg", "padded_rules", "reductions", "structural"]
+__all__ = [
+    "PaddedEnv", "PaddedRule", "PaddedRules", "calls", "control_flow", "linalg", "padded_rules", "reductions",
+    "structural", "windows",
+]  # fmt: skip

@@ -15,17 +15,37 @@ unspecified.  An environment answers, for a dimension ``d``:
 and builds on those the validity masks (:meth:`PaddedEnv.valid_along`,
 :meth:`PaddedEnv.valid`) and the fill of the padding
 (:meth:`PaddedEnv.fill`) that the padded rules use.
+
+Primitives that carry sub-programs (calls, loops, ``cond``) need the
+interpreter itself: :meth:`PaddedEnv.padded_jaxpr` is the one hook through
+which a padded rule has an inner jaxpr interpreted on padded data, by the
+interpreter that runs the rule (its recursive interpretation stays its own).
+The values a rule receives and binds are in the interpreter's
+*representation* of padded data: the padded data itself under ``mask``; for
+the rules of sub-programs under ``vmap`` over piles, the padded data of
+every element with the batch in front (or, for a value the same for every
+element, unbatched).  A rule of a sub-program never looks inside that
+representation beyond what these hooks give it: ``padded_jaxpr`` (the inner
+jaxpr interpreted), :meth:`PaddedEnv.carried` (a loop carry in the
+representation of the inner jaxpr's results), :meth:`PaddedEnv.rule_frame`
+(the user's rules of a custom-rule call) and :meth:`PaddedEnv.size`
+(logical sizes, which have the representation's leading dimensions).
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from plait_core import dtypes, ops
 from plait_core.abstract import ShapedArray, get_aval
 from plait_core.dims import Dim
+from plait_core.jaxpr import ClosedJaxpr
+from plait_core.primitive import Primitive
+
+if TYPE_CHECKING:
+    from plait_core.rebound_rules import RuleFrame
 
 __all__ = ["PaddedEnv"]
 
@@ -36,6 +56,9 @@ class PaddedEnv(ABC):
     current."""
 
     __slots__ = ()
+
+    #: How messages name a padded size ("symbolic" under ``mask``, "ragged" for piles).
+    noun: ClassVar[str] = "padded"
 
     @abstractmethod
     def is_padded(self, d: Dim) -> bool:
@@ -85,3 +108,31 @@ class PaddedEnv(ABC):
             return x
         xa = get_aval(x)
         return ops.select(valid, x, ops.full(xa.shape, value, xa.dtype, xa.weak_type))
+
+    # -- what only the interpreter knows ---------------------------------------
+
+    def unsupported(self, prim: Primitive, avals: Sequence[ShapedArray], why: str) -> Exception:
+        """The error for an equation ``prim`` of operand types ``avals`` that
+        padded data cannot compute: ``why`` continues a sentence whose subject
+        is the primitive ("has a window along the ... axis")."""
+        types = ", ".join(a.str_short() for a in avals)
+        return NotImplementedError(f"{prim.name} {why} (operands {types})")
+
+    def padded_jaxpr(self, closed: ClosedJaxpr, like: Sequence[ShapedArray]) -> tuple[ClosedJaxpr, list[Any]]:
+        """``closed`` (a jaxpr of logical types) interpreted on padded data by
+        this env's interpreter: a const-free jaxpr over ``(*lead, *inputs)``
+        returning its results' padded data, and the ``lead`` values to pass
+        (hoisted constants, then the logical sizes it reads).  ``like`` are the
+        types of the data that will be passed for ``closed``'s inputs (in the
+        interpreter's representation)."""
+        raise NotImplementedError(f"{type(self).__name__} does not interpret sub-programs")
+
+    def carried(self, x: Any, aval: ShapedArray) -> Any:
+        """``x`` (padded data of ``aval``) in the representation of the results
+        of :meth:`padded_jaxpr`'s jaxprs, as a loop carry must be."""
+        return x
+
+    def rule_frame(self, body: ClosedJaxpr, lead: Sequence[Any], like: Sequence[ShapedArray]) -> RuleFrame[Any]:
+        """The :class:`~plait_core.rebound_rules.RuleFrame` of a custom-rule call
+        bound again around ``body`` (from :meth:`padded_jaxpr`) with ``lead``."""
+        raise NotImplementedError(f"{type(self).__name__} does not re-bind custom-rule calls")

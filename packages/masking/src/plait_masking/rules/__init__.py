@@ -2,8 +2,10 @@
 
 Importing this package registers every rule in
 :data:`plait_masking.registry.masking_rules`: masking's own, and core's
-padded rules (:data:`plait_core.padded.padded_rules`), which masking runs
-as they are, with its :class:`~plait_masking.env.MaskEnv` of scalar sizes.
+padded rules (:data:`plait_core.padded.padded_rules`: reductions, linear
+algebra, windows, control flow, calls, ...), which masking runs as they are,
+with its :class:`~plait_masking.env.MaskEnv` of scalar sizes (whose
+``padded_jaxpr`` masks the sub-programs of calls and loops).
 """
 
 from plait_core.padded import padded_rules
@@ -11,16 +13,10 @@ from plait_masking.registry import masking_rules
 from plait_masking.rules import (
     ad_helpers,
     callbacks,
-    calls,
     collectives,
-    control_flow,
     custom_calls,
-    factorizations,
-    fft,
     indexing,
-    linalg,
     optimization_barrier,
-    reduce_window,
     shapes,
     sharding,
     structural,

@@ -1,7 +1,9 @@
 """The custom-rule calls under ``mask``: bound again, rules and all.
 
-``custom_jvp_call``, ``custom_vjp_call``, ``custom_ivjp_call`` and
-``custom_vmap_call`` are bound again around their masked function, with the
+``custom_jvp_call``, ``custom_vjp_call`` and ``custom_ivjp_call`` are
+core's padded rules (:mod:`plait_core.padded.calls`); this module gives them
+masking's :class:`MaskFrame`, and binds ``custom_vmap_call`` itself.  Each
+is bound again around its masked function, with the
 leading operands every masked call takes (the masked body's constants, then
 the logical sizes), and with *masked rules*: each runs the user's rule on the
 padded data under a fresh mask trace whose logical sizes are those leading
@@ -43,9 +45,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from plait_core import ClosedJaxpr, Primitive, ShapedArray, ops, transformation
+from plait_core import ClosedJaxpr, ShapedArray, ops, transformation
 from plait_core.primitives.calls import custom_vmap_call_p
-from plait_core.rebound_rules import REBOUND_PRIMITIVES, ReboundRule, RuleFrame, rebind_custom_call
+from plait_core.rebound_rules import ReboundRule, RuleFrame, rebind_custom_call
 from plait_core.staging import trace_to_jaxpr
 from plait_masking.env import MaskEnv
 from plait_masking.registry import masking_rules
@@ -127,21 +129,16 @@ class MaskedVmapRule(ReboundRule):
         return [trace.unwrap(o) for o in outs], list(out_batched)
 
 
-def _masking_rule(prim: Primitive) -> Callable[..., list[Any]]:
-    """The masking rule of a custom-rule call: bound again around its masked
-    function, its rules wrapped for its :class:`MaskFrame`."""
-
-    def rule(env: MaskEnv, vals: Sequence[Any], avals: Sequence[ShapedArray], **params: Any) -> list[Any]:
-        closed: ClosedJaxpr = params["call_jaxpr"]
-        body, lead = mask_jaxpr(env, closed)
-        frame = MaskFrame(env, body.in_avals[: len(lead)])
-        rules = None
-        if prim is custom_vmap_call_p:
-            rules = {"rule": MaskedVmapRule(params["rule"], frame, closed.in_avals, closed.out_avals)}
-        return rebind_custom_call(prim, frame, body, lead, vals, params, rules)
-
-    return rule
+def _custom_vmap_rule(env: MaskEnv, vals: Sequence[Any], avals: Sequence[ShapedArray], **params: Any) -> list[Any]:
+    closed: ClosedJaxpr = params["call_jaxpr"]
+    body, lead = mask_jaxpr(env, closed)
+    frame = MaskFrame(env, body.in_avals[: len(lead)])
+    rule = MaskedVmapRule(params["rule"], frame, closed.in_avals, closed.out_avals)
+    return rebind_custom_call(custom_vmap_call_p, frame, body, lead, vals, params, {"rule": rule})
 
 
-for _prim in (*REBOUND_PRIMITIVES, custom_vmap_call_p):
-    masking_rules[_prim] = _masking_rule(_prim)
+# custom_jvp_call, custom_vjp_call and custom_ivjp_call are core's padded rules
+# (plait_core.padded.calls), which reach MaskFrame through MaskEnv.rule_frame;
+# custom_vmap_call's rule only exists under mask (vmap over piles refuses it:
+# a pile is not a rectangular batch), so it stays here.
+masking_rules[custom_vmap_call_p] = _custom_vmap_rule
