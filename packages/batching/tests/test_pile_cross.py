@@ -108,11 +108,15 @@ def test_a_value_with_two_ragged_sizes_is_not_a_pile() -> None:
         vmap(scores, in_axes=(P, P), out_axes=P)(q, k)
 
 
-def test_rules_that_move_entries_still_refuse_two_sizes() -> None:
+def test_concatenating_an_n_x_m_value_along_either_axis() -> None:
+    """``concatenate`` is core's padded rule, which writes each piece at its
+    logical offset along its own axis (issue 16: it used to refuse two sizes)."""
     q, k = piles()
-    with pytest.raises(ValueError, match=r"vmap over piles: concatenate combines values of different ragged sizes "
-                                         r"\(operands f32\[_pile\d+,_pile\d+\]"):
-        vmap(lambda a, b: pnp.concatenate([scores(a, b)] * 2, axis=1).sum(1), in_axes=(P, P), out_axes=P)(q, k)
+    out = vmap(lambda a, b: pnp.concatenate([scores(a, b)] * 2, axis=1).cumsum(1).sum(1), in_axes=(P, P),
+               out_axes=P)(q, k)  # fmt: skip
+    for got, a, b in zip(out.unpack(), q.unpack(), k.unpack()):
+        s = np_scores(np.asarray(a), np.asarray(b))
+        np.testing.assert_allclose(np.asarray(got), np.concatenate([s, s], 1).cumsum(1).sum(1), rtol=1e-5, atol=1e-5)
 
 
 def test_rev_of_either_ragged_axis() -> None:

@@ -373,3 +373,25 @@ def test_windows_longer_than_an_element_are_refused() -> None:
     with pytest.raises(ValueError, match=r"vmap over piles: scatter_add takes the entries \[0, 2\) of the ragged axis 0, which the elements of lengths \[1\] do not have"):
         vmap(lambda x: lax.scatter_add(x, np.zeros((1, 1), np.int32), np.ones((1, 2, 2), np.float32), dn),
              in_axes=P, out_axes=P)(p)  # fmt: skip
+
+
+# ---------------------------------------------------------------------------
+# Strided slices (core's slice rule; piles used to refuse them)
+
+
+@pytest.mark.parametrize("lengths", LENGTH_SETS)
+def test_strided_slices_along_and_across_a_ragged_axis(lengths: list[int]) -> None:
+    p = pile(lengths)
+
+    def last_row_every_other_column(x: Any) -> Any:  # a ragged start, a stride along a static axis
+        return lax.slice(x, (x.shape[0] - 1, 0), (x.shape[0], 2), (1, 2))
+
+    def every_other(x: Any) -> Any:  # a stride along a ragged axis of size 2n - 1: n entries
+        return lax.slice(pnp.arange(2 * x.shape[0]) * 1.5, (0,), (2 * x.shape[0] - 1,), (2,)) + x[:, 0]
+
+    got = vmap(last_row_every_other_column, in_axes=P)(p)
+    for g, e in zip(np.asarray(got), p.unpack()):
+        np.testing.assert_array_equal(g, np.asarray(e)[-1:, ::2])
+    for g, e in zip(vmap(every_other, in_axes=P, out_axes=P)(p).unpack(), p.unpack()):
+        e = np.asarray(e)
+        np.testing.assert_allclose(np.asarray(g), np.arange(2 * len(e))[: 2 * len(e) - 1 : 2] * 1.5 + e[:, 0])

@@ -296,17 +296,24 @@ def test_conv_groups_over_a_symbolic_size_are_refused() -> None:
             [np.zeros((4, 1, 3), np.float32), np.zeros((2, 1, 1), np.float32)], {"b": 1})
 
 
-def test_scatter_with_a_partial_symbolic_window_is_refused() -> None:
+@pytest.mark.parametrize("i", [0, 2, 3, -1])
+def test_scatter_with_a_partial_symbolic_window(i: int) -> None:
+    """A window of symbolic size ``n`` into an axis of size ``n + 2`` is written
+    entry by entry, so its padding overwrites nothing (a window that does not
+    fit at ``i`` is dropped whole, as in drop mode)."""
     dn = ScatterDimensionNumbers(update_window_dims=(1,), inserted_window_dims=(), scatter_dims_to_operand_dims=(0,))
 
     def f(x: Any, i: Any, u: Any) -> Any:
         return st.scatter_p.bind(x, i, u, dimension_numbers=dn, indices_are_sorted=False, unique_indices=False,
                                  mode=GatherScatterMode.FILL_OR_DROP)
 
-    with pytest.raises(NotImplementedError, match=r"scatter with an update window of symbolic size n \(updates "
-                                                  r"f32\[1,n\]\) into dimension 0 of size n \+ 2"):
-        mask(f, ["n + 2", "(1, 1)", "(1, n)"], "n + 2")(
-            [np.zeros(8, np.float32), np.zeros((1, 1), np.int32), np.zeros((1, 6), np.float32)], {"n": 3})
+    x = np.arange(8, dtype=np.float32)
+    u = 10 + np.arange(6, dtype=np.float32)[None]
+    got = mask(f, ["n + 2", "(1, 1)", "(1, n)"], "n + 2")([x, np.full((1, 1), i, np.int32), u], {"n": 3})
+    want = x[:5].copy()
+    if 0 <= i <= 2:
+        want[i : i + 3] = u[0, :3]
+    np.testing.assert_array_equal(np.asarray(got)[:5], want)
 
 
 def test_collectives_stage_on_padded_data() -> None:

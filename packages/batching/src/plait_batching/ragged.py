@@ -12,7 +12,8 @@ A ragged value is a :class:`~plait_batching.trace.BatchTracer` with
 name (the pile's padded size, or the largest length).  A value may have
 several ragged axes: of one name (self-attention scores ``n x n``) or, for
 the rules that treat each axis on its own (elementwise, broadcasting and
-transposing, reductions, ``sort``, ``dot_general``, ``rev``, ``pad``: see
+transposing, reductions, ``sort``, ``dot_general``, ``rev``, ``pad``,
+slicing, indexing, dynamic slices, ``concatenate``: see
 ``several_sizes`` of :func:`padded_rule` and core's ``per_axis`` padded
 rules), of different names (cross-attention scores ``n x m``
 between two piles).  Other rules refuse an equation that involves two names
@@ -319,7 +320,7 @@ def check_one_size(env: RaggedEnv, prim: Primitive, ops: Sequence[Operand], para
             f"{env.describe(names)}). Piles combine only when their lengths are equal (checked when the lengths "
             "are concrete; under jit pass the same lengths value to both); different ragged sizes meet only "
             "along different axes (an n x m value), in elementwise operations, broadcasts, transposes, "
-            "reductions, sort, dot_general, rev and pad"
+            "reductions, sort, dot_general, rev, pad, slices, indexing, dynamic slices and concatenate"
         )
     return names
 

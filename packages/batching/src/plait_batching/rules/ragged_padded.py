@@ -173,10 +173,15 @@ class PileElementEnv(PileEnv):
 Check = Callable[[RaggedEnv, Primitive, Sequence[Operand], dict[str, Any], Sequence[ShapedArray]], None]
 
 
-def from_padded_rule(prim: Primitive, check: Check | None = None) -> RaggedRule:
+#: ``types(trace, prim, operands, params)``: the element types of the results, where a pile's differ from core's.
+Types = Callable[[BatchTrace, Primitive, Sequence[Operand], dict[str, Any]], list[ShapedArray]]
+
+
+def from_padded_rule(prim: Primitive, check: Check | None = None, types: Types | None = None) -> RaggedRule:
     """The ragged rule of ``prim``: core's padded rule under a batching trace
     (see the module doc); ``check`` refuses layouts a pile cannot have (a
-    result size that is wrong for some concrete lengths)."""
+    result size that is wrong for some concrete lengths); ``types`` computes
+    the results' element types instead of the primitive's shape rule."""
     core_rule = padded_rules[prim]
     per_axis = padded_rules.is_per_axis(prim)
     pre_check = padded_rules.check_of(prim)
@@ -186,7 +191,9 @@ def from_padded_rule(prim: Primitive, check: Check | None = None) -> RaggedRule:
         ops_ = operands(trace, prim, args)
         if pre_check is not None:
             pre_check(PileEnv(trace), [o.aval for o in ops_], params)
-        if per_axis:
+        if types is not None:
+            out_avals = types(trace, prim, ops_, params)
+        elif per_axis:
             out_avals = several_size_types(env, prim, ops_, params)
         else:
             out_avals = element_abstract_eval(env, prim, ops_, params, check_one_size(env, prim, ops_, params))

@@ -1,105 +1,95 @@
-"""Ragged rules of the structural family.
+"""Ragged rules of the structural and indexing families that moving data
+along a ragged axis needs: ``concatenate``, ``reshape``, ``slice``, dynamic
+slices, ``gather`` and the ``scatter`` family.
 
-The padded layout keeps each element's true entries at the start of every
-ragged axis.  Broadcasting, transposes, adding or dropping unit axes,
-``iota``, ``rev`` and ``pad`` are core's padded rules
-(:mod:`plait_core.padded.structural`, run by :mod:`.ragged_padded`).
-Concatenating along static axes and reshapes that regroup the axes around a
-ragged axis run on the padded data unchanged;
+What they compute on the padded data is core's padded semantics
+(:mod:`plait_core.padded.structural`, :mod:`plait_core.padded.reshape`,
+:mod:`plait_core.padded.indexing`), run by :func:`.ragged_padded.from_padded_rule`
+with one logical size per element; each ragged axis is taken by its own
+size, so an ``n x m`` value between two piles is sliced, indexed and
+concatenated along either axis.  What only piles have is their element
+types, so that is what this module adds (registered after
+:mod:`.ragged_padded`, whose generic registration of these primitives it
+replaces):
 
-* ``concatenate`` along a ragged axis joins the padded pieces, then gathers,
-  per element, each piece's true entries right after the previous piece's.
-  The result's size is the sum of the pieces' sizes (``n + 1`` for a
-  ``cls`` token, ``2 * n`` for ``x`` with itself); when the pieces have
-  different ragged sizes (two piles of different lengths) the sum would mix
-  names, so the result gets a ragged size of its own, with lengths the sums
-  of the pieces' lengths (one size per sum: ``[x, y]`` and ``[y, x]`` share
-  it).
-
-Still refused with a reason: a reshape that merges a
-ragged axis with others.
-
-Slicing and indexing (``slice``, dynamic slices, gather, scatter) are in
-:mod:`ragged_indexing`.
+* ``concatenate`` along a ragged axis gives the sum of the pieces' sizes
+  (``n + 1`` for a ``cls`` token, ``2 * n`` for ``x`` with itself); when the
+  pieces have different ragged sizes (two piles of different lengths) the
+  sum would mix names in one axis, which a ragged value may not, so the
+  result gets a ragged size of its own, with lengths the sums of the pieces'
+  lengths (one size per sum: ``[x, y]`` and ``[y, x]`` share it).
+* A window of static size along a ragged axis (``lax.dynamic_slice_in_dim(x,
+  i, 2)``, ``x[1]``, ``x[-2:]``) asks every element to have its entries;
+  core's shape rules cannot prove it (sizes are only known to be at least
+  1), so the element types are computed at the padded size and, when the
+  lengths are concrete, an element too short is a ``ValueError`` naming its
+  length.  Under ``jit`` the lengths are traced and cannot be checked: the
+  window of such an element starts at 0 and its entries past the element's
+  end are unspecified.  (Under ``mask`` the same window is a shape error:
+  there is no concrete size to check it against.)
+* A reshape must keep each ragged axis and regroup only the static axes
+  around it: a pile's element has one size per ragged axis, and the sizes
+  of a merged axis (``2 * n`` from ``(n, 2)``) are refused, as before core
+  computed them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
-from plait_batching.moves import to_front
 from plait_batching.ragged import (
     Operand,
     RaggedEnv,
-    check_one_size,
+    concrete_sizes,
     derived_size,
     element_abstract_eval,
     env_of,
-    operands,
-    padded_rule,
+    names_involved,
+    ragged_axes,
     refuse,
-    wrap_results,
+    several_size_types,
 )
 from plait_batching.registries import ragged_rules
+from plait_batching.rules.ragged_padded import from_padded_rule
 from plait_batching.trace import BatchTrace
-from plait_core import Primitive, get_aval, set_current_trace
+from plait_core import Primitive, ShapedArray, set_current_trace
 from plait_core.dims import Dim, definitely_equal
 from plait_core.primitives import structural as st
-from plait_core.primitives.elementwise import add_p, ge_p, select_n_p, sub_p
-from plait_core.primitives.indexing_prims import GatherDimensionNumbers, GatherScatterMode
+from plait_core.primitives.indexing_prims import ScatterDimensionNumbers
+from plait_core.primitives.structural import provably_le
 
-_I32 = np.dtype(np.int32)
-# Each axis on its own: these also take values with ragged axes of different sizes (n x m).
-_padded = padded_rule(several_sizes=True)
+# ---------------------------------------------------------------------------
+# concatenate
 
+
+def _concatenate_types(
+    trace: BatchTrace, prim: Primitive, ops: Sequence[Operand], params: dict[str, Any]
+) -> list[ShapedArray]:
+    env = env_of(trace)
+    (aval,) = several_size_types(env, prim, ops, params)
+    k = params["dimension"]
+    if len(env.names_in(aval.shape[k])) <= 1:
+        return [aval]
+    # A size of its own, not a sum of names.  env.lengths memoises the lengths of
+    # the sum, so equal sums (x + y and y + x, or the same pieces twice) get the
+    # same size, also when traced.
+    with set_current_trace(trace.parent_trace):
+        size = derived_size(env, env.lengths(aval.shape[k]), int(env.padded(aval.shape[k])))
+    return [aval.update(shape=tuple(size if a == k else d for a, d in enumerate(aval.shape)))]
+
+
+ragged_rules[st.concatenate_p] = from_padded_rule(st.concatenate_p, types=_concatenate_types)
 
 
 # ---------------------------------------------------------------------------
-# Per-element positions and gathers (parent trace current; batch first)
+# reshape
 
 
-def _positions(env: RaggedEnv, size: int) -> Any:
-    """``int32[B, size]``: the position along an axis, for every element."""
-    return st.iota_p.bind(dtype=_I32, shape=(env.axis.size, size), dimension=1)
-
-
-def _rows(v: Any, size: int) -> Any:
-    """A per-element ``int32[B]`` value repeated along a new axis of ``size``."""
-    return st.broadcast_in_dim_p.bind(v, shape=(get_aval(v).shape[0], size), broadcast_dimensions=(0,))
-
-
-def _spread(m: Any, full: Sequence[Dim], axis: int) -> Any:
-    """A ``[B, size]`` value broadcast to ``full`` (batch first) along ``axis``."""
-    return st.broadcast_in_dim_p.bind(m, shape=tuple(full), broadcast_dimensions=(0, axis))
-
-
-def take_along(x: Any, axis: int, index: Any) -> Any:
-    """``out[b, ..., j, ...] = x[b, ..., index[b, j], ...]``: ``x`` (batch first)
-    gathered along its dimension ``axis`` by a per-element ``int32[B, J]`` index."""
-    shape = get_aval(x).shape
-    dn = GatherDimensionNumbers(
-        offset_dims=tuple(d for d in range(len(shape)) if d not in (0, axis)),
-        collapsed_slice_dims=(axis,), start_index_map=(axis,),
-        operand_batching_dims=(0,), start_indices_batching_dims=(0,),
-    )  # fmt: skip
-    sizes = tuple(1 if d in (0, axis) else s for d, s in enumerate(shape))
-    idx = st.expand_dims_p.bind(index, dimensions=(2,))
-    return st.gather_p.bind(
-        x, idx, dimension_numbers=dn, slice_sizes=sizes, indices_are_sorted=False, unique_indices=False,
-        mode=GatherScatterMode.CLIP, fill_value=None,
-    )  # fmt: skip
-
-
-# ---------------------------------------------------------------------------
-# reshape, slice
-
-
-def _segments(env: RaggedEnv, shape: Sequence[Dim]) -> tuple[list[Dim], list[Dim]] | None:
-    """The ragged sizes of ``shape`` in order and the products of the static
-    runs between them (``None`` when a run is not static)."""
+def _segments(env: RaggedEnv, shape: Sequence[Dim]) -> tuple[list[Dim], list[Dim]]:
+    """The ragged sizes of ``shape`` in order and the products of the static runs between them."""
     ragged: list[Dim] = []
     runs: list[Dim] = [1]
     for d in shape:
@@ -111,15 +101,16 @@ def _segments(env: RaggedEnv, shape: Sequence[Dim]) -> tuple[list[Dim], list[Dim
     return ragged, runs
 
 
-def _check_reshape(env: RaggedEnv, prim: Primitive, ops: Sequence[Operand], params: dict[str, Any]) -> None:
+def _check_reshape(
+    env: RaggedEnv, prim: Primitive, ops: Sequence[Operand], params: dict[str, Any], out: Sequence[ShapedArray]
+) -> None:
     (x,) = ops
     shape = x.aval.shape
     if params.get("dimensions") is not None:
         shape = tuple(shape[i] for i in params["dimensions"])
     a, b = _segments(env, shape), _segments(env, params["new_sizes"])
     same = (
-        a is not None and b is not None and len(a[0]) == len(b[0])
-        and all(definitely_equal(p, q) for p, q in zip(a[0], b[0]))
+        len(a[0]) == len(b[0]) and all(definitely_equal(p, q) for p, q in zip(a[0], b[0]))
         and all(type(p) is int and definitely_equal(p, q) for p, q in zip(a[1], b[1]))
     )  # fmt: skip
     if not same:
@@ -130,51 +121,108 @@ def _check_reshape(env: RaggedEnv, prim: Primitive, ops: Sequence[Operand], para
         )  # fmt: skip
 
 
-ragged_rules[st.reshape_p] = padded_rule(_check_reshape, several_sizes=True)
-
-
+ragged_rules[st.reshape_p] = from_padded_rule(st.reshape_p, _check_reshape)
 
 
 # ---------------------------------------------------------------------------
-# concatenate
+# Element types of windows that core cannot prove fit a ragged axis
 
 
-def _concatenate(trace: BatchTrace, prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> Any:
+class _Window(NamedTuple):
+    """The entries ``[lo, hi)`` taken along the ragged ``axis`` of operand 0,
+    which core's shape rule cannot prove every element has."""
+
+    axis: int
+    lo: Dim
+    hi: Dim
+
+
+def _static_windows(env: RaggedEnv, aval: ShapedArray, sizes: Sequence[Dim]) -> list[_Window]:
+    """The windows of static size along ragged axes of ``aval`` that are not
+    provably within the axis (a window of 2 along ``n``)."""
+    if len(sizes) != aval.ndim:  # core's shape rule says what is wrong
+        return []
+    return [
+        _Window(a, 0, s) for a in ragged_axes(env, aval) if type(s := sizes[a]) is int and not provably_le(s, aval.shape[a])
+    ]  # fmt: skip
+
+
+def _slice_windows(env: RaggedEnv, aval: ShapedArray, params: dict[str, Any]) -> list[_Window]:
+    """The ragged axes a slice takes a window of static size from that core
+    cannot prove every element has (``x[1]``, ``x[-2:]``)."""
+    starts, limits = params["start_indices"], params["limit_indices"]
+    if len(starts) != aval.ndim or len(limits) != aval.ndim:
+        return []
+    out = []
+    for a in ragged_axes(env, aval):
+        lo, hi = starts[a], limits[a]
+        if not (provably_le(0, lo) and provably_le(hi, aval.shape[a])) and type(hi - lo) is int:
+            out.append(_Window(a, lo, hi))
+    return out
+
+
+def _types_at_padded(
+    env: RaggedEnv, prim: Primitive, ops: Sequence[Operand], params: dict[str, Any], windows: Sequence[_Window],
+    *, keeps_operand: bool,
+) -> list[ShapedArray]:  # fmt: skip
+    """The element types of the results, ragged axes with a window core cannot
+    prove fits taken at their padded size (``params`` must not mention their
+    size), checked against concrete lengths; ``keeps_operand``: the result has
+    the type of operand 0."""
+    x = ops[0]
+    shape = list(x.aval.shape)
+    for w in windows:
+        shape[w.axis] = env.padded(shape[w.axis])
+        known = concrete_sizes(env, (x.aval.shape[w.axis], w.lo, w.hi))
+        if known is not None:
+            n, lo, hi = known
+            bad = (lo < 0) | (hi > n)
+            if bad.any():
+                raise refuse(
+                    prim, ops, env,
+                    f"takes the entries [{w.lo}, {w.hi}) of the ragged axis {w.axis}, which the elements of "
+                    f"lengths {np.array2string(n[bad])} do not have",
+                )  # fmt: skip
+    relaxed = [x._replace(aval=x.aval.update(shape=tuple(shape))), *ops[1:]]
+    out = several_size_types(env, prim, relaxed, params) if windows else several_size_types(env, prim, ops, params)
+    return [a.update(shape=x.aval.shape) for a in out] if keeps_operand else out
+
+
+def _gather_types(trace: BatchTrace, prim: Primitive, ops: Sequence[Operand], params: dict[str, Any]) -> list[ShapedArray]:
     env = env_of(trace)
-    ops = operands(trace, prim, args)
-    k = params["dimension"]
-    along = [env.names_in(o.aval.shape[k]) for o in ops]
-    if not any(along[:-1]):  # only the last piece is ragged along k: its padding stays at the end
-        return _padded(trace, prim, args, params)
-    others = frozenset().union(*(env.names_in(d) for o in ops for i, d in enumerate(o.aval.shape) if i != k))
-    joined = frozenset().union(*along)
-    if others:
-        check_one_size(env, prim, ops, params)
-    (aval,) = element_abstract_eval(env, prim, ops, params, joined | others)
-    with set_current_trace(trace.parent_trace):
-        vals = [to_front(o.val, o.bdim, env.axis.size) for o in ops]
-        joined_val = st.concatenate_p.bind(*vals, dimension=k + 1)
-        total = int(get_aval(joined_val).shape[k + 1])
-        pos = _positions(env, total)
-        # Position j of piece i's true entries: j - start_i in the piece, which
-        # starts at offset_i of the joined padded pieces.
-        index, start, offset = pos, None, 0
-        for o in ops:
-            if start is not None:
-                at = _rows(start, total)
-                moved = add_p.bind(sub_p.bind(pos, at), np.int32(offset))
-                index = select_n_p.bind(ge_p.bind(pos, at), index, moved)
-            n = env.lengths(o.aval.shape[k])
-            start = n if start is None else add_p.bind(start, n)
-            offset += int(env.padded(o.aval.shape[k]))
-        val = take_along(joined_val, k + 1, index)
-        if len(joined) > 1:  # a size of its own, not a sum of names
-            # env.lengths memoises the lengths of the sum, so equal sums (x + y and
-            # y + x, or the same pieces twice) get the same size, also when traced.
-            shape = list(aval.shape)
-            shape[k] = derived_size(env, env.lengths(aval.shape[k]), total)
-            aval = aval.update(shape=tuple(shape))
-    return wrap_results(trace, prim, [val], [0], [aval])
+    return _types_at_padded(env, prim, ops, params, _static_windows(env, ops[0].aval, params["slice_sizes"]),
+                            keeps_operand=False)  # fmt: skip
 
 
-ragged_rules[st.concatenate_p] = _concatenate
+def _update_types(trace: BatchTrace, prim: Primitive, ops: Sequence[Operand], params: dict[str, Any]) -> list[ShapedArray]:
+    env = env_of(trace)
+    x, upd = ops[0].aval, ops[1 if prim is st.dynamic_update_slice_p else 2].aval
+    dn = params.get("dimension_numbers")
+    if prim is st.dynamic_update_slice_p:
+        sizes: Sequence[Dim] = upd.shape
+    elif isinstance(dn, ScatterDimensionNumbers):
+        dropped = set(dn.inserted_window_dims) | set(dn.operand_batching_dims)
+        window = iter([upd.shape[u] for u in dn.update_window_dims if 0 <= u < upd.ndim])
+        sizes = [1 if a in dropped else next(window, 1) for a in range(x.ndim)]  # (core's shape rule checks them)
+    else:  # core's error
+        return element_abstract_eval(env, prim, ops, params, names_involved(env, ops, params))
+    return _types_at_padded(env, prim, ops, params, _static_windows(env, x, sizes), keeps_operand=True)
+
+
+def _slice_types(trace: BatchTrace, prim: Primitive, ops: Sequence[Operand], params: dict[str, Any]) -> list[ShapedArray]:
+    env = env_of(trace)
+    windows = _slice_windows(env, ops[0].aval, params)
+    on = {w.axis for w in windows}
+    relaxed = {
+        key: tuple(env.padded(d) if a in on else d for a, d in enumerate(params[key]))
+        for key in ("start_indices", "limit_indices")
+    }
+    return _types_at_padded(env, prim, ops, {**params, **relaxed}, windows, keeps_operand=False)
+
+
+ragged_rules[st.slice_p] = from_padded_rule(st.slice_p, types=_slice_types)
+ragged_rules[st.gather_p] = from_padded_rule(st.gather_p, types=_gather_types)
+ragged_rules[st.dynamic_slice_p] = from_padded_rule(st.dynamic_slice_p, types=_gather_types)
+for _p in (st.dynamic_update_slice_p, st.scatter_p, st.scatter_add_p, st.scatter_mul_p, st.scatter_min_p,
+           st.scatter_max_p):  # fmt: skip
+    ragged_rules[_p] = from_padded_rule(_p, types=_update_types)

@@ -26,6 +26,8 @@ interpret: neither imports the other.
 """
 
 from plait_core.padded import calls, control_flow, linalg, reductions, structural, windows
+from plait_core.padded import indexing as indexing
+from plait_core.padded import reshape as reshape
 from plait_core.padded.env import PaddedEnv
 from plait_core.padded.registry import PaddedRule, PaddedRules, padded_rules
 

@@ -15,6 +15,14 @@ high padding with the padding value first: then the logical result is the
 front of the padded one (interior and negative padding need nothing more).
 Both treat each padded axis by its own size (``per_axis``), so they take an
 ``n x m`` value along either axis.
+
+``concatenate`` writes the operands after the first one padded along the
+axis at their logical offset (``dynamic_update_slice``), in order, so each
+one's padding is overwritten by the next; along an axis no operand but the
+last is padded along, it joins the padded data as it is.  ``slice`` with a
+constant start along a padded axis slices the padded data, whose logical
+part stays in front; a start with a padded size (``x[-1]``: ``n - 1``) takes
+a window at the logical start.
 """
 
 from __future__ import annotations
@@ -26,7 +34,7 @@ import numpy as np
 
 from plait_core import dtypes, ops
 from plait_core.abstract import ShapedArray
-from plait_core.dims import SymbolicDim
+from plait_core.dims import Dim, SymbolicDim
 from plait_core.padded.env import PaddedEnv
 from plait_core.padded.registry import padded_rules
 from plait_core.primitive import Primitive, all_primitives
@@ -92,3 +100,48 @@ def _pad(env: PaddedEnv, vals: Sequence[Any], avals: Sequence[ShapedArray], *, p
 
 padded_rules.define(_rev, st.rev_p, per_axis=True)
 padded_rules.define(_pad, st.pad_p, per_axis=True)
+
+
+def _concatenate(env: PaddedEnv, vals: Sequence[Any], avals: Sequence[ShapedArray], *, dimension: int) -> Any:
+    out = st.concatenate_p.bind(*vals, dimension=dimension)
+    sizes = [a.shape[dimension] for a in avals]
+    first = next((k for k, s in enumerate(sizes) if env.is_padded(s)), len(sizes))
+    if first >= len(sizes) - 1:
+        return out  # every offset is the same padded or logical
+    dt = dtypes.default_int_dtype()
+    offset: Dim = sum(sizes[: first + 1], 0)
+    zero = np.zeros((), dt)
+    for k in range(first + 1, len(vals)):
+        starts = [env.size(offset, dt) if a == dimension else zero for a in range(avals[k].ndim)]
+        out = st.dynamic_update_slice_p.bind(out, vals[k], *starts)
+        offset = offset + sizes[k]
+    return out
+
+
+def _slice(
+    env: PaddedEnv, vals: Sequence[Any], avals: Sequence[ShapedArray], *, start_indices: Any, limit_indices: Any,
+    strides: Any,
+) -> Any:  # fmt: skip
+    (x,), (aval,) = vals, avals
+    steps = (1,) * aval.ndim if strides is None else tuple(strides)
+    moving = [a for a, s in enumerate(start_indices) if env.is_padded(s)]
+    padded = env.padded_shape(aval.shape)
+    starts = tuple(0 if a in moving else int(s) for a, s in enumerate(start_indices))
+    limits = tuple(padded[a] if a in moving else env.padded_dim(lim) for a, lim in enumerate(limit_indices))
+    inner = tuple(1 if a in moving else s for a, s in enumerate(steps))
+    if starts != (0,) * aval.ndim or limits != padded or any(s != 1 for s in inner):
+        x = st.slice_p.bind(
+            x, start_indices=starts, limit_indices=limits, strides=None if all(s == 1 for s in inner) else inner
+        )
+    dt = dtypes.default_int_dtype()
+    for a in moving:
+        size: Dim = limit_indices[a] - start_indices[a]
+        count = -(-env.padded_dim(size) // steps[a]) if env.is_padded(size) else -(-int(size) // steps[a])
+        span = (count - 1) * steps[a] + 1 if count else 0
+        x = ops.window(x, a, env.size(start_indices[a], dt), span)
+        x = ops.slice_axis(x, a, 0, span, steps[a])
+    return x
+
+
+padded_rules.define(_concatenate, st.concatenate_p, per_axis=True)
+padded_rules.define(_slice, st.slice_p, per_axis=True)

@@ -15,11 +15,9 @@ from plait_masking.rules import (
     callbacks,
     collectives,
     custom_calls,
-    indexing,
     optimization_barrier,
     shapes,
     sharding,
-    structural,
 )
 
 for _prim, _rule in padded_rules.items():
