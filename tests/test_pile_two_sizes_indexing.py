@@ -1,5 +1,5 @@
-"""Slicing, indexing (``x[i]``, ``x[:, j]``, ``take``), dynamic slices and
-concatenation of an ``n x m`` value between two piles of different lengths
+"""Slicing, indexing (``x[i]``, ``x[:, j]``, ``take``), dynamic slices,
+concatenation and reshapes of an ``n x m`` value between two piles of different lengths
 (issue 16): core's padded rules of these primitives treat each padded axis
 by its own size, so piles take them along either ragged axis.  The oracle
 is the same function on each pair of elements in a Python loop, under
@@ -47,6 +47,9 @@ FUNS = {
                                                              axis=2).cumsum(2),
     "concatenate rows, n + m": lambda q, k: pnp.concatenate([_scores(q, k), 1.0 + k @ k.T], axis=0).cumsum(0),
     "concatenate cols, m + n": lambda q, k: pnp.concatenate([_scores(q, k), q @ q.T], axis=1).cumsum(1) ** 2,
+    "reshape n * m": lambda q, k: _scores(q, k).reshape(-1).cumsum(),
+    "reshape m * n of the transpose": lambda q, k: _scores(q, k).T.reshape(-1).cumsum() * 0.5,
+    "reshape n x m x 1 to n x m": lambda q, k: _scores(q, k)[..., None].reshape(q.shape[0], k.shape[0]).cumsum(1),
     "concatenate rows, n + n": lambda q, k: pnp.concatenate([_scores(q, k), -_scores(q, k)[::-1]], axis=0).cumsum(0),
 }
 
@@ -63,10 +66,11 @@ def test_sum_over_the_result(name: str) -> None:
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
 
 
-@pytest.mark.parametrize("name", [n for n in FUNS if "concatenate" in n or n.startswith("slice")])
+@pytest.mark.parametrize("name", [n for n in FUNS if n.startswith(("concatenate", "slice", "reshape"))])
 def test_rows_as_a_pile(name: str) -> None:
     """Summing away every axis but the first leaves one ragged axis (``n + m``
-    for the rows of a concatenation of piles of different lengths): a pile."""
+    for the rows of a concatenation of piles of different lengths, ``n * m``
+    for both axes merged): a pile."""
     fun = FUNS[name]
 
     def rows(q: Any, k: Any) -> Any:
@@ -134,12 +138,6 @@ def test_a_static_window_an_element_lacks_is_refused() -> None:
                                          r"axis 0, which the elements of lengths \[1\] do not have"):
         vmap(lambda q, k: lax.dynamic_slice_in_dim(_scores(q, k), 0, 2, axis=0).sum(), in_axes=(P, P))(
             Pile.from_arrays(QS), Pile.from_arrays(KS))
-
-
-def test_merging_the_two_ragged_axes_is_refused() -> None:
-    with pytest.raises(ValueError, match=r"vmap over piles: reshape to the shape \(_pile\d+\*_pile\d+,\) would mix a "
-                                         r"ragged axis with other axes"):
-        vmap(lambda q, k: _scores(q, k).reshape(-1).sum(), in_axes=(P, P))(Pile.from_arrays(QS), Pile.from_arrays(KS))
 
 
 def test_concatenating_along_an_axis_whose_other_sizes_differ_is_refused() -> None:

@@ -141,12 +141,11 @@ def test_bad_sizes() -> None:
 @pytest.mark.parametrize(
     ("fun", "message"),
     [
-        (lambda x: x.reshape(-1), r"reshape to the shape \(2\*_pile\d+,\) would mix a ragged axis with other axes"),
         (lambda x: lax.psum(x, "b"), r"psum reduces ragged values over the pile's own axis 'b', which would mix elements of different lengths"),
         (lambda x: lax.conv_general_dilated(x.T[None], np.ones((2, 2, 1), f32), (2,), "VALID")[0].T,
          r"conv_general_dilated has stride 2 along the ragged spatial dimension 2 of its lhs: the output length floor\(\(_pile\d+ - 1\) / 2\) \+ 1 is not a polynomial in the length"),
     ],
-    ids=["reshape", "psum", "conv-stride"],
+    ids=["psum", "conv-stride"],
 )
 def test_refused_layouts(fun: Callable[..., Any], message: str) -> None:
     with pytest.raises(ValueError, match=r"vmap over piles: .*" + message + r".*_pile\d+ with lengths \[3 5\]|" + message):

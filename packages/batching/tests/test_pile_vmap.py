@@ -216,6 +216,16 @@ def test_pad_concatenate_reshape() -> None:
                [p], P, P)  # fmt: skip
 
 
+def test_reshapes_that_merge_or_split_the_ragged_axis() -> None:
+    """Core's reshape rule: a prefix layout reshapes the padded data, any other
+    gathers each entry from its logical place (piles used to refuse both)."""
+    p, _ = ragged_pile(rng(), LENGTHS, (6,))
+    check_pile(lambda x: x.reshape(-1), lambda x: x.reshape(-1), [p], P, P)
+    check_pile(lambda x: x.T.reshape(-1), lambda x: x.T.reshape(-1), [p], P, P)
+    check_pile(lambda x: x.reshape(-1).reshape(3, 2 * x.shape[0]).T,
+               lambda x: x.reshape(-1).reshape(3, -1).T, [p], P, P)  # fmt: skip
+
+
 def test_ragged_axis_one() -> None:
     p, _ = ragged_pile(rng(), LENGTHS, (2,), axis=1)
     assert p.ragged_axis == 1

@@ -27,10 +27,8 @@ replaces):
   window of such an element starts at 0 and its entries past the element's
   end are unspecified.  (Under ``mask`` the same window is a shape error:
   there is no concrete size to check it against.)
-* A reshape must keep each ragged axis and regroup only the static axes
-  around it: a pile's element has one size per ragged axis, and the sizes
-  of a merged axis (``2 * n`` from ``(n, 2)``) are refused, as before core
-  computed them.
+* ``reshape`` merging the ragged axes of an ``n x m`` value gives it a size
+  of its own too, with lengths ``n * m``.
 """
 
 from __future__ import annotations
@@ -56,72 +54,36 @@ from plait_batching.registries import ragged_rules
 from plait_batching.rules.ragged_padded import from_padded_rule
 from plait_batching.trace import BatchTrace
 from plait_core import Primitive, ShapedArray, set_current_trace
-from plait_core.dims import Dim, definitely_equal
+from plait_core.dims import Dim
 from plait_core.primitives import structural as st
 from plait_core.primitives.indexing_prims import ScatterDimensionNumbers
 from plait_core.primitives.structural import provably_le
 
 # ---------------------------------------------------------------------------
-# concatenate
+# concatenate, reshape
 
 
-def _concatenate_types(
+def _own_sizes(
     trace: BatchTrace, prim: Primitive, ops: Sequence[Operand], params: dict[str, Any]
 ) -> list[ShapedArray]:
+    """Core's result types, where an axis whose size mixes names (``n + m``,
+    ``n * m``) gets a size of its own.  ``env.lengths`` memoises the lengths of
+    a polynomial, so equal sizes (``x + y`` and ``y + x``, or the same pieces
+    twice) get the same size, also when traced."""
     env = env_of(trace)
     (aval,) = several_size_types(env, prim, ops, params)
-    k = params["dimension"]
-    if len(env.names_in(aval.shape[k])) <= 1:
+    mixed = [a for a, d in enumerate(aval.shape) if len(env.names_in(d)) > 1]
+    if not mixed:
         return [aval]
-    # A size of its own, not a sum of names.  env.lengths memoises the lengths of
-    # the sum, so equal sums (x + y and y + x, or the same pieces twice) get the
-    # same size, also when traced.
+    shape = list(aval.shape)
     with set_current_trace(trace.parent_trace):
-        size = derived_size(env, env.lengths(aval.shape[k]), int(env.padded(aval.shape[k])))
-    return [aval.update(shape=tuple(size if a == k else d for a, d in enumerate(aval.shape)))]
+        for a in mixed:
+            shape[a] = derived_size(env, env.lengths(shape[a]), int(env.padded(shape[a])))
+    return [aval.update(shape=tuple(shape))]
 
 
-ragged_rules[st.concatenate_p] = from_padded_rule(st.concatenate_p, types=_concatenate_types)
-
-
-# ---------------------------------------------------------------------------
-# reshape
-
-
-def _segments(env: RaggedEnv, shape: Sequence[Dim]) -> tuple[list[Dim], list[Dim]]:
-    """The ragged sizes of ``shape`` in order and the products of the static runs between them."""
-    ragged: list[Dim] = []
-    runs: list[Dim] = [1]
-    for d in shape:
-        if env.is_ragged(d):
-            ragged.append(d)
-            runs.append(1)
-        else:
-            runs[-1] = runs[-1] * d
-    return ragged, runs
-
-
-def _check_reshape(
-    env: RaggedEnv, prim: Primitive, ops: Sequence[Operand], params: dict[str, Any], out: Sequence[ShapedArray]
-) -> None:
-    (x,) = ops
-    shape = x.aval.shape
-    if params.get("dimensions") is not None:
-        shape = tuple(shape[i] for i in params["dimensions"])
-    a, b = _segments(env, shape), _segments(env, params["new_sizes"])
-    same = (
-        len(a[0]) == len(b[0]) and all(definitely_equal(p, q) for p, q in zip(a[0], b[0]))
-        and all(type(p) is int and definitely_equal(p, q) for p, q in zip(a[1], b[1]))
-    )  # fmt: skip
-    if not same:
-        raise refuse(
-            prim, ops, env,
-            f"to the shape {tuple(params['new_sizes'])} would mix a ragged axis with other axes; a reshape of a "
-            "ragged value must keep each ragged axis and regroup only the static axes around it",
-        )  # fmt: skip
-
-
-ragged_rules[st.reshape_p] = from_padded_rule(st.reshape_p, _check_reshape)
+ragged_rules[st.concatenate_p] = from_padded_rule(st.concatenate_p, types=_own_sizes)
+ragged_rules[st.reshape_p] = from_padded_rule(st.reshape_p, types=_own_sizes)
 
 
 # ---------------------------------------------------------------------------
