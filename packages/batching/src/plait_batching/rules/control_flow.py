@@ -10,7 +10,9 @@ found by iterating to a fixed point.
   run and each element selects its own result.
 * ``while`` with an unbatched predicate stays a ``while``.  With a batched
   one the loop runs until every element's predicate is false, and elements
-  that are done keep their carry (a select in the body).
+  that are done keep their carry (a select in the body: core's
+  :func:`~plait_core.padded.control_flow.while_until_all_done`, which padded
+  loops with a predicate per element share).
 * ``scan`` scans the batched body; scanned inputs and outputs carry the
   batch as their *second* dimension (the first is the scan's).
 """
@@ -26,7 +28,8 @@ from plait_batching.batch_jaxpr import batch_jaxpr
 from plait_batching.moves import BDim, front_if_batched, moveaxis, to_front
 from plait_batching.registries import batching_rules
 from plait_batching.trace import AxisData
-from plait_core import ClosedJaxpr, eval_jaxpr, get_aval, trace_to_jaxpr
+from plait_core import ClosedJaxpr, eval_jaxpr, get_aval
+from plait_core.padded.control_flow import while_until_all_done
 from plait_core.primitives.control_flow import (
     cond_p,
     convert_constvars,
@@ -36,7 +39,6 @@ from plait_core.primitives.control_flow import (
     while_p,
 )
 from plait_core.primitives.elementwise import clamp_p, select_n_p
-from plait_core.primitives.reductions import reduce_or_p
 from plait_core.primitives.structural import broadcast_in_dim_p
 
 
@@ -56,13 +58,6 @@ def _carry_fixed_point(
             break
         carry = new
     return carry
-
-
-def select_per_element(pred: Any, on_true: Any, on_false: Any) -> Any:
-    """Per element of the batch (leading dimension): ``on_true`` where ``pred``."""
-    shape = get_aval(on_true).shape
-    which = broadcast_in_dim_p.bind(pred, shape=shape, broadcast_dimensions=(0,)) if len(shape) > 1 else pred
-    return select_n_p.bind(which, on_false, on_true)
 
 
 # ---------------------------------------------------------------------------
@@ -135,34 +130,6 @@ def _while_rule(
         )  # fmt: skip
         return list(outs), out_dims
     return while_until_all_done(cond_b, body_b, cconsts, bconsts, init), out_dims
-
-
-def while_until_all_done(
-    cond: ClosedJaxpr, body: ClosedJaxpr, cconsts: Sequence[Any], bconsts: Sequence[Any], init: Sequence[Any]
-) -> list[Any]:
-    """A ``while`` whose predicate is batched: loop while any element is
-    pending, and keep the carry of an element that is done.  ``cond`` and
-    ``body`` are batched jaxprs (consts, then carry) whose carries and
-    predicate carry the batch as their leading dimension."""
-    nc, nb = len(cconsts), len(bconsts)
-
-    def any_pending(*xs: Any) -> list[Any]:
-        (pred,) = eval_jaxpr(cond.jaxpr, cond.consts, *xs)
-        return [reduce_or_p.bind(pred, axes=(0,))]
-
-    def step(*xs: Any) -> list[Any]:
-        cc, bc, carry = split_list(xs, nc, nb)
-        (pred,) = eval_jaxpr(cond.jaxpr, cond.consts, *cc, *carry)
-        new = eval_jaxpr(body.jaxpr, body.consts, *bc, *carry)
-        return [select_per_element(pred, n, old) for n, old in zip(new, carry)]
-
-    cj, ch = convert_constvars(trace_to_jaxpr(any_pending, list(cond.in_avals)))
-    bj, bh = convert_constvars(trace_to_jaxpr(step, [*cond.in_avals[:nc], *body.in_avals]))
-    outs = while_p.bind(
-        *ch, *cconsts, *bh, *cconsts, *bconsts, *init,
-        cond_jaxpr=cj, body_jaxpr=bj, cond_nconsts=len(ch) + nc, body_nconsts=len(bh) + nc + nb,
-    )  # fmt: skip
-    return list(outs)
 
 
 batching_rules[while_p] = _while_rule
