@@ -206,3 +206,76 @@ def test_donated_pytree_leaves_are_deleted() -> None:
     assert state is not None
     # donation never runs inline: the handler's own call marks the Arrays donated
     assert not any(pair[1].plain for cands in state.tree_fast.values() for pair in cands)
+
+
+# -- the runner a NumPy function keeps (plait_core.eager_fast.runner_memo) ----
+
+
+def _sin_memo_holds_a_runner() -> bool:
+    from plait_core import eager_fast
+
+    return any(m[0] is not eager_fast.no_runner for m in eager_fast._memos)
+
+
+def test_the_runner_memo_is_used_and_forgotten_with_the_eager_cache() -> None:
+    from plait_dispatch import eager
+
+    x = device(_X4)
+    eager.clear_eager_cache()
+    assert not _sin_memo_holds_a_runner()
+    for _ in range(3):
+        out = pnp.sin(x)
+        assert_complete(out, np.float32)
+        np.testing.assert_allclose(np.asarray(out), np.sin(_X4), rtol=1e-6)
+    assert _sin_memo_holds_a_runner()
+    eager.clear_eager_cache()
+    assert not _sin_memo_holds_a_runner()
+    np.testing.assert_allclose(np.asarray(pnp.sin(x)), np.sin(_X4), rtol=1e-6)
+
+
+def test_the_runner_refuses_what_it_was_not_made_for() -> None:
+    x = device(_X4)
+    for _ in range(3):
+        pnp.cos(x)
+    # the same abstract value object, but committed: the result is committed too
+    c = pd.device_put(_X4, pd.devices()[0])
+    out = pnp.cos(c)
+    assert out.committed
+    # an equal type in another object, integers (promoted first), a deleted operand
+    y = device(_X4 + 1)
+    np.testing.assert_allclose(np.asarray(pnp.cos(y)), np.cos(_X4 + 1), rtol=1e-6)
+    i = device(np.array([0, 1, 2], np.int32))
+    assert pnp.cos(i).dtype == np.float32
+    d = pnp.cos(x) * 1.0
+    pnp.cos(d), pnp.cos(d)
+    d.delete()
+    with pytest.raises(DeletedArrayError, match="deleted"):
+        pnp.cos(d)
+    # under x64 (float32 stays float32) and back
+    with pc.enable_x64():
+        assert pnp.cos(x).dtype == np.float32
+    np.testing.assert_allclose(np.asarray(pnp.cos(x)), np.cos(_X4), rtol=1e-6)
+    # inside a transformation the primitive is still seen
+    jaxpr = pc.make_jaxpr(lambda v: pnp.cos(v))(x)
+    assert [e.primitive.name for e in jaxpr.jaxpr.eqns] == ["cos"]
+
+
+def test_host_scalar_signatures_take_the_scalar_loop_first() -> None:
+    f = pd.jit(lambda a, s, n: a * s + n)
+    x = device(_X4)
+    for _ in range(3):
+        out = f(x, 2.0, 3)
+        assert_complete(out, np.float32)
+        np.testing.assert_array_equal(np.asarray(out), _X4 * 2 + 3)
+    state = _jit.jit_state(f)
+    assert state is not None
+    assert all(pair[1].mixed for cands in state.tree_fast.values() for pair in cands)
+    # other scalars, then Arrays where the scalars were: same structure, right answers
+    np.testing.assert_array_equal(np.asarray(f(x, 5.0, 1)), _X4 * 5 + 1)
+    s, n = device(np.float32(4.0)), device(np.float32(-1.0))
+    for _ in range(2):
+        np.testing.assert_array_equal(np.asarray(f(x, s, n)), _X4 * 4 - 1)
+    # an int where a float was: promoted as staging does
+    out = f(x, 2, 3)
+    assert out.dtype == np.float32
+    np.testing.assert_array_equal(np.asarray(out), _X4 * 2 + 3)

@@ -19,6 +19,13 @@ registers here with :func:`set_eager_shortcuts`:
   and ``y`` have equal abstract values of a dtype other than ``bool`` (what
   ``plait.numpy``'s arithmetic binds without promoting).
 
+* ``unary_runner(prim, params, x)`` (optional) returns a *runner* for the
+  signature ``unary`` just handled for ``x``: a function of one operand that
+  returns ``prim.bind(y, **params)`` for an operand ``y`` of that very
+  signature (same abstract value object, device, flags) and ``None`` for any
+  other, so a call site may keep the last one (:func:`runner_memo`) and try
+  it first: one call from the NumPy function to the execution.
+
 The NumPy layer calls them only when the first operand's class *is* the
 registered ``array_type`` and the current trace is the eager one, so that
 nothing changes inside transformations or for other operands.  The shortcuts
@@ -35,10 +42,12 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from plait_core.primitive import Primitive
 
-__all__ = ["EagerShortcuts", "clear_eager_shortcuts", "set_eager_shortcuts", "shortcuts"]
+__all__ = ["EagerShortcuts", "clear_eager_shortcuts", "forget_runners", "runner_memo", "set_eager_shortcuts", "shortcuts"]
 
 Unary = Callable[["Primitive", dict[str, Any], Any], Any]
 Binary = Callable[["Primitive", Any, Any, bool], Any]
+Runner = Callable[[Any], Any]
+UnaryRunner = Callable[["Primitive", dict[str, Any], Any], Runner]
 
 
 class _NoArray:
@@ -53,10 +62,19 @@ def _no_binary(prim: Primitive, x: Any, y: Any, numpy: bool) -> Any:
     return None
 
 
+def no_runner(x: Any) -> Any:
+    """The runner that takes nothing (what a memo holds until a signature is known)."""
+    return None
+
+
+def _no_unary_runner(prim: Primitive, params: dict[str, Any], x: Any) -> Runner:
+    return no_runner
+
+
 class EagerShortcuts:
     """The backend's shortcuts (one instance: :data:`shortcuts`)."""
 
-    __slots__ = ("array_type", "backend", "binary", "offered_type", "unary")
+    __slots__ = ("array_type", "backend", "binary", "offered_type", "unary", "unary_runner")
 
     def __init__(self) -> None:
         self.array_type: type = _NoArray  # what the NumPy layer compares with
@@ -64,18 +82,41 @@ class EagerShortcuts:
         self.backend: Any = None
         self.unary: Unary = _no_unary
         self.binary: Binary = _no_binary
+        self.unary_runner: UnaryRunner = _no_unary_runner
 
 
 shortcuts = EagerShortcuts()
 
+# Every call site's memo of its last runner (one-element lists), so that they
+# can all be reset at once when the backend's tables are cleared or replaced.
+_memos: list[list[Runner]] = []
 
-def set_eager_shortcuts(array_type: type, unary: Unary, binary: Binary, backend: Any) -> None:
+
+def runner_memo() -> list[Runner]:
+    """A new memo for one call site: ``memo[0]`` is the runner to try first
+    (it returns ``None`` for what it does not take); reset by :func:`forget_runners`."""
+    memo: list[Runner] = [no_runner]
+    _memos.append(memo)
+    return memo
+
+
+def forget_runners() -> None:
+    """Reset every call site's memo (the backend cleared its tables)."""
+    for memo in _memos:
+        memo[0] = no_runner
+
+
+def set_eager_shortcuts(
+    array_type: type, unary: Unary, binary: Binary, backend: Any, unary_runner: UnaryRunner | None = None
+) -> None:
     """Offer shortcuts for eager operations on ``array_type``, valid while
     ``backend`` is the eager backend (see the module's docstring)."""
     from plait_core.trace import eager_backend
 
+    forget_runners()
     shortcuts.unary = unary
     shortcuts.binary = binary
+    shortcuts.unary_runner = unary_runner or _no_unary_runner
     shortcuts.backend = backend
     shortcuts.offered_type = array_type
     shortcuts.array_type = array_type if eager_backend() is backend else _NoArray
@@ -83,12 +124,15 @@ def set_eager_shortcuts(array_type: type, unary: Unary, binary: Binary, backend:
 
 def clear_eager_shortcuts() -> None:
     """Withdraw the shortcuts (the NumPy layer takes its usual way for everything)."""
+    forget_runners()
     shortcuts.array_type = shortcuts.offered_type = _NoArray
     shortcuts.backend = None
     shortcuts.unary = _no_unary
     shortcuts.binary = _no_binary
+    shortcuts.unary_runner = _no_unary_runner
 
 
 def _backend_changed(backend: Any) -> None:
     """Called by ``set_eager_backend``: the shortcuts apply only under their backend."""
+    forget_runners()
     shortcuts.array_type = shortcuts.offered_type if backend is shortcuts.backend else _NoArray

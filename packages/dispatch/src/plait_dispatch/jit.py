@@ -893,18 +893,27 @@ class _JitState:
             return _MISS
         if cands is None:
             return _MISS
-        try:
-            # Every leaf a live uncommitted Array (the common case): a few
-            # passes over the list in C instead of a Python loop.
-            bufs = list(map(_get_buf, leaves))
-            avals = list(map(_get_aval, leaves))
-            if any(map(_get_committed, leaves)) or any(map(_buffer_is_deleted, bufs)):
-                return _MISS
-        except (AttributeError, TypeError):
+        if cands[0][1].mixed:
+            # The signature had host scalars among its leaves: the loop that
+            # takes them, without first failing on them (an exception costs
+            # about a tenth of the whole call).
             mixed = _mixed_leaves(leaves)
             if mixed is None:
                 return _MISS
             avals, bufs = mixed
+        else:
+            try:
+                # Every leaf a live uncommitted Array (the common case): a few
+                # passes over the list in C instead of a Python loop.
+                bufs = list(map(_get_buf, leaves))
+                avals = list(map(_get_aval, leaves))
+                if any(map(_get_committed, leaves)) or any(map(_buffer_is_deleted, bufs)):
+                    return _MISS
+            except (AttributeError, TypeError):
+                mixed = _mixed_leaves(leaves)
+                if mixed is None:
+                    return _MISS
+                avals, bufs = mixed
         x64 = config.x64_enabled
         for pair in cands:
             if pair[0] == avals and pair[1].x64 is x64:
@@ -976,6 +985,7 @@ class _JitState:
         mixed = _mixed_leaves(leaves)
         if mixed is None:
             return  # a host scalar the table does not keep (0.0, NaN)
+        handler.mixed = any(type(x) is not Array for x in leaves)
         if handler.__class__ is _General:
             handler.out_structure = fast_tree.structure_of(entry.out_tree)
             handler.plain = (
@@ -1135,7 +1145,7 @@ class _Simple:
     """The fast handler of a signature with one output and nothing donated,
     pruned or captured: its pieces, run inline by the jitted wrapper."""
 
-    __slots__ = ("aval", "device", "executable", "handlers", "x64")
+    __slots__ = ("aval", "device", "executable", "handlers", "mixed", "x64")
 
     def __init__(
         self, executable: Any, handlers: list[Any], aval: ShapedArray, device: Any, x64: bool
@@ -1145,6 +1155,7 @@ class _Simple:
         self.aval = aval
         self.device = device
         self.x64 = x64
+        self.mixed = False  # whether the tree fast path saw host scalars among its leaves
 
 
 class _General:
@@ -1159,6 +1170,7 @@ class _General:
         "executable",
         "flat_tuple",
         "handlers",
+        "mixed",
         "out_avals",
         "out_structure",
         "out_tree",
@@ -1191,6 +1203,7 @@ class _General:
         # Whether the tree fast path may run it inline: nothing donated, pruned
         # or captured, several outputs rebuilt by ``out_structure``.
         self.plain = False
+        self.mixed = False  # whether the tree fast path saw host scalars among its leaves
 
     def __call__(self, args: Sequence[Any], bufs: list[Any]) -> Any:
         donated = self.donated

@@ -20,6 +20,7 @@ from plait_core import dtypes, lax
 from plait_core.abstract import _array_types as _ARRAY_TYPES
 from plait_core.config import config
 from plait_core.custom_derivatives import custom_jvp
+from plait_core.eager_fast import runner_memo
 from plait_core.eager_fast import shortcuts as _fast
 from plait_core.lax import _lenient
 from plait_core.numpy._util import (
@@ -168,16 +169,21 @@ def _inexact_unary(name: str, op: Callable[[Array], Array], what: str) -> UnaryF
 
     if prim is not None:
         general = fn
+        memo = runner_memo()
 
         def fn(x: ArrayLike, /) -> Array:
             # A floating device Array eagerly: the primitive bound on it, by the
-            # backend's shortcut (the dtype's test is learnt by the general path).
-            if (
-                x.__class__ is _fast.array_type
-                and _trace_state.trace.__class__ is _EvalTrace
-                and _inexact_dtypes.get(x.aval.dtype)  # type: ignore[attr-defined]
-            ):
-                return _fast.unary(prim, _NO_PARAMS, x)
+            # backend's runner of the last signature seen here (it answers
+            # ``None`` for any other), else its shortcut (the dtype's test is
+            # learnt by the general path).
+            if x.__class__ is _fast.array_type and _trace_state.trace.__class__ is _EvalTrace:
+                out = memo[0](x)
+                if out is not None:
+                    return out
+                if _inexact_dtypes.get(x.aval.dtype):  # type: ignore[attr-defined]
+                    out = _fast.unary(prim, _NO_PARAMS, x)
+                    memo[0] = _fast.unary_runner(prim, _NO_PARAMS, x)
+                    return out
             return general(x)
 
     return _named(fn, name, f"{what}, elementwise (integers and booleans compute in the default float dtype).")  # type: ignore[no-any-return]
