@@ -181,6 +181,63 @@ reach JAX's cost, and not below it.  The execution alone
 ``jax.jit`` call (0.77x for ``sin`` of ``f32[8]``, 0.92x of a whole step of
 the 1,000-step MLP loop, whose compiled programs are the same HLO on both
 sides), which is the floor of every cached call here.
+
+Issue 17, second pass (2026-11-27; 2-core VM at load 2 to 10 from other
+work, so medians of 31-41 interleaved rounds of 200 calls, JAX 0.10.2 in the
+same process; ratios are to JAX's whole call of the same case):
+
+=============================================  =========  ==========  =========
+piece                                          one f32[4] sin f32[8]  dict of 10
+=============================================  =========  ==========  =========
+``jax.jit`` / ``jnp.sin`` whole call           3.3 us     3.2-3.5 us  14.4-15.1 us
+``execute_sharded`` alone                      0.74x      --          --
+``execute_sharded`` + ``consume_with_handlers``  0.83-0.84x 0.83-0.86x  0.80-0.82x
+JAX's own executable, ``execute_sharded``      0.73x      --          --
+alone (its client, its ``ArrayImpl``)
+same + one ``Array`` (``__init__``)            0.89-0.90x 0.87-0.89x  --
+``execute`` (the older entry point)            1.34x      --          --
+``consume_with_handlers(..., strict=False)``,  0.83-0.84x --          --
+a tuple of buffers, a bound method
+=============================================  =========  ==========  =========
+
+So plait's executable and JAX's run equally fast (0.73x each without the
+results), and no other entry point of jaxlib is cheaper: the execution with
+its results is 0.80-0.86x of JAX's whole call in every case, leaving 0.04-0.1x
+(0.15-0.3 us for one array) for everything else below a 0.9x target.  An
+``Array`` made by ``__init__`` costs about 0.09 us in isolation and 0.06x in
+the call (its deallocation included); made by ``object.__new__`` and five slot
+stores inline it costs a third less, which the hot paths now do.  For the
+dict of 10 the pieces around the execution are: C++ flatten 0.07x, handler
+lookup (the structure's hash and equality) 0.02x, leaf checks in four ``map``
+passes 0.08x, ten Arrays 0.09x, C++ unflatten 0.03x: 0.29x, so 0.9x is out of
+reach of any path that rebuilds plait's ``Array`` wrappers (JAX's C++ spends
+0.19x around the same execution).  With host scalars (``f(x, 2.0, 3)``) JAX
+converts the scalars on every call (6.1 us) while plait reuses device copies;
+failing over to the scalar loop through an ``AttributeError`` cost 0.09x of
+that call and is now skipped (0.81x).  jaxlib's pytree ``PyTreeDef`` hash of
+the 100-leaf tree costs 0.85 us and its equality 2.1 us (a dict lookup by it
+3.2 us): keying by the hash alone would be cheaper but could confuse two
+structures, so the lookup keeps the equality, as JAX's C++ does.
+
+The 1,000-step MLP loop: a cached step (8 leaves in, 6 out) costs JAX 23.7
+us at best, jaxlib's execution of the same step alone 19.6-21.3 us (chained
+through its own outputs), plait 26.5 us.  The wait after the dispatch loop
+is 0.2 ms for 1,000 steps: the executions keep pace with the dispatching
+thread, so on two loaded cores the step costs the execution plus the
+dispatch, and 0.95x would leave plait 1.8 us per step where JAX's C++ takes
+about 3 and plait's Python about 5.8 (flatten, structure lookup, leaf
+checks, six Arrays, unflatten).  XLA runs a program inline in the caller's
+thread only below 1,000 flops (its ``cheap_computation_``); the MLP step is
+above, so it runs on XLA's worker threads, and which thread runs when on a
+loaded 2-core machine is what makes the loop bimodal (25, 50 or 100 us per
+step on either side).
+
+Riding ``_jax.pjit`` remains as measured above (1.05x with jaxlib's
+``ArrayImpl`` in and out, 1.24-1.38x with plait's ``Array``): JAX's own cost
+at best, so not below 0.9x either; using jaxlib's ``ArrayImpl`` as plait's
+array type would save the ``Array`` wrappers (0.06x of a one-array call,
+0.09x of the dict of 10) but not the flatten, lookup and checks, and would
+put plait's methods on a type that ``jax`` owns when imported.
 """
 
 from __future__ import annotations
