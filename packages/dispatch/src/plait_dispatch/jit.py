@@ -875,6 +875,18 @@ class _JitState:
         with self.lock:
             self.fast[key] = handler
 
+    def tree_key(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[list[Any], Hashable]:
+        """The leaves of the dynamic arguments (flattened in C++) and the key of
+        ``tree_fast``: for positional calls of a function without static
+        arguments, the C++ structure of ``args`` itself (a ``PyTreeDef``, never
+        equal to a tuple); otherwise ``(structure of (args, kwargs), static values)``."""
+        if not kwargs and not self.has_statics:
+            leaves, structure = _cpp_flatten(args)
+            return leaves, structure
+        dyn, skey = self.fast_key(args, kwargs)
+        leaves, structure = _cpp_flatten(dyn)
+        return leaves, (structure, skey)
+
     def tree_call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """The fast path of a signature with pytree, host-scalar, static or
         keyword arguments (outside transformations): the dynamic arguments
@@ -883,12 +895,13 @@ class _JitState:
         re-validation of what the tracing cache proved.  ``_MISS`` for
         whatever is not a case it knows (the general path takes it)."""
         try:
-            if self.has_statics:
-                dyn, skey = self.fast_key(args, kwargs)
+            if not kwargs and not self.has_statics:
+                # Positional dynamic arguments only (the common case): the
+                # structure of ``args`` itself is the key (see ``tree_key``).
+                leaves, key = _cpp_flatten(args)
             else:
-                dyn, skey = (args, kwargs), None
-            leaves, structure = _cpp_flatten(dyn)
-            cands = self.tree_fast.get((structure, skey))
+                leaves, key = self.tree_key(args, kwargs)
+            cands = self.tree_fast.get(key)
         except Exception:  # unhashable statics, unsortable keys: the general path says why
             return _MISS
         if cands is None:
@@ -968,9 +981,7 @@ class _JitState:
             if type(x) is not Array and x.__class__ not in _HOST_SCALAR_TYPES:
                 return
         try:
-            dyn, skey = self.fast_key(args, kwargs)
-            cpp_leaves, structure = _cpp_flatten(dyn)
-            key = (structure, skey)
+            cpp_leaves, key = self.tree_key(args, kwargs)
             hash(key)
         except Exception:
             return
