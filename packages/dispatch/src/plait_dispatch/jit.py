@@ -808,7 +808,6 @@ class _JitState:
         spos, dpos = split
         key: list[Any] = []  # the Arrays' types, then each static value's class and value
         bufs: list[Any] = []
-        dyn: list[Any] = []
         for i in dpos:
             a = args[i]
             if a.__class__ is not Array:
@@ -818,7 +817,6 @@ class _JitState:
                 return _MISS
             key.append(a.aval)
             bufs.append(buf)
-            dyn.append(a)
         for i in spos:
             v = args[i]
             key.append(v.__class__)
@@ -850,7 +848,7 @@ class _JitState:
             out._committed = False
             out._state = _LIVE
             return out
-        return cast(_General, handler)(dyn, bufs)
+        return cast(_General, handler)([args[i] for i in dpos], bufs)
 
     def install_static(self, entry: StagedCall, call: CompiledCall, leaves: list[Any], args: tuple[Any, ...]) -> None:
         """Remember a handler for positional calls with these static values and
