@@ -279,3 +279,30 @@ def test_host_scalar_signatures_take_the_scalar_loop_first() -> None:
     out = f(x, 2, 3)
     assert out.dtype == np.float32
     np.testing.assert_array_equal(np.asarray(out), _X4 * 2 + 3)
+
+
+def test_threads_sharing_the_memos_get_their_own_signatures() -> None:
+    import threading
+
+    a, b = device(_X4), device(_X8.astype(np.float16))
+    want = {id(a): np.sin(_X4), id(b): np.sin(_X8.astype(np.float16))}
+    f = pd.jit(lambda d: {k: v + 1.0 for k, v in d.items()})
+    errors: list[BaseException] = []
+
+    def work(x: Array) -> None:
+        try:
+            for _ in range(200):
+                out = pnp.sin(x)
+                assert out.dtype == x.dtype and out.shape == x.shape
+                np.testing.assert_allclose(np.asarray(out), want[id(x)], rtol=1e-2)
+                t = f({"v": x})
+                assert t["v"].shape == x.shape
+        except BaseException as e:  # reported by the main thread
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(x,)) for x in (a, b, a, b)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors[0]
