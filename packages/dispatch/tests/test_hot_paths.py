@@ -306,3 +306,93 @@ def test_threads_sharing_the_memos_get_their_own_signatures() -> None:
     for t in threads:
         t.join()
     assert not errors, errors[0]
+
+
+# -- pacing of chained calls (a training loop p = step(p, ...)) ---------------
+
+
+def _dense_step() -> Any:
+    def step(p: Any, x: Any) -> Any:
+        w, b = p
+        h = pnp.tanh(x @ w + b)
+        return (w - 0.01 * (x.T @ h), b - 0.01 * pnp.sum(h, axis=0))
+
+    return step
+
+
+def _dense_oracle(p: Any, x: np.ndarray) -> Any:
+    w, b = p
+    h = np.tanh(x @ w + b)
+    return (w - np.float32(0.01) * (x.T @ h), b - np.float32(0.01) * h.sum(axis=0))
+
+
+def test_chained_calls_of_a_large_program_are_paced_and_right() -> None:
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((16, 8)).astype(np.float32)
+    host = (rng.standard_normal((8, 32)).astype(np.float32) * 0.3, np.zeros(32, np.float32))
+    step = pd.jit(_dense_step())
+    p = pd.device_put(host)
+    dx = device(x)
+    for _ in range(30):
+        p = step(p, dx)
+        host = _dense_oracle(host, x)
+    handler = _tree_handler(step)
+    assert handler.plain and handler.chained  # 16 x 8 x 32 multiply-adds: XLA's worker threads
+    assert handler.pace_out == 1  # the bias, the smallest result, is what a later call waits on
+    np.testing.assert_allclose(np.asarray(p[0]), host[0], rtol=2e-5, atol=2e-6)
+    np.testing.assert_allclose(np.asarray(p[1]), host[1], rtol=2e-5, atol=2e-6)
+    assert_complete(p[0], np.float32)
+
+
+def test_pacing_survives_deleted_and_donated_results() -> None:
+    rng = np.random.default_rng(2)
+    x = device(rng.standard_normal((16, 8)).astype(np.float32))
+    step = pd.jit(_dense_step())
+    eat = pd.jit(lambda p: (p[0] * 2.0, p[1] + 1.0), donate_argnums=0)
+    p = pd.device_put((np.ones((8, 32), np.float32), np.zeros(32, np.float32)))
+    for k in range(6):
+        q = step(p, x)
+        if k % 3 == 1:
+            q[1].delete()  # the result the next chained call would wait on
+            q = (q[0], pd.device_put(np.zeros(32, np.float32)))
+        p = q
+    r = step(p, x)
+    r2 = step(r, x)
+    doubled = eat(r2)  # a paced call's results donated elsewhere
+    assert r2[0].is_deleted() and r2[1].is_deleted()
+    assert doubled[0].shape == (8, 32) and doubled[1].shape == (32,)
+    p = step(r, x)  # the call after a donation still runs
+    assert p[0].shape == (8, 32) and np.isfinite(np.asarray(p[0])).all()
+
+
+def test_independent_threads_chaining_one_function() -> None:
+    import threading
+
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((16, 8)).astype(np.float32)
+    step = pd.jit(_dense_step())
+    starts = [(rng.standard_normal((8, 32)).astype(np.float32) * 0.3, np.zeros(32, np.float32)) for _ in range(3)]
+    results: list[Any] = [None] * 3
+    errors: list[BaseException] = []
+
+    def work(i: int) -> None:
+        try:
+            p = pd.device_put(starts[i])
+            dx = device(x)
+            for _ in range(50):
+                p = step(p, dx)
+            results[i] = (np.asarray(p[0]), np.asarray(p[1]))
+        except BaseException as e:  # reported by the main thread
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors[0]
+    for i in range(3):
+        host = starts[i]
+        for _ in range(50):
+            host = _dense_oracle(host, x)
+        np.testing.assert_allclose(results[i][0], host[0], rtol=1e-4, atol=1e-5)
