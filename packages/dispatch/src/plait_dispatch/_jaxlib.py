@@ -209,9 +209,10 @@ the call (its deallocation included); made by ``object.__new__`` and five slot
 stores inline it costs a third less, which the hot paths now do.  For the
 dict of 10 the pieces around the execution are: C++ flatten 0.07x, handler
 lookup (the structure's hash and equality) 0.02x, leaf checks in four ``map``
-passes 0.08x, ten Arrays 0.09x, C++ unflatten 0.03x: 0.29x, so 0.9x is out of
-reach of any path that rebuilds plait's ``Array`` wrappers (JAX's C++ spends
-0.19x around the same execution).  With host scalars (``f(x, 2.0, 3)``) JAX
+passes 0.08x (one Python loop now: 0.045x), ten Arrays 0.09x (built inline
+now: about 0.06x), C++ unflatten 0.03x: 0.29x (now about 0.25x), so 0.9x is
+out of reach of any path that rebuilds plait's ``Array`` wrappers (JAX's C++
+spends 0.19x around the same execution).  With host scalars (``f(x, 2.0, 3)``) JAX
 converts the scalars on every call (6.1 us) while plait reuses device copies;
 failing over to the scalar loop through an ``AttributeError`` cost 0.09x of
 that call and is now skipped (0.81x).  jaxlib's pytree ``PyTreeDef`` hash of
@@ -219,18 +220,23 @@ the 100-leaf tree costs 0.85 us and its equality 2.1 us (a dict lookup by it
 3.2 us): keying by the hash alone would be cheaper but could confuse two
 structures, so the lookup keeps the equality, as JAX's C++ does.
 
-The 1,000-step MLP loop: a cached step (8 leaves in, 6 out) costs JAX 23.7
-us at best, jaxlib's execution of the same step alone 19.6-21.3 us (chained
-through its own outputs), plait 26.5 us.  The wait after the dispatch loop
-is 0.2 ms for 1,000 steps: the executions keep pace with the dispatching
-thread, so on two loaded cores the step costs the execution plus the
-dispatch, and 0.95x would leave plait 1.8 us per step where JAX's C++ takes
-about 3 and plait's Python about 5.8 (flatten, structure lookup, leaf
-checks, six Arrays, unflatten).  XLA runs a program inline in the caller's
-thread only below 1,000 flops (its ``cheap_computation_``); the MLP step is
-above, so it runs on XLA's worker threads, and which thread runs when on a
-loaded 2-core machine is what makes the loop bimodal (25, 50 or 100 us per
-step on either side).
+The 1,000-step MLP loop: XLA's cost analysis gives the step 116,769 flops,
+above the 1,000 under which the CPU client runs a program inline in the
+caller's thread (its ``cheap_computation_``), so it runs on XLA's worker
+threads: ``execute_sharded`` returns after 6.3 us and the step is done 16.6
+us later.  The loop's time is the executions', and they run slower when the
+dispatching thread runs far ahead of them: plait's loop took 18.5 ms with an
+unbounded queue, 14.6 ms when each call waited for the call before the
+previous one, 16.4-16.7 ms with 2-4 us of busy waiting per step; JAX 17.5 ms.
+Compile options do not change the step (``xla_cpu_multi_thread_eigen`` off:
+1.01x; ``xla_backend_optimization_level`` 0: 1.22x).  So chained calls of such
+programs are paced (``jit._pace``): 0.81x of JAX in the benchmark.
+
+Checking the leaves of a pytree call: one Python loop (``a._buf``,
+``a._committed``, ``is_deleted``, ``a.aval``) costs 0.57 us for 10 leaves and
+5.8 us for 100, four ``map`` passes with ``operator.attrgetter`` 1.05 and
+7.5 us, one ``attrgetter`` of three names and ``zip(*...)`` 1.35 and 10.0 us
+(Python 3.11: its specialised attribute loads beat ``attrgetter`` calls).
 
 Riding ``_jax.pjit`` remains as measured above (1.05x with jaxlib's
 ``ArrayImpl`` in and out, 1.24-1.38x with plait's ``Array``): JAX's own cost
