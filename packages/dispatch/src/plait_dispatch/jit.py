@@ -1323,7 +1323,7 @@ def _pace(handler: _General, first_in: Any, outs: list[Any]) -> None:
     handler.pace_wait = (id(outs[0]), outs[handler.pace_out])
     if wait_on is not None and id(first_in) == last_id and not _buffer_is_deleted(wait_on):
         with contextlib.suppress(Exception):  # a failure is reported where its value is used
-            wait_on.block_until_ready()
+            _jaxlib.block_until_ready([wait_on])
 
 
 def _fast_handler(entry: StagedCall, call: CompiledCall, const_bufs: list[Any]) -> _Simple | _General:
