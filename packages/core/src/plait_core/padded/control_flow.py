@@ -15,14 +15,14 @@ traced or batched.  What the padding means for the loop is written here:
   is done keeps its carry.
 * ``scan`` of a static length scans the padded body.  A ``scan`` over a
   padded length runs over the padded length with the step index as an extra
-  scanned input, and the carry changes only on the steps below the logical
+  carry, and the carry changes only on the steps below the logical
   length (per element when the size has leading dimensions): after them it
   is the logical result.  A reverse scan runs from the last padded index
   down, so the carry starts to change at the last logical entry.  The
-  stacked outputs past the logical length are padding.  The padding of the
-  scanned inputs is zeroed first, so that the steps past the length compute
-  from zeros (a derivative through them stays finite as long as the body is
-  finite at zero, as for ``where``).
+  stacked outputs past the logical length are padding.  The steps past the
+  length read zeros instead of the scanned inputs' padding, so a derivative
+  through them stays finite as long as the body is finite at zero (as for
+  ``where``).
 
 A value in these rules may have leading dimensions before its logical ones
 (the batch of a pile): a loop carry is put in the representation of the
@@ -66,8 +66,10 @@ def _types(xs: Sequence[Any]) -> list[ShapedArray]:
 
 def select_leading(pred: Any, on_true: Any, on_false: Any) -> Any:
     """``on_true`` where ``pred`` (whose dimensions lead those of the operands) else ``on_false``."""
-    shape = get_aval(on_true).shape
-    return ops.select(ops.broadcast_in_dim(pred, shape, range(get_aval(pred).ndim)), on_true, on_false)
+    nd = get_aval(pred).ndim
+    if nd:
+        pred = ops.broadcast_in_dim(pred, get_aval(on_true).shape, range(nd))
+    return ops.select(pred, on_true, on_false)
 
 
 def _static(env: PaddedEnv, d: Dim) -> Dim:
@@ -183,25 +185,31 @@ def _from_front(x: Any, axis: int) -> Any:
     return ops.transpose(x, perm)
 
 
-def _freeze_past(body: ClosedJaxpr, size: ShapedArray, num_consts: int, num_carry: int) -> tuple[ClosedJaxpr, list[Any]]:
-    """``body`` with two more inputs: the logical length (a new first const)
-    and the step index (a new first scanned input); the carry changes only
-    while the index is below the length.  Returns the jaxpr and its hoisted
-    constants."""
+def _freeze_past(
+    body: ClosedJaxpr, size: ShapedArray, num_consts: int, num_carry: int, reverse: bool
+) -> tuple[ClosedJaxpr, list[Any]]:  # fmt: skip
+    """``body`` with the logical length as a new first const and the step
+    index as a new first carry (counting down when ``reverse``); the other
+    carries change only while the index is below the length, and past it the
+    body reads zeros for its scanned slices.  Returns the jaxpr and its
+    hoisted constants."""
     consts, carry, xs = split_list(body.in_avals, num_consts, num_carry)
+    index_aval = ShapedArray((), size.dtype)
 
     def step(length: Any, *args: Any) -> list[Any]:
-        cs, old, rest = split_list(args, num_consts, num_carry)
-        index, *slices = rest
-        outs = eval_jaxpr(body.jaxpr, body.consts, *cs, *old, *slices)
+        cs, (index, *old), slices = split_list(args, num_consts, num_carry + 1)
         live = ops.lt(ops.broadcast_to(index, size.shape), length)
+        # Past the length the body reads zeros, not the padding (inside the step, where XLA fuses it).
+        zeros = [ops.full(t.shape, 0, t.dtype, t.weak_type) for t in xs]
+        slices = [select_leading(live, x, z) for x, z in zip(slices, zeros)]
+        outs = eval_jaxpr(body.jaxpr, body.consts, *cs, *old, *slices)
         kept = []
         for new, was in zip(outs[:num_carry], old):
             a = get_aval(was)
             kept.append(select_leading(live, ops.convert(new, a.dtype, a.weak_type), was))
-        return [*kept, *outs[num_carry:]]
+        return [ops.add(index, np.asarray(-1 if reverse else 1, size.dtype)), *kept, *outs[num_carry:]]
 
-    return convert_constvars(trace_to_jaxpr(step, [size, *consts, *carry, ShapedArray((), size.dtype), *xs]))
+    return convert_constvars(trace_to_jaxpr(step, [size, *consts, index_aval, *carry, *xs]))
 
 
 def _scan(
@@ -212,8 +220,6 @@ def _scan(
     _, carry_avals, x_avals = split_list(avals, num_consts, num_carry)
     padded_length = env.is_padded(length)
     init = [env.carried(x, a) for x, a in zip(init, carry_avals)]
-    if padded_length:
-        xs = [env.fill(x, a, (0,), 0) for x, a in zip(xs, x_avals)]
     # The scanned axis first (it follows the representation's leading dimensions, if any).
     xs = [_to_front(x, _leading(x, a)) for x, a in zip(xs, x_avals)]
     slices = [ShapedArray(t.shape[1:], t.dtype, t.weak_type) for t in _types(xs)]
@@ -221,20 +227,22 @@ def _scan(
     consts = [*lead, *consts]
     c_linear = (False,) * len(lead) + tuple(linear[:num_consts])
     carry_linear, x_linear = tuple(linear[num_consts : num_consts + num_carry]), tuple(linear[num_consts + num_carry :])
+    counter = 0
     if padded_length:
         size = env.size(length, _I32)
-        body, hoisted = _freeze_past(body, get_aval(size), len(consts), num_carry)
+        body, hoisted = _freeze_past(body, get_aval(size), len(consts), num_carry, reverse)
         consts = [*hoisted, size, *consts]
         c_linear = (False,) * (len(hoisted) + 1) + c_linear
-        xs = [ops.iota(_I32, (env.padded_dim(length),), 0), *xs]
-        x_linear = (False, *x_linear)
+        counter = 1
+        init = [np.asarray(env.padded_dim(length) - 1 if reverse else 0, _I32), *init]
+        carry_linear = (False, *carry_linear)
     outs = scan_p.bind(
-        *consts, *init, *xs, jaxpr=body, num_consts=len(consts), num_carry=num_carry, length=_static(env, length),
-        reverse=reverse, unroll=unroll, linear=c_linear + carry_linear + x_linear,
+        *consts, *init, *xs, jaxpr=body, num_consts=len(consts), num_carry=num_carry + counter,
+        length=_static(env, length), reverse=reverse, unroll=unroll, linear=c_linear + carry_linear + x_linear,
     )  # fmt: skip
     steps = jaxpr.out_avals[num_carry:]
-    ys = [_from_front(y, _leading(y, a) - 1) for y, a in zip(outs[num_carry:], steps)]
-    return [*outs[:num_carry], *ys]
+    ys = [_from_front(y, _leading(y, a) - 1) for y, a in zip(outs[num_carry + counter :], steps)]
+    return [*outs[counter : num_carry + counter], *ys]
 
 
 padded_rules.define(_scan, scan_p, nested=True)
