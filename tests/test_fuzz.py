@@ -196,3 +196,14 @@ def test_float16_at_min_of_float32_updates_compares_in_float32() -> None:
     np.testing.assert_allclose(g[0, 3], -0.06506215035915375, rtol=1e-5)
     np.testing.assert_allclose(g[1, 0], 0.21175104, rtol=1e-6)  # the update wins (tied, it gave 0.21178575)
     np.testing.assert_allclose(g[1, 3], 0.41235617, rtol=1e-6)  # the operand wins (tied, it gave 0.41231924)
+
+
+def test_boolean_divided_by_zero_is_xlas_select_when_compiled() -> None:
+    # found by the fuzzer (seed 738067200), documented in tests/fuzz/deviations.py: XLA rewrites
+    # convert(bool) / y as select(bool, 1 / y, 0), so a compiled false / 0 is 0 (JAX 0.10.2's eager answer,
+    # since each jnp function is compiled); plait's eager ops keep IEEE's 0 / 0 = NaN
+    b = pnp.asarray(np.array([-1.2, 2.0, 1.5], np.float32)) == pnp.int32(2)
+    compiled = plait.jit(lambda b: b / False)(b)
+    assert compiled.dtype == np.float32 and not compiled.weak_type
+    np.testing.assert_array_equal(np.asarray(compiled), [0.0, np.inf, 0.0])
+    np.testing.assert_array_equal(np.asarray(b / False), [np.nan, np.inf, np.nan])
