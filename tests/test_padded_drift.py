@@ -132,3 +132,30 @@ def test_mask_windows_over_two_symbolic_sizes() -> None:
     )
     np.testing.assert_allclose(np.asarray(g)[:n], _windows_grad_numpy(x[:n], y[:m]), rtol=1e-5)
     assert pnp.asarray(g).shape == (6, 4)
+
+
+# ---------------------------------------------------------------------------
+# A size used as a value and as an axis.  ``x.shape[0] - 3`` is integer
+# arithmetic (``dim_as_value``, core's one padded rule): negative for short
+# elements, as in the loop.  An axis of that size is empty there (the padded
+# environments' ``size`` is never negative), so a sum over it is 0.
+
+
+def _sizes(x: Any) -> Any:
+    return pnp.asarray(x.shape[0] - 3), pnp.arange(x.shape[0] - 3).sum(), pnp.ones(x.shape[0] - 3).sum()
+
+
+def _sizes_loop(n: int) -> tuple[int, int, float]:
+    return n - 3, int(np.arange(n - 3).sum()), float(np.ones(max(n - 3, 0)).sum())
+
+
+def test_a_size_as_a_value_may_be_negative_and_an_axis_of_it_is_empty() -> None:
+    data = np.arange(1.0, 6.0, dtype=np.float32)
+    for n in (5, 4, 1):
+        masked = plait.jit(plait.mask(_sizes, ["n"], ("", "", "")))([data], {"n": n})
+        assert [np.asarray(v).item() for v in masked] == list(_sizes_loop(n)), n
+    lengths = (5, 1, 4)
+    pile = plait.Pile.from_arrays([data[:k] for k in lengths])
+    for run in (plait.vmap(_sizes, in_axes=plait.pile_axis), plait.jit(plait.vmap(_sizes, in_axes=plait.pile_axis))):
+        out = run(pile)
+        assert [np.asarray(v).tolist() for v in out] == [list(col) for col in zip(*map(_sizes_loop, lengths))]

@@ -33,7 +33,7 @@ class NumpyEnv(PaddedEnv):
     def padded_dim(self, d: Dim) -> int:
         return int(d.evaluate({"n": 6, "m": 5})) if isinstance(d, SymbolicDim) else int(d)
 
-    def size(self, d: Dim, dtype: Any = None) -> Any:
+    def value(self, d: Dim, dtype: Any = None) -> Any:
         value = int(d.evaluate({"n": 4, "m": 2})) if isinstance(d, SymbolicDim) else int(d)
         return np.asarray(value, dtype or np.int32)
 

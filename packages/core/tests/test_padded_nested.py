@@ -39,7 +39,7 @@ class InterpretingEnv(PaddedEnv):
     def padded_dim(self, d: Dim) -> int:
         return int(d.evaluate({"n": 6})) if isinstance(d, SymbolicDim) else int(d)
 
-    def size(self, d: Dim, dtype: Any = None) -> Any:
+    def value(self, d: Dim, dtype: Any = None) -> Any:
         assert not self.is_padded(d) or d == N, "this env knows the size n only"
         value = self.n if self.is_padded(d) else np.asarray(int(d), I32)
         return value if dtype is None else np.asarray(value, dtype) if isinstance(value, int) else value

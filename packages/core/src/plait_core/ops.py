@@ -134,6 +134,10 @@ def logical_not(x: Any) -> Any:
     return ew.not_p.bind(x)
 
 
+def maximum(x: Any, y: Any) -> Any:
+    return ew.max_p.bind(x, y)
+
+
 def clamp(lo: Any, x: Any, hi: Any) -> Any:
     """``x`` limited to ``[lo, hi]`` (all of one dtype; the bounds scalars or of ``x``'s shape)."""
     return ew.clamp_p.bind(lo, x, hi)

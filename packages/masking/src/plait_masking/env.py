@@ -26,6 +26,7 @@ from plait_core import ClosedJaxpr, Primitive, dtypes, ops
 from plait_core.abstract import ShapedArray
 from plait_core.dims import Dim, SymbolicDim, UnboundDimensionError
 from plait_core.padded import PaddedEnv
+from plait_core.padded.env import shrinks
 from plait_core.primitives import elementwise as ew
 
 if TYPE_CHECKING:
@@ -50,7 +51,7 @@ class MaskEnv(PaddedEnv):
     def __init__(self, padded: Mapping[str, int], logical: Mapping[str, Any]) -> None:
         self.padded = dict(padded)
         self.logical = dict(logical)
-        self._sizes: dict[Dim, Any] = {}
+        self._sizes: dict[Any, Any] = {}
         self._valid: dict[tuple[int, Dim], Any] = {}
 
     @property
@@ -108,16 +109,27 @@ class MaskEnv(PaddedEnv):
 
     # -- logical sizes --------------------------------------------------------
 
-    def size(self, d: Dim, dtype: Any = None) -> Any:
-        """The logical size of ``d`` as a value: a Python ``int`` for a constant
-        dimension, else an integer scalar (default int dtype, or ``dtype``)
-        computed from the logical sizes with ``add`` and ``mul``."""
+    def value(self, d: Dim, dtype: Any = None) -> Any:
+        """The polynomial ``d`` at the logical sizes: a Python ``int`` for a
+        constant dimension, else an integer scalar (default int dtype, or
+        ``dtype``) computed from the logical sizes with ``add`` and ``mul``."""
         if not is_ragged(d):
             value: Any = int(d)
             return value if dtype is None else np.asarray(value, dtype)
         value = self._sizes.get(d)
         if value is None:
             value = self._sizes[d] = self._evaluate(d)  # type: ignore[arg-type]
+        return value if dtype is None else ops.as_dtype(value, np.dtype(dtype))
+
+    def size(self, d: Dim, dtype: Any = None) -> Any:
+        """The logical size of an axis of size ``d``: :meth:`value`, at least 0
+        (memoised)."""
+        if not shrinks(d):
+            return self.value(d, dtype)
+        key = ("size", d)
+        value = self._sizes.get(key)
+        if value is None:
+            value = self._sizes[key] = super().size(d)
         return value if dtype is None else ops.as_dtype(value, np.dtype(dtype))
 
     def _evaluate(self, d: SymbolicDim) -> Any:

@@ -1,7 +1,7 @@
-"""Ragged rules of collectives, shapes, the optimization barrier and host callbacks.
+"""Ragged rules of collectives, the optimization barrier and host callbacks.
 
-(Calls, custom-rule calls, ``cond``, ``while`` and ``scan`` are core's
-padded rules, :mod:`plait_core.padded.calls` and
+(Calls, custom-rule calls, ``cond``, ``while``, ``scan`` and ``dim_as_value``
+are core's padded rules, :mod:`plait_core.padded.calls` and
 :mod:`plait_core.padded.control_flow`, run by :mod:`.ragged_padded` with
 their jaxprs mapped over the piles by
 :func:`~plait_batching.ragged_jaxpr.ragged_call_jaxpr`.)
@@ -9,7 +9,6 @@ their jaxprs mapped over the piles by
 * Collectives over an enclosing ``vmap``'s axis run on the padded data;
   over this ``vmap``'s own axis they would mix elements of different lengths
   and are refused.
-* ``dim_as_value`` of a ragged size is the lengths, batched.
 * ``optimization_barrier`` is the identity on the padded data; host
   callbacks are not supported on piles.
 """
@@ -19,16 +18,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from plait_batching.ragged import Operand, RaggedEnv, env_of, padded_rule, refuse
+from plait_batching.ragged import Operand, RaggedEnv, padded_rule, refuse
 from plait_batching.registries import ragged_rules
-from plait_batching.trace import BatchTrace, BatchTracer
-from plait_core import Primitive, dtypes, get_aval, set_current_trace
+from plait_core import Primitive
 from plait_core.primitives import collectives as coll
 from plait_core.primitives.callbacks import callback_p
 from plait_core.primitives.collectives import axis_names
-from plait_core.primitives.elementwise import convert_element_type_p
 from plait_core.primitives.optimization_barrier import optimization_barrier_p
-from plait_core.primitives.shapes import dim_as_value_p
 
 
 def _check_collective(env: RaggedEnv, prim: Primitive, ops: Sequence[Operand], params: dict[str, Any]) -> None:
@@ -50,18 +46,6 @@ for _p in (coll.psum_scatter_p, coll.all_to_all_p):
         "padding; apply it to the padded data (pile.data) instead",
     )
 
-
-def _dim_as_value(trace: BatchTrace, prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> Any:
-    env = env_of(trace)
-    dt = dtypes.default_int_dtype()
-    with set_current_trace(trace.parent_trace):
-        lengths = env.value(params["dim"])
-        if get_aval(lengths).dtype != dt:
-            lengths = convert_element_type_p.bind(lengths, new_dtype=dt, weak_type=False)
-    return BatchTracer(trace, lengths, 0)
-
-
-ragged_rules[dim_as_value_p] = _dim_as_value
 
 ragged_rules[optimization_barrier_p] = padded_rule()
 ragged_rules.not_supported(

@@ -94,8 +94,12 @@ class PileEnv(PaddedEnv):
     def padded_dim(self, d: Dim) -> int:
         return self.ragged.padded(d)  # type: ignore[return-value]  # symbolic only under an enclosing mask
 
+    def value(self, d: Dim, dtype: Any = None) -> Any:
+        values = self.ragged.value(d)
+        return values if dtype is None else ops.convert(values, np.dtype(dtype))
+
     def size(self, d: Dim, dtype: Any = None) -> Any:
-        lengths = self.ragged.lengths(d)
+        lengths = self.ragged.lengths(d)  # memoised for the whole vmap
         return lengths if dtype is None else ops.convert(lengths, np.dtype(dtype))
 
     def fill(self, x: Any, aval: ShapedArray, axes: Sequence[int] | None, value: Any) -> Any:
@@ -133,6 +137,13 @@ class PileElementEnv(PileEnv):
         super().__init__(trace)
         #: The ragged operand of the equation each operand of the rule (by ``id``) stands for.
         self.inner, self.origin = inner, origin
+
+    def value(self, d: Dim, dtype: Any = None) -> Any:
+        if is_constant_dim(d):
+            return int(d) if dtype is None else np.asarray(int(d), dtype)
+        with set_current_trace(self.inner.parent_trace):
+            values = super().value(d, dtype)
+        return BatchTracer(self.inner, values, 0)
 
     def size(self, d: Dim, dtype: Any = None) -> Any:
         if is_constant_dim(d):

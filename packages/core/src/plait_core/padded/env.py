@@ -8,9 +8,13 @@ unspecified.  An environment answers, for a dimension ``d``:
 * :meth:`PaddedEnv.is_padded`: whether its logical size may be smaller than
   its padded size;
 * :meth:`PaddedEnv.padded_dim`: its padded size (a static ``int``);
-* :meth:`PaddedEnv.size`: its logical size as a value of the current trace:
-  a scalar under ``mask``; under ``vmap`` over piles a batched scalar, one
-  per element;
+* :meth:`PaddedEnv.value`: its polynomial evaluated at the logical sizes, as
+  a value of the current trace: a scalar under ``mask``; under ``vmap`` over
+  piles a batched scalar, one per element (``dim_as_value``: it may be
+  negative);
+* :meth:`PaddedEnv.size`: its logical size as an axis has it: the value,
+  never negative (a size that shrinks as the logical sizes do, ``n - 2`` of
+  ``x[2:]``, is empty where it would be negative, as NumPy's slices are);
 
 and builds on those the validity masks (:meth:`PaddedEnv.valid_along`,
 :meth:`PaddedEnv.valid`) and the fill of the padding
@@ -40,14 +44,20 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from plait_core import dtypes, ops
 from plait_core.abstract import ShapedArray, get_aval
-from plait_core.dims import Dim
+from plait_core.dims import Dim, SymbolicDim
 from plait_core.jaxpr import ClosedJaxpr
 from plait_core.primitive import Primitive
 
 if TYPE_CHECKING:
     from plait_core.rebound_rules import RuleFrame
 
-__all__ = ["PaddedEnv"]
+__all__ = ["PaddedEnv", "shrinks"]
+
+
+def shrinks(d: Dim) -> bool:
+    """Whether the size ``d`` decreases as a logical size grows (a negative
+    coefficient: ``n - 1``), so that its value may be negative."""
+    return type(d) is SymbolicDim and any(coeff < 0 for _, coeff in d.terms)
 
 
 class PaddedEnv(ABC):
@@ -69,8 +79,17 @@ class PaddedEnv(ABC):
         """The padded size of ``d``."""
 
     @abstractmethod
+    def value(self, d: Dim, dtype: Any = None) -> Any:
+        """The polynomial ``d`` at the logical sizes, as a value (default int
+        dtype, or ``dtype``); negative where the polynomial is."""
+
     def size(self, d: Dim, dtype: Any = None) -> Any:
-        """The logical size of ``d`` as a value (default int dtype, or ``dtype``)."""
+        """The logical size of an axis of size ``d`` as a value (default int
+        dtype, or ``dtype``): :meth:`value`, at least 0."""
+        v = self.value(d, dtype)
+        if shrinks(d):
+            v = ops.maximum(v, ops.const(v, 0))
+        return v
 
     def padded_shape(self, shape: Sequence[Dim]) -> tuple[int, ...]:
         """A logical shape evaluated at the padded sizes."""

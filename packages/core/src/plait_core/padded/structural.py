@@ -40,6 +40,7 @@ from plait_core.padded.registry import padded_rules
 from plait_core.primitive import Primitive, all_primitives
 from plait_core.primitives import ad_helpers as adh
 from plait_core.primitives import structural as st
+from plait_core.primitives.shapes import dim_as_value_p
 
 __all__ = ["PASSTHROUGH", "padded_params"]
 
@@ -143,5 +144,12 @@ def _slice(
     return x
 
 
+def _dim_as_value(env: PaddedEnv, vals: Sequence[Any], avals: Sequence[ShapedArray], *, dim: Dim) -> Any:
+    # A dimension used as a value: its polynomial at the logical sizes, negative where it is
+    # (``lax.dimension_as_value``), unlike an axis size (``env.size``), which is never negative.
+    return env.value(dim, dtypes.default_int_dtype())
+
+
+padded_rules.define(_dim_as_value, dim_as_value_p)
 padded_rules.define(_concatenate, st.concatenate_p, per_axis=True)
 padded_rules.define(_slice, st.slice_p, per_axis=True)

@@ -16,7 +16,6 @@ from plait_masking.rules import (
     collectives,
     custom_calls,
     optimization_barrier,
-    shapes,
     sharding,
 )
 
