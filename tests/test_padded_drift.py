@@ -159,3 +159,21 @@ def test_a_size_as_a_value_may_be_negative_and_an_axis_of_it_is_empty() -> None:
     for run in (plait.vmap(_sizes, in_axes=plait.pile_axis), plait.jit(plait.vmap(_sizes, in_axes=plait.pile_axis))):
         out = run(pile)
         assert [np.asarray(v).tolist() for v in out] == [list(col) for col in zip(*map(_sizes_loop, lengths))]
+
+
+# ---------------------------------------------------------------------------
+# A fixed index past a short element's end: JAX clamps a static index
+# (jnp.arange(2.)[3] is 1.0), so each element reads its own last entry,
+# never the padding; take's default mode fills with NaN.
+
+
+def test_a_fixed_index_past_an_elements_end_clamps_to_that_element() -> None:
+    elements = [np.arange(1.0, 6.0, dtype=np.float32), np.arange(1.0, 3.0, dtype=np.float32)]
+    pile = plait.Pile.from_arrays(elements)
+    for run in (plait.vmap, lambda f, **kw: plait.jit(plait.vmap(f, **kw))):
+        got = run(lambda x: x[3], in_axes=plait.pile_axis)(pile)
+        assert np.asarray(got).tolist() == [4.0, 2.0]  # the loop: e[min(3, len(e) - 1)]
+        taken = run(lambda x: pnp.take(x, 3), in_axes=plait.pile_axis)(pile)
+        np.testing.assert_array_equal(np.asarray(taken), [4.0, np.nan])
+    masked = plait.mask(lambda x: x[3], ["n"], "")([np.arange(1.0, 6.0, dtype=np.float32)], {"n": 2})
+    assert float(masked) == 2.0
