@@ -550,6 +550,109 @@ def scan(b: Builder) -> Stmt | None:
     return b.emit("scan", expr, [v], v.shape[1:] if which == 0 else v.shape, "f")
 
 
+# --- linear algebra, FFT, windows, loops ------------------------------------------------------------------
+
+
+def _spd(b: Builder) -> tuple[Var, str] | None:
+    """A float matrix ``a`` and the text of a well-conditioned symmetric positive definite one made from it
+    (``a @ a.T + k I``)."""
+    v = b.pick(lambda v: v.kind == "f" and len(v.shape) == 2)
+    if v is None:
+        return None
+    k = v.shape[0]
+    a = "{0}.astype(jnp.float32)"
+    return v, f"({a} @ {a}.T + {k} * jnp.eye({k}, dtype=jnp.float32))"
+
+
+def linalg(b: Builder) -> Stmt | None:
+    made = _spd(b)
+    if made is None:
+        return None
+    v, s = made
+    k = v.shape[0]
+    r = b.rng.randrange(7)
+    if r == 0:
+        return b.emit("linalg:solve", f"jnp.linalg.solve({s}, {{0}}[:, 0].astype(jnp.float32))", [v], (k,), "f")
+    if r == 1:
+        return b.emit("linalg:cholesky", f"jnp.linalg.cholesky({s})", [v], (k, k), "f")
+    if r == 2:
+        return b.emit("linalg:inv", f"jnp.linalg.inv({s})", [v], (k, k), "f")
+    if r == 3:
+        return b.emit("linalg:slogdet", f"jnp.linalg.slogdet({s})[1]", [v], (), "f")
+    if r == 4:
+        return b.emit("linalg:eigvalsh", f"jnp.linalg.eigvalsh({s})", [v], (k,), "f")
+    if r == 5:
+        return b.emit("linalg:triangular", f"lax.linalg.triangular_solve(jnp.linalg.cholesky({s}), {{0}}.astype("
+                      "jnp.float32), left_side=True, lower=True)", [v], v.shape, "f")  # fmt: skip
+    return b.emit("linalg:norm", "jnp.linalg.norm({0}.astype(jnp.float32), axis=-1)", [v], (k,), "f")
+
+
+def fft(b: Builder) -> Stmt | None:
+    v = b.pick(lambda v: v.kind == "f" and len(v.shape) >= 1)
+    if v is None:
+        return None
+    ax = b.axis(v)
+    x = "{0}.astype(jnp.float32)"
+    if b.rng.random() < 0.5:
+        return b.emit("fft", f"jnp.fft.fft({x}, axis={ax}).real", [v], v.shape, "f")
+    shape = tuple(d // 2 + 1 if i == ax else d for i, d in enumerate(v.shape))
+    return b.emit("fft", f"jnp.abs(jnp.fft.rfft({x}, axis={ax}))", [v], shape, "f")
+
+
+def convolve(b: Builder) -> Stmt | None:
+    x = b.pick(lambda v: v.kind == "f" and len(v.shape) == 1)
+    if x is None:
+        return None
+    w = b.rng.choice(["jnp.array([0.5, -1.0, 2.0])", "jnp.array([1.0, 0.25])"])
+    taps = 3 if "2.0" in w else 2
+    mode = b.rng.choice(["full", "same", "valid"])
+    n = x.shape[0]
+    size = {"full": n + taps - 1, "same": max(n, taps), "valid": max(n, taps) - min(n, taps) + 1}[mode]
+    fn = b.rng.choice(["jnp.convolve", "jnp.correlate"])
+    return b.emit("convolve", f"{fn}({{0}}, {w}, mode='{mode}')", [x], (size,), "f")
+
+
+def pool(b: Builder) -> Stmt | None:
+    v = b.pick(lambda v: v.kind == "f" and len(v.shape) >= 1 and v.shape[-1] >= 2)
+    if v is None:
+        return None
+    nd = len(v.shape)
+    window = (1,) * (nd - 1) + (2,)
+    shape = v.shape[:-1] + (v.shape[-1] - 1,)
+    if b.rng.random() < 0.5:
+        expr = f"lax.reduce_window({{0}}, -jnp.inf, lax.max, {window}, {(1,) * nd}, 'VALID')"
+        return b.emit("pool:max", expr, [v], shape, "f")
+    expr = f"lax.reduce_window({{0}}, 0.0, lax.add, {window}, {(1,) * nd}, 'VALID')"
+    return b.emit("pool:sum", expr, [v], shape, "f")
+
+
+def while_loop(b: Builder) -> Stmt | None:
+    v = b.pick(lambda v: v.kind == "f")
+    if v is None:
+        return None
+    n = b.rng.randint(1, 3)
+    body = b.rng.choice(["jnp.tanh(ic[1]) + 0.5 * ic[1]", "ic[1] * 0.9 + 1.0"])
+    expr = f"lax.while_loop(lambda ic: ic[0] < {n}, lambda ic: (ic[0] + 1, {body}), (0, {{0}}))[1]"
+    return b.emit("while_loop", expr, [v], v.shape, "f")
+
+
+def matrix_structure(b: Builder) -> Stmt | None:
+    v = b.pick(lambda v: len(v.shape) == 2)
+    if v is None:
+        return None
+    r = b.rng.randrange(5)
+    if r == 0:
+        return b.emit("triu", "jnp.triu({0})", [v], v.shape, v.kind)
+    if r == 1:
+        return b.emit("tril", "jnp.tril({0}, -1)", [v], v.shape, v.kind)
+    if r == 2:
+        return b.emit("diagonal", "jnp.diagonal({0})", [v], (min(v.shape),), v.kind)
+    if r == 3 and v.kind != "b":
+        return b.emit("trace", "jnp.trace({0})", [v], (), v.kind)
+    ax = b.axis(v)
+    return b.emit("roll", f"jnp.roll({{0}}, {b.rng.choice([1, -2])}, axis={ax})", [v], v.shape, v.kind)
+
+
 #: The op generators and their relative weights.
 GENERATORS: tuple[tuple[Gen, float], ...] = (
     (unary, 4), (logical_not, 0.5), (binary, 5), (power, 1), (floordiv_mod, 0.5), (arctan2, 0.5), (logical, 0.5),
@@ -557,7 +660,8 @@ GENERATORS: tuple[tuple[Gen, float], ...] = (
     (nn_normalise, 1), (reshape, 1), (transpose, 1), (expand_squeeze, 0.7), (flip, 0.5), (index, 1.5),
     (at_update, 1.5), (concatenate, 1), (tile_repeat_pad, 0.7), (contraction, 1.2), (einsum_elementwise, 0.5),
     (cond, 0.7), (fori_loop, 0.5), (scan, 0.6), (clip, 0.5), (isfinite, 0.3), (take_along_argsort, 0.4),
-    (outer, 0.4), (dynamic_slice, 0.5), (one_hot, 0.3),
+    (outer, 0.4), (dynamic_slice, 0.5), (one_hot, 0.3), (linalg, 0.8), (fft, 0.4), (convolve, 0.4), (pool, 0.4),
+    (while_loop, 0.4), (matrix_structure, 0.6),
 )
 
 

@@ -4,8 +4,10 @@ interpolation: ``diff``, ``ediff1d``, ``convolve``, ``correlate``,
 
 All are compositions of slices, arithmetic and (for the convolutions)
 ``lax.conv_general_dilated``, so they stage, differentiate and batch like any
-other ``plait.numpy`` code.  Lengths along the axis they work on must be
-constant where the result's shape depends on them (the convolutions' modes).
+other ``plait.numpy`` code.  The convolutions take a symbolic length of
+``a`` (under ``mask`` or ``vmap`` over piles) with a kernel ``v`` of constant
+length; ``"same"`` and ``"valid"`` then need ``len(a) >= len(v)`` to be
+decidable (it is for a kernel of length 1).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import numpy as np
 
 from plait_core import dtypes, lax
 from plait_core.abstract import get_aval
-from plait_core.dims import Dim, definitely_equal_shapes
+from plait_core.dims import Dim, InconclusiveDimensionOperation, definitely_equal_shapes
 from plait_core.lax import _lenient
 from plait_core.numpy._util import (
     Array,
@@ -39,6 +41,17 @@ def _static_length(d: Dim, name: str, what: str) -> int:
     if type(d) is not builtins.int:
         raise ValueError(f"{name}: {what} must have a constant length, got {d}")
     return d
+
+
+def _at_least(n: Dim, m: int, name: str, mode: str) -> builtins.bool:
+    """``n >= m``, where ``n`` may be symbolic; an error when that is undecidable."""
+    try:
+        return builtins.bool(n >= m)
+    except InconclusiveDimensionOperation:
+        raise InconclusiveDimensionOperation(
+            f"{name}: mode {mode!r} of a of symbolic length {n} and v of length {m} depends on whether "
+            f"{n} >= {m}, which is not known for every size; use mode 'full' and slice the result"
+        ) from None
 
 
 def _along(x: Array, ax: int, start: Dim, stop: Dim) -> Array:
@@ -125,10 +138,10 @@ def _conv1d(name: str, a: ArrayLike, v: ArrayLike, mode: str, flip: builtins.boo
     for arr, argname in ((x, "a"), (k, "v")):
         if get_aval(arr).ndim != 1:
             raise ValueError(f"{name}: {argname} must be 1-D, got shape {shape_str(get_aval(arr).shape)}")
-    n = _static_length(get_aval(x).shape[0], name, "a")
+    n: Dim = get_aval(x).shape[0]  # may be symbolic (mask, piles); the kernel's length may not be
     m = _static_length(get_aval(k).shape[0], name, "v")
-    if n == 0 or m == 0:
-        raise ValueError(f"{name}: {'a' if n == 0 else 'v'} cannot be empty")
+    if (type(n) is builtins.int and n == 0) or m == 0:
+        raise ValueError(f"{name}: {'v' if m == 0 else 'a'} cannot be empty")
     if flip:
         k = lax.rev(k, (0,))
     elif dtypes.is_complex(dtype_of(k)):
@@ -139,12 +152,16 @@ def _conv1d(name: str, a: ArrayLike, v: ArrayLike, mode: str, flip: builtins.boo
     # v is the longer one, convolution is symmetric and correlation mirrored).
     if mode == "full":
         start, length = 0, n + m - 1
+    elif not _at_least(n, m, name, mode):
+        assert type(n) is builtins.int
+        if mode == "valid":
+            start, length = n - 1, m - n + 1
+        else:
+            start, length = ((n - 1) // 2 if flip else n - 1 - (n - 1) // 2), m
     elif mode == "valid":
-        start, length = builtins.min(n, m) - 1, builtins.max(n, m) - builtins.min(n, m) + 1
-    elif n >= m:
-        start, length = (m - 1) // 2, n
+        start, length = m - 1, n - m + 1
     else:
-        start, length = ((n - 1) // 2 if flip else n - 1 - (n - 1) // 2), m
+        start, length = (m - 1) // 2, n
     low = m - 1 - start
     high = length + m - 1 - n - low
     out = lax.conv_general_dilated(
