@@ -163,7 +163,7 @@ def _conv1d(name: str, a: ArrayLike, v: ArrayLike, mode: str, flip: builtins.boo
     else:
         start, length = (m - 1) // 2, n
     low = m - 1 - start
-    high = length + m - 1 - n - low
+    high = int(length + m - 1 - n - low)  # constant: a symbolic n cancels
     out = lax.conv_general_dilated(
         lax.reshape(x, (1, 1, n)), lax.reshape(k, (1, 1, m)), (1,), [(low, high)],
         precision=precision, preferred_element_type=preferred_element_type)
