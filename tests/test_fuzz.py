@@ -207,3 +207,32 @@ def test_boolean_divided_by_zero_is_xlas_select_when_compiled() -> None:
     assert compiled.dtype == np.float32 and not compiled.weak_type
     np.testing.assert_array_equal(np.asarray(compiled), [0.0, np.inf, 0.0])
     np.testing.assert_array_equal(np.asarray(b / False), [np.nan, np.inf, np.nan])
+
+
+def test_gradient_through_cummax_keeps_a_signed_zero() -> None:
+    # found by the fuzzer (seed 739000682), documented in tests/fuzz/deviations.py: JAX's derivative program
+    # of cummax turns -0.0 into +0.0 and so differentiates arctan2 on the other side of its branch cut;
+    # plait's gradient is the function's, checked against a float64 central difference
+    x = np.array([[-0.0, -0.556], [-0.29, -0.946], [-1.54, -1.0], [0.844, 0.743], [-1.8, 0.0857]], np.float32)
+    w = np.array([[-0.83, 0.91], [-0.12, 0.29], [0.18, -0.47], [0.65, -0.02], [-0.94, 0.86]], np.float32)
+
+    def f(x: Any) -> Any:
+        v = pnp.arctan2(x, plait.lax.cummax(x, axis=1))
+        return pnp.sum(plait.nn.softmax(plait.nn.softmax(v, axis=1), axis=0) * w)
+
+    def f64(x: np.ndarray) -> float:
+        def softmax(v: np.ndarray, axis: int) -> np.ndarray:
+            e = np.exp(v - v.max(axis, keepdims=True))
+            return np.asarray(e / e.sum(axis, keepdims=True))
+
+        v = np.arctan2(x, np.maximum.accumulate(x, axis=1))
+        return float((softmax(softmax(v, 1), 0) * w).sum())
+
+    got = np.asarray(plait.grad(f)(pnp.asarray(x)))
+    base = x.astype(np.float64)
+    for i, j in ((1, 0), (1, 1), (3, 0), (3, 1)):
+        hi, lo = base.copy(), base.copy()  # one entry moved: the -0.0 elsewhere keeps its sign
+        hi[i, j] += 1e-6
+        lo[i, j] -= 1e-6
+        np.testing.assert_allclose(got[i, j], (f64(hi) - f64(lo)) / 2e-6, rtol=1e-4, atol=1e-7)
+    assert np.isnan(got[0, 0])  # arctan2(y, y) at 0: no derivative there, in JAX too
