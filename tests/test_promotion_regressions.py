@@ -100,3 +100,17 @@ def test_scatter_mul_with_repeated_indices_differentiates_in_both_arguments() ->
     # and under vmap, over a batch of updates
     gys = plait.vmap(grad(f, argnums=1), in_axes=(None, 0))(x, pnp.stack([y, y * 2]))
     np.testing.assert_allclose(np.asarray(gys[0]), want_y, rtol=1e-5)
+
+
+def test_weak_booleans_promote_to_a_strong_bool() -> None:
+    # found by the fuzzer (seed 741000081): a comparison of weak values is a weak bool, as in JAX, but NumPy-level
+    # promotion of weak booleans gives a strong bool (JAX's result_type drops the weak flag of bool)
+    b = pnp.asarray(np.array([True, False]))
+    weak = b >= 3
+    assert weak.dtype == np.bool_ and weak.weak_type
+    for out in (pnp.maximum(weak, weak), pnp.minimum(weak, weak), weak + weak, weak & weak,
+                pnp.where(weak, weak, weak), weak == weak):
+        assert out.dtype == np.bool_ and not out.weak_type
+    assert pnp.result_type(weak, weak) == np.bool_
+    assert plait.numpy.result_type(weak, weak, return_weak_type_flag=True) == (np.bool_, False)
+    assert plait.jit(lambda w: pnp.maximum(w, w))(weak).weak_type is False

@@ -48,7 +48,9 @@ class Outcome:
 
 def applicable(program: Program, mode: str) -> bool:
     if mode in DIFF_MODES:
-        return program.differentiable()
+        # reverse mode of a while_loop is refused by JAX and plait alike (its trip count is not static)
+        reverse = mode != "jvp" and any(s.op == "while_loop" for s in program.stmts)
+        return program.differentiable() and not reverse
     if mode == "mask":
         return any(pile_axes(v) for v in program.inputs)
     if mode == "pile":

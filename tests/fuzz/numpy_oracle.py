@@ -145,10 +145,36 @@ def _scan(fn: Callable[[Any, Any], Any], init: Any, xs: Any) -> tuple[Any, OArra
     return c, wrap(np.stack(ys))
 
 
+def _while_loop(cond: Callable[[Any], Any], body: Callable[[Any], Any], init: Any) -> Any:
+    c = init
+    while bool(cond(c)):
+        c = body(c)
+    return c
+
+
+def _reduce_window(x: Any, init: Any, op: Callable[[Any, Any], Any], dims: Any, strides: Any, padding: str) -> OArray:
+    """``lax.reduce_window`` with ``'VALID'`` padding (what the generator emits)."""
+    assert padding == "VALID"
+    windows = np.lib.stride_tricks.sliding_window_view(np.asarray(x), dims)[tuple(slice(None, None, s) for s in strides)]
+    out = np.full(windows.shape[: np.ndim(x)], init, np.asarray(x).dtype)
+    for offset in np.ndindex(*dims):
+        out = op(out, windows[(..., *offset)])
+    return wrap(np.asarray(out))
+
+
+def _triangular_solve(a: Any, b: Any, left_side: bool = False, lower: bool = False) -> OArray:
+    assert left_side
+    a = np.tril(a) if lower else np.triu(a)
+    return wrap(np.linalg.solve(a, b))
+
+
 def numpy_backend(wide: bool) -> Backend:
     """``jnp``/``lax``/``nn`` on NumPy; ``wide`` maps every float dtype to float64."""
     floats = {"float16": np.float64, "float32": np.float64} if wide else {"float16": np.float16, "float32": np.float32}
-    jnp = _Namespace(np, {**floats, "array": lambda *a, **k: wrap(np.array(*a, **k))})
+    jnp = _Namespace(np, {
+        **floats, "array": lambda *a, **k: wrap(np.array(*a, **k)), "linalg": _Namespace(np.linalg, {}),
+        "fft": _Namespace(np.fft, {}),
+    })
     lax = _Namespace(np, {
         "rsqrt": lambda x: wrap(1 / np.sqrt(x)),
         "cummax": lambda x, axis=0: wrap(np.maximum.accumulate(x, axis=axis)),
@@ -156,6 +182,11 @@ def numpy_backend(wide: bool) -> Backend:
         "cond": lambda p, t, f, *ops: t(*ops) if bool(p) else f(*ops),
         "fori_loop": _fori_loop,
         "scan": _scan,
+        "while_loop": _while_loop,
+        "reduce_window": _reduce_window,
+        "max": lambda x, y: np.maximum(x, y),
+        "add": lambda x, y: np.add(x, y),
+        "linalg": _Namespace(np, {"triangular_solve": _triangular_solve}),
         "dynamic_slice": lambda x, starts, sizes: wrap(np.asarray(x)[tuple(slice(a, a + n) for a, n in zip(starts, sizes))]),
     })
     nn = _Namespace(np, {

@@ -103,8 +103,9 @@ def test_two_piles_inside_an_outer_vmap() -> None:
 
 def test_a_value_with_two_ragged_sizes_is_not_a_pile() -> None:
     q, k = piles()
-    with pytest.raises(ValueError, match=r"the function's result has 2 ragged axes \(0, 1\) \(element type "
-                                         r"f32\[_pile\d+,_pile\d+\]\), but a Pile has one ragged axis"):
+    with pytest.raises(ValueError, match=r"the function's result has ragged axes \(0, 1\) of different sizes "
+                                         r"\(_pile\d+, _pile\d+; element type f32\[_pile\d+,_pile\d+\]\), but the "
+                                         r"ragged axes of a Pile share one length per element"):
         vmap(scores, in_axes=(P, P), out_axes=P)(q, k)
 
 

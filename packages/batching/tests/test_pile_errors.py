@@ -60,9 +60,14 @@ def test_pile_of_a_non_array() -> None:
         on_pile(lambda x: "s")
 
 
-def test_two_ragged_axes_in_a_result() -> None:
-    with pytest.raises(ValueError, match=r"has 2 ragged axes \(0, 1\) \(element type f32\[_pile\d+,_pile\d+\]\), but a Pile has one ragged axis"):
-        on_pile(lambda x: x @ x.T)
+def test_two_ragged_axes_of_one_size_in_a_result_make_a_pile_of_matrices() -> None:
+    out = on_pile(lambda x: x @ x.T)
+    assert out.ragged_axis == (0, 1) and out.ragged_axes == (0, 1)
+    want = [e @ e.T for e in pile().unpack()]
+    assert [np.asarray(a).tolist() for a in out.unpack()] == [np.asarray(w).tolist() for w in want]
+    # and back in: a pile of matrices is mapped with both axes ragged
+    traces = vmap(lambda m: m.trace(), in_axes=P)(out)
+    np.testing.assert_allclose(np.asarray(traces), [np.trace(np.asarray(w)) for w in want])
 
 
 def test_inconsistent_number_of_elements() -> None:
@@ -90,10 +95,11 @@ def test_traced_lengths_cannot_be_compared() -> None:
 
 
 def test_two_ragged_sizes_in_one_value() -> None:
-    """An (n, m) value is fine inside (see test_pile_cross.py), but a Pile has one ragged axis."""
+    """An (n, m) value is fine inside (see test_pile_cross.py), but a Pile's ragged axes share one length."""
     n, m = np.array([1, 2], np.int32), np.array([2, 3], np.int32)
-    with pytest.raises(ValueError, match=r"the function's result has 2 ragged axes \(0, 1\) \(element type "
-                                         r"f32\[_pile\d+,_pile\d+\]\), but a Pile has one ragged axis"):
+    with pytest.raises(ValueError, match=r"the function's result has ragged axes \(0, 1\) of different sizes "
+                                         r"\(_pile\d+, _pile\d+; element type f32\[_pile\d+,_pile\d+\]\), but the "
+                                         r"ragged axes of a Pile share one length per element"):
         vmap(lambda n, m: pnp.ones((ragged_dim(n), ragged_dim(m))), out_axes=P)(n, m)
     rows = vmap(lambda n, m: pnp.ones((ragged_dim(n), ragged_dim(m))).sum(1), out_axes=P)(n, m)
     for i, r in enumerate(rows.unpack()):

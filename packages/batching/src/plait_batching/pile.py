@@ -5,7 +5,9 @@ A :class:`Pile` of ``B`` elements holds
 * ``data``: every element padded to the largest along its ragged axis and
   stacked along a leading batch axis (shape ``(B, *padded element shape)``);
 * ``lengths``: one ``int32`` per element, its true size along the ragged axis;
-* ``ragged_axis``: which axis of an element is ragged (element coordinates).
+* ``ragged_axis``: which axis of an element is ragged (element coordinates),
+  or a tuple of axes that all have the element's length (an ``n x n``
+  matrix per element: attention scores, pairwise distances).
 
 ``vmap(f, in_axes=pile_axis)`` maps over a pile and ``out_axes=pile_axis``
 builds one (see :mod:`plait_batching.ragged`).  A pile is a pytree whose
@@ -88,9 +90,9 @@ class Pile:
 
     data: Any
     lengths: Any
-    ragged_axis: int
+    ragged_axis: int | tuple[int, ...]
 
-    def __init__(self, data: Any, lengths: Any, ragged_axis: int = 0) -> None:
+    def __init__(self, data: Any, lengths: Any, ragged_axis: int | Sequence[int] = 0) -> None:
         data = _as_array(data, "data")
         lengths = _as_array(lengths, "lengths")
         shape, laval = get_aval(data).shape, get_aval(lengths)
@@ -98,21 +100,20 @@ class Pile:
             raise ValueError(
                 f"Pile: data must have a batch axis and at least one element axis, got data of shape {tuple(shape)}"
             )
-        if not (isinstance(ragged_axis, (int, np.integer)) and not isinstance(ragged_axis, bool)):
-            raise TypeError(f"Pile: ragged_axis must be an int, got {ragged_axis!r}")
         rank = len(shape) - 1
-        if not -rank <= ragged_axis < rank:
-            raise ValueError(
-                f"Pile: ragged_axis={ragged_axis} is out of range for elements of rank {rank} "
-                f"(data of shape {tuple(shape)}): it must be in [-{rank}, {rank})"
-            )
-        ax = int(ragged_axis) % rank
-        for what, k in (("number of elements", 0), ("padded size", 1 + ax)):
+        axes = _normalize_axes(ragged_axis, rank, f"data of shape {tuple(shape)}", "Pile")
+        for what, k in (("number of elements", 0), *(("padded size", 1 + a) for a in axes)):
             if type(shape[k]) is not int:
                 raise TypeError(
                     f"Pile: a Pile's {what} must be a concrete integer, got {shape[k]} (axis {k} of data of "
                     f"shape {tuple(shape)}); inside mask, sizes are symbolic: build the pile outside mask"
                 )
+        if len({shape[1 + a] for a in axes}) > 1:
+            raise ValueError(
+                f"Pile: the ragged axes {axes} share the elements' lengths, so they must have one padded size, "
+                f"got {[shape[1 + a] for a in axes]} (data of shape {tuple(shape)})"
+            )
+        ax = axes[0]
         if not dtypes.is_int(laval.dtype):
             raise TypeError(f"Pile: lengths must be integers, got lengths of dtype {laval.dtype}")
         if laval.ndim != 1 or laval.shape[0] != shape[0]:
@@ -132,10 +133,10 @@ class Pile:
                     f"Pile: the length {int(conc[i])} of element {i} is out of range: the lengths must be in "
                     f"[0, {padded}], the size of the ragged axis {ax} of the padded elements"
                 )
-        self.data, self.lengths, self.ragged_axis = data, lengths, ax
+        self.data, self.lengths, self.ragged_axis = data, lengths, ax if len(axes) == 1 else axes
 
     @classmethod
-    def _make(cls, data: Any, lengths: Any, ragged_axis: int) -> Pile:
+    def _make(cls, data: Any, lengths: Any, ragged_axis: int | tuple[int, ...]) -> Pile:
         """A pile from trusted parts, without checks (used by pytrees and ``vmap``)."""
         p = object.__new__(cls)
         p.data, p.lengths, p.ragged_axis = data, lengths, ragged_axis
@@ -143,13 +144,15 @@ class Pile:
 
     @classmethod
     def from_arrays(
-        cls, arrays: Sequence[Any], ragged_axis: int | None = None, dtype: Any = None, pad_to: int | None = None
-    ) -> Pile:
+        cls, arrays: Sequence[Any], ragged_axis: int | Sequence[int] | None = None, dtype: Any = None,
+        pad_to: int | None = None,
+    ) -> Pile:  # fmt: skip
         """Stack ``arrays`` (concrete arrays of one rank) into a pile, padding with zeros.
 
-        The elements may differ in size along one axis only, which becomes the
-        ragged axis; when they all have the same shape it is ``ragged_axis``
-        (default 0).  ``dtype`` defaults to the arrays' common type (with
+        The elements may differ in size along one axis, which becomes the
+        ragged axis, or along several axes that have one size in each element
+        (``(n, n)`` matrices), which become the ragged axes; when they all have
+        the same shape it is ``ragged_axis`` (default 0).  ``dtype`` defaults to the arrays' common type (with
         plait's canonicalisation: 64-bit types become 32-bit unless x64 is
         enabled).  ``pad_to`` pads the ragged axis to a fixed size, at least
         the largest length (useful to compile once for several piles)."""
@@ -164,20 +167,20 @@ class Pile:
         if rank == 0:
             raise ValueError("Pile.from_arrays: the elements must have at least one axis (got scalars)")
         differ = [k for k in range(rank) if len({e.shape[k] for e in elems}) > 1]
-        if ragged_axis is not None:
-            if not -rank <= ragged_axis < rank:
-                raise ValueError(
-                    f"Pile.from_arrays: ragged_axis={ragged_axis} is out of range for arrays of rank {rank}"
-                )
-            ragged_axis %= rank
-        if len(differ) > 1 or (differ and ragged_axis is not None and differ != [ragged_axis]):
-            listed = ", ".join(str(e.shape) for e in elems)
+        listed = ", ".join(str(e.shape) for e in elems)
+        given = None if ragged_axis is None else _normalize_axes(ragged_axis, rank, "arrays", "Pile.from_arrays")
+        if differ and given is not None and not set(differ) <= set(given):
             raise ValueError(
-                f"Pile.from_arrays: the arrays differ along the axes {differ} (shapes {listed}); "
-                f"a pile's elements may differ along one axis only"
-                + ("" if ragged_axis is None else f", here the ragged_axis {ragged_axis}")
+                f"Pile.from_arrays: the arrays differ along the axes {differ} (shapes {listed}), which are not "
+                f"among the ragged axes {list(given)}"
             )
-        ax = differ[0] if differ else (ragged_axis or 0)
+        axes = given if given is not None else tuple(differ) if differ else (0,)
+        if any(len({e.shape[a] for a in axes}) > 1 for e in elems):
+            raise ValueError(
+                f"Pile.from_arrays: the arrays differ along the axes {list(axes)} (shapes {listed}); a pile's "
+                "elements may differ along one axis only, or along several axes that have one size in each element"
+            )
+        ax = axes[0]
         lengths = np.array([e.shape[ax] for e in elems], np.int32)
         padded = int(lengths.max())
         if pad_to is not None:
@@ -187,12 +190,13 @@ class Pile:
         dt = np.result_type(*elems) if dtype is None else np.dtype(dtype)
         dt = dtypes.canonicalize_dtype(dt)
         shape = list(elems[0].shape)
-        shape[ax] = padded
+        for a in axes:
+            shape[a] = padded
         data = np.zeros((len(elems), *shape), dt)
         for i, e in enumerate(elems):
-            index: tuple[Any, ...] = (i, *(slice(None),) * ax, slice(0, e.shape[ax]))
+            index: tuple[Any, ...] = (i, *_true_slice(axes, rank, e.shape[ax]))
             data[index] = e
-        return cls._make(data, lengths, ax)
+        return cls._make(data, lengths, ax if len(axes) == 1 else axes)
 
     # -- reading ---------------------------------------------------------------
 
@@ -204,8 +208,14 @@ class Pile:
 
     @property
     def max_length(self) -> Dim:
-        """The padded size of the ragged axis."""
-        return get_aval(self.data).shape[1 + self.ragged_axis]
+        """The padded size of the ragged axis (or axes)."""
+        return get_aval(self.data).shape[1 + self.ragged_axes[0]]
+
+    @property
+    def ragged_axes(self) -> tuple[int, ...]:
+        """The ragged axes, as a tuple (one axis, or several of one length)."""
+        ax = self.ragged_axis
+        return (ax,) if isinstance(ax, int) else ax
 
     @property
     def dtype(self) -> np.dtype[Any]:
@@ -229,8 +239,8 @@ class Pile:
                 "Pile: reading element slices needs concrete lengths, but the lengths are traced "
                 "(for example inside jit); use vmap over the pile instead"
             )
-        index = (i, *(slice(None),) * self.ragged_axis, slice(0, int(conc[i])))
-        return self.data[index]
+        rank = len(get_aval(self.data).shape) - 1
+        return self.data[(i, *_true_slice(self.ragged_axes, rank, int(conc[i])))]
 
     def __iter__(self) -> Iterator[Any]:
         return (self[i] for i in range(self.num_elements))
@@ -242,7 +252,8 @@ class Pile:
     def __repr__(self) -> str:
         aval = get_aval(self.data)
         dims = [str(d) for d in aval.shape[1:]]
-        dims[self.ragged_axis] = "≤" + dims[self.ragged_axis]
+        for a in self.ragged_axes:
+            dims[a] = "≤" + dims[a]
         conc = _concrete(self.lengths)
         lengths = f"traced {get_aval(self.lengths).str_short()}" if conc is None else np.array2string(conc)
         return (
@@ -251,15 +262,40 @@ class Pile:
         )
 
 
-def _flatten_with_keys(p: Pile) -> tuple[tuple[tuple[Any, Any], ...], int]:
+def _normalize_axes(ragged_axis: Any, rank: int, what: str, who: str) -> tuple[int, ...]:
+    """``ragged_axis`` (an int or a sequence of ints) as sorted, distinct, non-negative axes."""
+    def is_int(a: Any) -> bool:
+        return isinstance(a, (int, np.integer)) and not isinstance(a, bool)
+
+    given = [ragged_axis] if is_int(ragged_axis) else list(ragged_axis) if isinstance(ragged_axis, Sequence) else None
+    if not given or not all(is_int(a) for a in given):
+        raise TypeError(f"{who}: ragged_axis must be an int or a non-empty sequence of ints, got {ragged_axis!r}")
+    for a in given:
+        if not -rank <= a < rank:
+            raise ValueError(
+                f"{who}: ragged_axis={a} is out of range for elements of rank {rank} ({what}): it must be in "
+                f"[-{rank}, {rank})"
+            )
+    axes = sorted({int(a) % rank for a in given})
+    if len(axes) != len(given):
+        raise ValueError(f"{who}: ragged_axis {ragged_axis!r} names an axis twice")
+    return tuple(axes)
+
+
+def _true_slice(axes: Sequence[int], rank: int, length: int) -> tuple[slice, ...]:
+    """The index of an element's true part: ``[:length]`` along each ragged axis."""
+    return tuple(slice(0, length) if k in axes else slice(None) for k in range(rank))
+
+
+def _flatten_with_keys(p: Pile) -> tuple[tuple[tuple[Any, Any], ...], int | tuple[int, ...]]:
     return ((GetAttrKey("data"), p.data), (GetAttrKey("lengths"), p.lengths)), p.ragged_axis
 
 
-def _flatten(p: Pile) -> tuple[tuple[Any, Any], int]:
+def _flatten(p: Pile) -> tuple[tuple[Any, Any], int | tuple[int, ...]]:
     return (p.data, p.lengths), p.ragged_axis
 
 
-def _unflatten(ragged_axis: int, children: Any) -> Pile:
+def _unflatten(ragged_axis: int | tuple[int, ...], children: Any) -> Pile:
     data, lengths = children
     _check_rebuilt_lengths(lengths)
     return Pile._make(data, lengths, ragged_axis)

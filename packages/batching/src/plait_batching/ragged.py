@@ -583,8 +583,8 @@ def enter_pile(trace: BatchTrace, pile: Pile) -> BatchTracer:
     value whose padding is zero."""
     env = env_of(trace)
     aval = get_aval(pile.data)
-    ax = pile.ragged_axis
-    padded = aval.shape[1 + ax]
+    axes = pile.ragged_axes
+    padded = aval.shape[1 + axes[0]]
     if type(padded) is not int:
         raise TypeError(f"vmap: a Pile's padded size must be a concrete integer, got {padded}")
     with set_current_trace(trace.parent_trace):
@@ -592,15 +592,17 @@ def enter_pile(trace: BatchTrace, pile: Pile) -> BatchTracer:
         if get_aval(lengths).dtype != _I32:
             lengths = convert_element_type_p.bind(lengths, new_dtype=_I32, weak_type=False)
         size = env.size_for(lengths, padded, _concrete(lengths))
-        data = _fit(pile.data, 1 + ax, padded, size.padded)
+        data = pile.data
         shape = list(aval.shape[1:])
-        shape[ax] = SymbolicDim.var(size.name)
+        for ax in axes:
+            data = _fit(data, 1 + ax, padded, size.padded)
+            shape[ax] = SymbolicDim.var(size.name)
         elt = ShapedArray(tuple(shape), aval.dtype, aval.weak_type)
         # Whatever the padding holds, the function computes from zeros there (and a
         # gradient with respect to the padded data is zero in the padding).
-        data = fill_padding(env, Operand(data, 0, elt), (ax,), 0)
+        data = fill_padding(env, Operand(data, 0, elt), axes, 0)
     out = BatchTracer(trace, data, 0, elt)
-    out.filled = {ax: fill_key(0, elt.dtype)}
+    out.filled = {ax: fill_key(0, elt.dtype) for ax in axes}
     return out
 
 
@@ -642,17 +644,18 @@ def finish_pile(trace: BatchTrace, leaf: Any, where: str) -> Pile:
         return Pile._make(data, lengths, 0)
     env = env_of(trace)
     axes = ragged_axes(env, aval)
-    if len(axes) != 1:
+    if len({aval.shape[a] for a in axes}) != 1:
+        sizes = ", ".join(str(aval.shape[a]) for a in axes)
         raise ValueError(
-            f"vmap: {where} of the function's result has {len(axes)} ragged axes {tuple(axes)} (element type "
-            f"{aval.str_short()}), but a Pile has one ragged axis; reduce or slice the others first"
+            f"vmap: {where} of the function's result has ragged axes {tuple(axes)} of different sizes ({sizes}; "
+            f"element type {aval.str_short()}), but the ragged axes of a Pile share one length per element; "
+            "reduce or slice the others first"
         )
-    (ax,) = axes
     assert bdim is not None
-    if not is_filled(leaf, (ax,), 0):
-        val = fill_padding(env, Operand(val, bdim, aval), (ax,), 0)
+    if not is_filled(leaf, axes, 0):
+        val = fill_padding(env, Operand(val, bdim, aval), axes, 0)
     data = moveaxis(val, bdim, 0)
-    return Pile._make(data, env.lengths(aval.shape[ax]), ax)
+    return Pile._make(data, env.lengths(aval.shape[axes[0]]), axes[0] if len(axes) == 1 else tuple(axes))
 
 
 # ---------------------------------------------------------------------------

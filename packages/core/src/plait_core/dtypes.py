@@ -402,7 +402,9 @@ def dtype_and_weakness(x: Any) -> tuple[DType, bool]:
 
 def result_type_and_weakness(*args: Any) -> tuple[DType, bool]:
     """Promote any mix of values, dtypes and abstract values; also say whether
-    the result is weakly typed (only when every input was)."""
+    the result is weakly typed (only when every input was, and never a
+    boolean: as in JAX, weak booleans, which comparisons of weak values make,
+    promote to a strong ``bool``)."""
     if not args:
         raise ValueError("result_type needs at least one argument")
     dtype, weak = dtype_and_weakness(args[0])
@@ -411,7 +413,7 @@ def result_type_and_weakness(*args: Any) -> tuple[DType, bool]:
         if d == dtype and w == weak:
             continue
         dtype, weak = _join_typed(dtype, weak, d, w)
-    return dtype, weak
+    return dtype, weak and dtype != bool_
 
 
 def result_type(*args: Any) -> DType:

@@ -33,6 +33,7 @@ ArrayLike = Any
 """Anything an array function accepts: arrays, NumPy scalars, Python scalars."""
 
 _PY_SCALARS = frozenset({builtins.bool, builtins.int, builtins.float, builtins.complex})
+_BOOL = np.dtype(np.bool_)
 
 
 # ---------------------------------------------------------------------------
@@ -389,8 +390,9 @@ def _promoted_pair(a: Any, b: Any, keep_scalars: builtins.bool) -> list[Array] |
         handler = _ARRAY_TYPES.get(b.__class__)
         ab = handler.aval(b) if handler is not None else _array_aval(b)
         # ShapedArray equality is exactly "same dtype, weakness and shape"
-        # (symbolic dimensions compared as polynomials, undecidable = unequal).
-        if ab is not None and (aa is ab or aa == ab):
+        # (symbolic dimensions compared as polynomials, undecidable = unequal);
+        # weak booleans promote to strong ones (the general path).
+        if ab is not None and (aa is ab or aa == ab) and not (aa.weak_type and aa.dtype == _BOOL):
             return [a, b]
         return None
     if keep_scalars and a.__class__ in _PY_SCALARS:
