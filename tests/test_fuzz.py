@@ -236,3 +236,21 @@ def test_gradient_through_cummax_keeps_a_signed_zero() -> None:
         lo[i, j] -= 1e-6
         np.testing.assert_allclose(got[i, j], (f64(hi) - f64(lo)) / 2e-6, rtol=1e-4, atol=1e-7)
     assert np.isnan(got[0, 0])  # arctan2(y, y) at 0: no derivative there, in JAX too
+
+
+def test_second_derivative_through_scan_keeps_unused_cotangents_symbolic() -> None:
+    # found by the fuzzer (seed 741000000): the transpose of a scan returned instantiated zeros for the residuals
+    # its body does not use, so grad(grad) multiplied them by a NaN carry (0 * NaN) where JAX 0.10.2 gives a value
+    x = pnp.asarray(np.array([[-1.0, 2.0], [0.5, 0.3], [0.9, 0.4]], np.float32))
+    w = np.array([1.0, -1.0], np.float32)
+
+    def f(x: Any) -> Any:
+        carry = plait.lax.scan(lambda c, r: (c * 0.5 + r, pnp.sin(c) * r), pnp.zeros(2), x**0.5)[0]
+        return plait.lax.cond(pnp.sum(carry) > 0, pnp.tanh, lambda a: a * 2.0, carry)
+
+    first = plait.grad(lambda x: pnp.sum(f(x) * w))
+    second = np.asarray(plait.grad(lambda x: pnp.sum(first(x)))(x))
+    # column 0's carry is NaN from row 0 on (sqrt(-1)); the false branch a * 2 is linear, so rows 1 and 2 of
+    # column 0 get -w0 / (4 x^1.5) * 2 * 0.5^(2 - row) from sqrt'' alone
+    np.testing.assert_allclose(second[1:, 0], [-0.70710677, -0.585607], rtol=1e-6)
+    assert np.isnan(second[0, 0])

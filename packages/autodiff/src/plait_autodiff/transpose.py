@@ -32,6 +32,7 @@ __all__ = [
     "backward_pass",
     "is_undefined",
     "transpose_jaxpr",
+    "transpose_nonzeros",
 ]
 
 
@@ -135,7 +136,9 @@ def backward_pass(jaxpr: Jaxpr, consts: Sequence[Any], args: Sequence[Any], cts_
 # ---------------------------------------------------------------------------
 # Transposing a closed jaxpr into another (for higher-order primitives)
 
-_transpose_cache: weakref.WeakKeyDictionary[ClosedJaxpr, dict[Any, ClosedJaxpr]] = weakref.WeakKeyDictionary()
+_transpose_cache: weakref.WeakKeyDictionary[ClosedJaxpr, dict[Any, tuple[ClosedJaxpr, tuple[bool, ...]]]] = (
+    weakref.WeakKeyDictionary()
+)
 
 
 def transpose_jaxpr(
@@ -146,6 +149,21 @@ def transpose_jaxpr(
     The result takes ``(*non-linear inputs, *cotangents of the outputs
     flagged in ct_nonzeros)`` and returns one cotangent per linear input
     (zeros instantiated).  Cached per jaxpr."""
+    return _transpose(closed, linear, ct_nonzeros)[0]
+
+
+def transpose_nonzeros(closed: ClosedJaxpr, linear: Sequence[bool], ct_nonzeros: Sequence[bool]) -> tuple[bool, ...]:
+    """For each linear input of ``closed``, whether :func:`transpose_jaxpr`'s
+    cotangent of it may be nonzero (``False``: the zeros it returns there are
+    a symbolic zero instantiated, which a rule should pass on as a
+    :class:`~plait_autodiff.tangents.Zero`, so that no ``0 * x`` with a
+    non-finite ``x`` is computed from it)."""
+    return _transpose(closed, linear, ct_nonzeros)[1]
+
+
+def _transpose(
+    closed: ClosedJaxpr, linear: Sequence[bool], ct_nonzeros: Sequence[bool]
+) -> tuple[ClosedJaxpr, tuple[bool, ...]]:
     lin = tuple(bool(b) for b in linear)
     ctnz = tuple(bool(b) for b in ct_nonzeros)
     key = (lin, ctnz, config.x64_enabled)
@@ -155,15 +173,17 @@ def transpose_jaxpr(
     in_avals = closed.in_avals
     res_avals = [a for a, is_lin in zip(in_avals, lin) if not is_lin]
     ct_avals = [to_tangent_type(a) for a, nz in zip(closed.out_avals, ctnz) if nz]
+    nonzeros: list[bool] = []
 
     def fun(*xs: Any) -> list[Any]:
         res, given = iter(xs[: len(res_avals)]), iter(xs[len(res_avals) :])
         args = [UndefinedPrimal(a) if is_lin else next(res) for a, is_lin in zip(in_avals, lin)]
         cts_out = [next(given) if nz else Zero(to_tangent_type(a)) for a, nz in zip(closed.out_avals, ctnz)]
         cts_in = backward_pass(closed.jaxpr, closed.consts, args, cts_out)
+        nonzeros[:] = [type(ct) is not Zero for ct, is_lin in zip(cts_in, lin) if is_lin]
         return [instantiate(ct) for ct, is_lin in zip(cts_in, lin) if is_lin]
 
-    result = trace_to_jaxpr(fun, [*res_avals, *ct_avals])
-    if not any(isinstance(c, Tracer) for c in [*result.consts, *closed.consts]):
+    result = (trace_to_jaxpr(fun, [*res_avals, *ct_avals]), tuple(nonzeros))
+    if not any(isinstance(c, Tracer) for c in [*result[0].consts, *closed.consts]):
         _transpose_cache.setdefault(closed, {})[key] = result
     return result

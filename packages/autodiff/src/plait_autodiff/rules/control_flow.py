@@ -27,8 +27,8 @@ from plait_autodiff.jaxpr_util import (
 from plait_autodiff.jvp import jvp_jaxpr
 from plait_autodiff.registries import jvp_rules, transpose_rules
 from plait_autodiff.tangents import Zero, add_tangents, instantiate, to_tangent_type
-from plait_autodiff.transpose import NonlinearError, is_undefined, transpose_jaxpr
-from plait_core import ClosedJaxpr
+from plait_autodiff.transpose import NonlinearError, is_undefined, transpose_jaxpr, transpose_nonzeros
+from plait_core import ClosedJaxpr, get_aval
 from plait_core.primitives.control_flow import cond_p, join_consts, scan_p, split_list, while_p
 from plait_core.staging import trace_to_jaxpr
 
@@ -76,10 +76,12 @@ def _cond_transpose(cts: Sequence[Any], index: Any, *ops: Any, branches: tuple[C
     linear = [is_undefined(x) for x in ops]
     ct_nz = _nonzero(cts)
     t_branches, consts = join_consts([transpose_jaxpr(br, linear, ct_nz) for br in branches])
+    # an operand no branch makes a cotangent for gets a symbolic zero (see _scan_transpose)
+    nonzero = iter([any(f) for f in zip(*(transpose_nonzeros(br, linear, ct_nz) for br in branches))])
     residuals = [x for x, lin in zip(ops, linear) if not lin]
     given = [ct for ct in cts if type(ct) is not Zero]
     results = iter(cond_p.bind(index, *consts, *residuals, *given, branches=tuple(t_branches)))
-    return [None, *[next(results) if lin else None for lin in linear]]
+    return [None, *[_symbolic(next(results), next(nonzero)) if lin else None for lin in linear]]
 
 
 transpose_rules[cond_p] = _cond_transpose
@@ -205,6 +207,11 @@ def _scan_transpose(
     ys_nz = _nonzero(ct_ys)
     body_linear = const_lin + [True] * num_carry + xs_lin
     t_body = transpose_jaxpr(jaxpr, body_linear, [True] * num_carry + ys_nz)
+    # Cotangents the body never makes (of constants and xs it does not use linearly) stay symbolic
+    # zeros: instantiated, a later 0 * x would turn a non-finite residual x into NaN.
+    c_nz, _, x_nz = split_list(
+        list(transpose_nonzeros(jaxpr, body_linear, [True] * num_carry + ys_nz)), const_lin.count(True), num_carry
+    )
     res_consts = [c for c, lin in zip(consts, const_lin) if not lin]
     res_xs = [x for x, lin in zip(xs, xs_lin) if not lin]
     n_rc, n_rx = len(res_consts), len(res_xs)
@@ -219,7 +226,8 @@ def _scan_transpose(
         rc, acc, ck, rx, cy = split_list(vals, n_rc, n_lc, num_carry, n_rx)
         outs = eval_jaxpr(t_body.jaxpr, t_body.consts, *rc, *rx, *ck, *cy)
         ct_c, ct_k, ct_x = split_list(outs, n_lc, num_carry)
-        return [*[add_tangents(a, c) for a, c in zip(acc, ct_c)], *ct_k, *ct_x]
+        kept_x = [x for x, nz in zip(ct_x, x_nz) if nz]
+        return [*[add_tangents(a, c) if nz else a for a, c, nz in zip(acc, ct_c, c_nz)], *ct_k, *kept_x]
 
     body = trace_to_jaxpr(body_fun, [*res_c_avals, *lin_const_avals, *carry_avals, *res_x_avals, *ys_avals])
     body, hoisted = hoist_consts(body)
@@ -233,12 +241,17 @@ def _scan_transpose(
         linear=(False,) * (len(hoisted) + n_rc + n_lc + num_carry + n_rx + len(given_ys)),
     )  # fmt: skip
     ct_consts, ct_init, ct_xs = split_list(outs, n_lc, num_carry)
-    it_c, it_x = iter(ct_consts), iter(ct_xs)
+    it_c, it_x, it_cnz, it_xnz = iter(ct_consts), iter(ct_xs), iter(c_nz), iter(x_nz)
     return [
-        *[next(it_c) if lin else None for lin in const_lin],
+        *[_symbolic(next(it_c), next(it_cnz)) if lin else None for lin in const_lin],
         *[ct if is_undefined(c) else None for ct, c in zip(ct_init, init)],
-        *[next(it_x) if lin else None for lin in xs_lin],
+        *[(next(it_x) if next(it_xnz) else Zero(to_tangent_type(x.aval))) if lin else None for x, lin in zip(xs, xs_lin)],
     ]
+
+
+def _symbolic(ct: Any, nonzero: bool) -> Any:
+    """``ct``, or a symbolic zero of its type when the body never made it nonzero."""
+    return ct if nonzero else Zero(to_tangent_type(get_aval(ct)))
 
 
 transpose_rules[scan_p] = _scan_transpose
