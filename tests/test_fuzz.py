@@ -20,6 +20,7 @@ from fuzz.runner import Fuzzer, Report
 
 import plait
 import plait.numpy as pnp
+from plait import nn
 
 SHORT_RUN_SEEDS = range(24)
 
@@ -254,3 +255,35 @@ def test_second_derivative_through_scan_keeps_unused_cotangents_symbolic() -> No
     # column 0 get -w0 / (4 x^1.5) * 2 * 0.5^(2 - row) from sqrt'' alone
     np.testing.assert_allclose(second[1:, 0], [-0.70710677, -0.585607], rtol=1e-6)
     assert np.isnan(second[0, 0])
+
+
+def test_relu_tangent_at_nan_is_zero() -> None:
+    # found by the fuzzer (seed 741000181): JAX's relu has the derivative select(x > 0, g, 0), so 0 at NaN
+    x = pnp.asarray(np.array([np.nan, -1.0, 0.0, 2.0], np.float32))
+    value, tangent = plait.jvp(nn.relu, (x,), (pnp.ones(4),))
+    np.testing.assert_array_equal(np.asarray(value), [np.nan, 0.0, 0.0, 2.0])
+    np.testing.assert_array_equal(np.asarray(tangent), [0.0, 0.0, 0.0, 1.0])
+    np.testing.assert_array_equal(np.asarray(plait.grad(lambda x: nn.relu(x).sum())(x)), [0.0, 0.0, 0.0, 1.0])
+
+
+def test_cholesky_gradient_ignores_the_cotangent_above_the_diagonal() -> None:
+    # found by the fuzzer (seed 741000169): log of the factor makes the cotangent of its zeros above the
+    # diagonal infinite; the factor's derivative there is structurally zero, so the gradient is finite (JAX too)
+    a = np.array([[1.5, -0.5], [0.8, 0.6], [-2.0, 1.4]], np.float32)
+
+    def f(a: Any) -> Any:
+        low = pnp.linalg.cholesky(a @ a.T + 3 * pnp.eye(3, dtype=pnp.float32))
+        return pnp.sum(pnp.log(pnp.abs(low) + pnp.tril(pnp.ones((3, 3)))))  # log(0) = -inf above the diagonal
+
+    got = np.asarray(plait.grad(f)(pnp.asarray(a)))
+    assert np.isfinite(got).all()
+
+    def f64(a: np.ndarray) -> float:  # the entries above the diagonal are constant (log 0): no derivative
+        low = np.linalg.cholesky(a @ a.T + 3 * np.eye(3))
+        return float(np.sum(np.log(np.abs(low[np.tril_indices(3)]) + 1)))
+
+    for i, j in np.ndindex(*a.shape):
+        hi, lo = a.astype(np.float64), a.astype(np.float64)
+        hi[i, j] += 1e-6
+        lo[i, j] -= 1e-6
+        np.testing.assert_allclose(got[i, j], (f64(hi) - f64(lo)) / 2e-6, rtol=1e-3, atol=1e-4)

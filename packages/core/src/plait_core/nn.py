@@ -12,9 +12,10 @@ from typing import Any
 
 import numpy as np
 
-from plait_core import lax
+from plait_core import dtypes, lax
 from plait_core import nn_initializers as initializers
 from plait_core import numpy as pnp
+from plait_core.custom_derivatives import custom_jvp
 from plait_core.nn_attention import dot_product_attention
 from plait_core.nn_extras import (
     hard_silu,
@@ -35,10 +36,23 @@ Axis = int | Sequence[int] | None
 
 
 def relu(x: Array) -> Array:
-    """``max(x, 0)``; its derivative at 0 is 0 (as in JAX, not the 1/2 of
-    ``maximum``'s tie rule), and NaN stays NaN."""
-    x = pnp.asarray(x)
+    """``max(x, 0)``; its derivative is 1 where ``x > 0`` and 0 elsewhere: 0 at
+    0 (as in JAX, not the 1/2 of ``maximum``'s tie rule) and at NaN, which
+    stays NaN in the value."""
+    return _relu(pnp.asarray(x))
+
+
+@custom_jvp
+def _relu(x: Array) -> Array:
     return pnp.where(x <= 0, 0, x)
+
+
+@_relu.defjvp
+def _relu_jvp(primals: tuple[Array], tangents: tuple[Array]) -> tuple[Array, Array]:
+    (x,), (t,) = primals, tangents
+    if pnp.asarray(t).dtype == dtypes.float0:  # an integer input's tangent
+        return _relu(x), t
+    return _relu(x), pnp.where(x > 0, t, pnp.zeros_like(t))
 
 
 def relu6(x: Array) -> Array:

@@ -90,8 +90,17 @@ def _triu(x: Any, k: int = 0) -> Any:
 
 def _diag_part(x: Any) -> Any:
     """The diagonals of a stack of square matrices, ``(..., n)``."""
-    eye = _eye_like(x)
-    return lax.reduce_sum(_lenient.mul(x, eye), (_aval(x).ndim - 1,))
+    return lax.reduce_sum(_keep_diagonal(x), (_aval(x).ndim - 1,))
+
+
+def _keep_diagonal(x: Any) -> Any:
+    """``x`` with every entry off the diagonal zero, selected (a product with
+    the identity would turn an infinite entry into NaN, in a transpose too)."""
+    aval = _aval(x)
+    shape = tuple(aval.shape)
+    rows = lax.broadcasted_iota(dtypes.int32, shape, aval.ndim - 2)
+    cols = lax.broadcasted_iota(dtypes.int32, shape, aval.ndim - 1)
+    return lax.select(_lenient.eq(rows, cols), x, lax.full_like(x, 0))
 
 
 def _eye_like(x: Any) -> Any:
@@ -109,7 +118,7 @@ def _hermitian_of_triangle(x: Any, lower: bool) -> Any:
     strict = _tril(x, -1) if lower else _triu(x, 1)
     full = _lenient.add(tri, _h(strict))
     if _is_complex(x):
-        diag = _lenient.mul(_eye_like(x), _lenient.sub(full, _to(_real(full), _aval(x).dtype)))
+        diag = _keep_diagonal(_lenient.sub(full, _to(_real(full), _aval(x).dtype)))
         full = _lenient.sub(full, diag)
     return full
 
@@ -128,8 +137,10 @@ def _cholesky_jvp(primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[Any,
     da = _hermitian_of_triangle(instantiate(da), lower=True)
     right = la.triangular_solve(L, da, left_side=False, lower=True, transpose_a=True, conjugate_a=True)
     middle = la.triangular_solve(L, right, left_side=True, lower=True)
-    phi = _lenient.sub(_tril(middle), _lenient.mul(_scalar(middle, 0.5), _lenient.mul(_eye_like(middle), middle)))
-    return L, _mm(L, phi)
+    phi = _lenient.sub(_tril(middle), _lenient.mul(_scalar(middle, 0.5), _keep_diagonal(middle)))
+    # L Φ is lower triangular; the tril says so to the transpose, which then drops the cotangent of the
+    # constant zeros above the diagonal (infinite there, the product would make NaN of every entry)
+    return L, _tril(_mm(L, phi))
 
 
 jvp_rules[fz.cholesky_p] = _cholesky_jvp
