@@ -287,3 +287,17 @@ def test_cholesky_gradient_ignores_the_cotangent_above_the_diagonal() -> None:
         hi[i, j] += 1e-6
         lo[i, j] -= 1e-6
         np.testing.assert_allclose(got[i, j], (f64(hi) - f64(lo)) / 2e-6, rtol=1e-3, atol=1e-4)
+
+
+def test_checkpoint_outside_jit_runs_compiled() -> None:
+    # documented in tests/fuzz/deviations.py (seed 741000035): XLA rewrites log(x ** 0.5) as 0.5 * log(|x|);
+    # plait's checkpoint runs its function compiled, as jit does, where JAX's eager checkpoint runs op by op
+    x = pnp.asarray(np.array([1.53, -1.09], np.float32))
+
+    def f(x: Any) -> Any:
+        return pnp.log(x**0.5)
+
+    compiled = np.asarray(plait.jit(f)(x))
+    np.testing.assert_allclose(compiled, [0.5 * np.log(1.53), 0.5 * np.log(1.09)], rtol=1e-5)
+    np.testing.assert_array_equal(np.asarray(plait.checkpoint(f)(x)), compiled)
+    assert np.isnan(np.asarray(f(x))[1])  # op by op: the power is NaN

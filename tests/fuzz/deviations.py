@@ -92,6 +92,17 @@ DEVIATIONS: tuple[Deviation, ...] = (
         lambda p, mode, msg: mode in _DIFF_MODES and "values differ" in msg and _uses(p, "lax.cummax", "lax.cummin")
         and _uses(p, "arctan2"),
     ),
+    Deviation(
+        "XLA's log of a power in plait's compiled checkpoint",
+        "deviation",
+        "XLA rewrites log(pow(x, y)) as y * log(|x|), a number where x < 0 makes the power NaN; plait runs a "
+        "checkpointed function compiled even outside jit (as the body of its remat call), JAX 0.10.2 runs it op "
+        "by op outside jit, so their values (and everything after) differ there. Measured (seed 741000035, "
+        "log(x ** 0.5) % 2 then sort at x = -1.09): plait's checkpoint gives JAX's jit value 0.0447 (so sort "
+        "moves it), JAX's eager checkpoint NaN",
+        lambda p, mode, msg: mode == "checkpoint" and "values differ" in msg and _uses(p, "jnp.log")
+        and _uses(p, "**", "jnp.power", "jnp.sqrt"),
+    ),
 )
 
 
