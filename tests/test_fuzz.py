@@ -301,3 +301,18 @@ def test_checkpoint_outside_jit_runs_compiled() -> None:
     np.testing.assert_allclose(compiled, [0.5 * np.log(1.53), 0.5 * np.log(1.09)], rtol=1e-5)
     np.testing.assert_array_equal(np.asarray(plait.checkpoint(f)(x)), compiled)
     assert np.isnan(np.asarray(f(x))[1])  # op by op: the power is NaN
+
+
+def test_second_derivative_of_std_of_two_is_rounding_noise_in_float16() -> None:
+    # documented in tests/fuzz/deviations.py (seed 741000712): std of two values is |a - b| / 2, whose second
+    # derivative is 0; in float16 it is a difference of terms near 1 / sqrt(var) ~ 70, so only noise is left
+    x = np.array([-0.2012, -0.2284], np.float16)
+    v = np.array([-0.1411, 0.751], np.float16)
+
+    def second(x: Any) -> Any:
+        return pnp.sum(plait.grad(lambda x: pnp.std(x) * -0.788)(x) * v.astype(x.dtype))
+
+    noisy = np.asarray(plait.grad(second)(pnp.asarray(x)))
+    assert noisy.dtype == np.float16 and np.abs(noisy.astype(np.float64)).max() < 2e-2
+    exact = np.asarray(plait.grad(second)(pnp.asarray(x.astype(np.float32))))
+    np.testing.assert_allclose(exact, [0.0, 0.0], atol=1e-4)

@@ -9,6 +9,7 @@ entry with the fix).  Nothing else in the fuzzer excuses a difference.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -103,6 +104,15 @@ DEVIATIONS: tuple[Deviation, ...] = (
         lambda p, mode, msg: mode == "checkpoint" and "values differ" in msg and _uses(p, "jnp.log")
         and _uses(p, "**", "jnp.power", "jnp.sqrt"),
     ),
+    Deviation(
+        "float16 rounding in a second derivative that cancels",
+        "deviation",
+        "a second derivative that is 0 in exact arithmetic (std of two values is |a - b| / 2, piecewise linear) "
+        "is computed as a difference of large float16 terms (1 / sqrt of a small variance), so each framework "
+        "returns its own rounding noise. Measured (seed 741000712, grad(grad(std)) of float16[2]): plait "
+        "0.0047, JAX -0.0088, exact 0; excused only where both values are below 2e-2 in a float16 program",
+        lambda p, mode, msg: mode == "grad_grad" and "values differ" in msg and _float16_rounding(p, msg),
+    ),
 )
 
 
@@ -111,6 +121,17 @@ def _bool_divided(program: Program) -> bool:
     return any(
         s.op == "binary:/" and s.expr.startswith("{0} /") and kinds.get(s.args[0]) == "b" for s in program.stmts
     )
+
+
+_GOT_WANT = re.compile(r"got np\.float64\(([-+0-9.e]+|nan|inf)\), want np\.float64\(([-+0-9.e]+|nan|inf)\)")
+
+
+def _float16_rounding(program: Program, msg: str) -> bool:
+    """Both values below 2e-2 (twice float16's tolerance) in a program with a float16 input."""
+    m = _GOT_WANT.search(msg)
+    if m is None or not any(v.dtype == "float16" for v in program.inputs):
+        return False
+    return max(abs(float(m.group(1))), abs(float(m.group(2)))) < 2e-2
 
 
 def excuse(program: Program, mode: str, message: str) -> Deviation | None:
