@@ -316,3 +316,14 @@ def test_second_derivative_of_std_of_two_is_rounding_noise_in_float16() -> None:
     assert noisy.dtype == np.float16 and np.abs(noisy.astype(np.float64)).max() < 2e-2
     exact = np.asarray(plait.grad(second)(pnp.asarray(x.astype(np.float32))))
     np.testing.assert_allclose(exact, [0.0, 0.0], atol=1e-4)
+
+
+def test_nan_tangent_at_a_loser_of_min_stays_nan() -> None:
+    # documented in tests/fuzz/deviations.py (seed 742000300): the tangent of min is the product of the input's
+    # tangent with a 0/1 indicator, so a NaN tangent at a loser makes it NaN (JAX's compiled jnp.min gives the
+    # winner's tangent: XLA turns its product with convert(pred) into a select)
+    x = pnp.asarray(np.array([[1.0, np.inf, 2.0], [0.5, 3.0, -1.0]], np.float32))
+    t = pnp.asarray(np.array([[0.1, np.nan, 0.2], [0.3, 0.4, 0.5]], np.float32))
+    assert np.isnan(float(plait.jvp(pnp.min, (x,), (t,))[1]))
+    finite = pnp.asarray(np.array([[0.1, 0.7, 0.2], [0.3, 0.4, 0.5]], np.float32))
+    assert float(plait.jvp(pnp.min, (x,), (finite,))[1]) == pytest.approx(0.5)
