@@ -327,3 +327,12 @@ def test_nan_tangent_at_a_loser_of_min_stays_nan() -> None:
     assert np.isnan(float(plait.jvp(pnp.min, (x,), (t,))[1]))
     finite = pnp.asarray(np.array([[0.1, 0.7, 0.2], [0.3, 0.4, 0.5]], np.float32))
     assert float(plait.jvp(pnp.min, (x,), (finite,))[1]) == pytest.approx(0.5)
+
+
+def test_gradient_at_a_pole_of_a_product_keeps_the_chain_rule_infinity() -> None:
+    # documented in tests/fuzz/deviations.py (seed 742000732): d(2 / prod(x)) / dx_j is -2 / p**2 times the
+    # product of the other factors; at factors [1.5, -1, 0] that is NaN (-inf * 0) for the first two and
+    # -inf * -1.5 = +inf for the zero factor (JAX's compiled derivative gives NaN there)
+    g = plait.jit(plait.grad(lambda x: 2 / pnp.prod(x)))(pnp.asarray(np.array([1.5, -1.0, 0.0], np.float32)))
+    got = np.asarray(g)
+    assert np.isnan(got[:2]).all() and got[2] == np.inf
