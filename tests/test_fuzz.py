@@ -336,3 +336,12 @@ def test_gradient_at_a_pole_of_a_product_keeps_the_chain_rule_infinity() -> None
     g = plait.jit(plait.grad(lambda x: 2 / pnp.prod(x)))(pnp.asarray(np.array([1.5, -1.0, 0.0], np.float32)))
     got = np.asarray(g)
     assert np.isnan(got[:2]).all() and got[2] == np.inf
+
+
+def test_gradient_at_the_pole_of_log_is_the_chain_rules_infinity() -> None:
+    # documented in tests/fuzz/deviations.py (seed 743000660): d log(tanh(x)) / dx = 1 / (sinh x cosh x),
+    # -inf at x = -0.0 from the left; plait's chain rule gives it (JAX 0.10.2 gives NaN)
+    g = plait.grad(lambda x: pnp.sum(pnp.log(pnp.tanh(x)) * 0.5))(pnp.asarray(np.array([1.33, -0.0], np.float32)))
+    got = np.asarray(g)
+    np.testing.assert_allclose(got[0], 0.5 / (np.sinh(1.33) * np.cosh(1.33)), rtol=1e-5)
+    assert got[1] == -np.inf
