@@ -345,3 +345,15 @@ def test_gradient_at_the_pole_of_log_is_the_chain_rules_infinity() -> None:
     got = np.asarray(g)
     np.testing.assert_allclose(got[0], 0.5 / (np.sinh(1.33) * np.cosh(1.33)), rtol=1e-5)
     assert got[1] == -np.inf
+
+
+def test_at_min_passes_the_tangent_of_untouched_nan_entries() -> None:
+    # found by the fuzzer (seed 744000106): .at[..., 0].min(v) zeroed the gradient of every NaN entry, also
+    # those no update touches (NaN != NaN made the operand "lose"); JAX 0.10.2 passes 1 / x there
+    x = np.array([[-0.115, -1.038], [-1.634, -0.575], [0.401, -1.969]], np.float32)
+    w = np.array([[-0.27, -0.28], [-0.39, 0.98], [0.80, 0.27]], np.float32)
+    g = np.asarray(plait.grad(lambda x: pnp.sum(pnp.log(x).at[..., 0].min(-0.5) * w))(pnp.asarray(x)))
+    np.testing.assert_allclose(g[:, 1], w[:, 1] / x[:, 1], rtol=1e-6)  # untouched column: log's derivative
+    # column 0: NaN wins in rows 0 and 1 (min of NaN is NaN), which neither side's tangent matches; row 2's
+    # log(0.401) = -0.91 beats -0.5
+    np.testing.assert_allclose(g[:, 0], [0.0, 0.0, w[2, 0] / x[2, 0]], rtol=1e-6)

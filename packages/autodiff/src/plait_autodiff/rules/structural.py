@@ -447,7 +447,10 @@ def _scatter_extremal_jvp(prim: Any) -> Any:
         upd_shape = ops.aval(updates).shape
         one_u, zero_u = ops.full(upd_shape, 1, a.dtype), ops.full(upd_shape, 0, a.dtype)
         one, zero = ops.full(a.shape, 1, a.dtype), ops.full(a.shape, 0, a.dtype)
-        op_wins = ops.eq(operand, ans)
+        # the operand wins where it equals the result, and wherever no update lands (a NaN there is
+        # not equal to itself, but it is the operand's value all the same)
+        touched = scatter(st.scatter_add_p, zero, indices, one_u, **params)
+        op_wins = ops.logical_or(ops.eq(operand, ans), ops.eq(touched, zero))
         upd_wins = ops.eq(updates, gather_windows(ans, indices, upd_shape, params))
         upd_indicator = ops.select(upd_wins, one_u, zero_u)
         op_indicator = ops.select(op_wins, one, zero)
