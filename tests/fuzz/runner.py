@@ -40,14 +40,34 @@ class JaxOracle:
     """A JAX worker process (``fuzz.jax_worker``) answering batches over a pipe."""
 
     def __init__(self, python: str) -> None:
+        self.python = python
+        self._start()
+
+    def _start(self) -> None:
         env = dict(os.environ)
         env["PYTHONPATH"] = str(Path(__file__).resolve().parent.parent)
         env.setdefault("JAX_PLATFORMS", "cpu")
         self.proc = subprocess.Popen(
-            [python, "-m", "fuzz.jax_worker"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env
+            [self.python, "-m", "fuzz.jax_worker"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env
         )
 
     def run(self, batch: Sequence[tuple[Program, Data, Sequence[str]]]) -> list[dict[str, Outcome]]:
+        """JAX's outcomes for a batch.  A program that crashes JAX's process (an XLA fatal error) gets a
+        "skip" outcome in every mode; the worker is restarted and the others are asked one by one."""
+        try:
+            return self._ask(batch)
+        except (EOFError, BrokenPipeError):
+            self._start()
+        answers: list[dict[str, Outcome]] = []
+        for item in batch:
+            try:
+                answers.extend(self._ask([item]))
+            except (EOFError, BrokenPipeError):
+                self._start()
+                answers.append({m: Outcome("skip", error="JAX's process crashed on this program") for m in item[2]})
+        return answers
+
+    def _ask(self, batch: Sequence[tuple[Program, Data, Sequence[str]]]) -> list[dict[str, Outcome]]:
         assert self.proc.stdin is not None and self.proc.stdout is not None
         pickle.dump([(p.to_json(), d, list(m)) for p, d, m in batch], self.proc.stdin)
         self.proc.stdin.flush()
