@@ -139,18 +139,18 @@ class PileElementEnv(PileEnv):
         self.inner, self.origin = inner, origin
 
     def value(self, d: Dim, dtype: Any = None) -> Any:
-        if is_constant_dim(d):
-            return int(d) if dtype is None else np.asarray(int(d), dtype)
-        with set_current_trace(self.inner.parent_trace):
-            values = super().value(d, dtype)
-        return BatchTracer(self.inner, values, 0)
+        return self._per_element(PileEnv.value, d, dtype)
 
     def size(self, d: Dim, dtype: Any = None) -> Any:
+        return self._per_element(PileEnv.size, d, dtype)
+
+    def _per_element(self, of: Any, d: Dim, dtype: Any) -> Any:
+        """``of(self, d, dtype)`` (the batch-level answer) as a value of the element trace."""
         if is_constant_dim(d):
             return int(d) if dtype is None else np.asarray(int(d), dtype)
         with set_current_trace(self.inner.parent_trace):
-            lengths = super().size(d, dtype)
-        return BatchTracer(self.inner, lengths, 0)
+            values = of(self, d, dtype)
+        return BatchTracer(self.inner, values, 0)
 
     def valid_vector(self, n: int, d: Dim) -> Any:
         with set_current_trace(self.inner.parent_trace):
