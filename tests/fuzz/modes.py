@@ -22,7 +22,9 @@ from .program import LOGICAL_N, N, Program
 ORACLE_MODES = ("eager", "jit", "grad", "jvp", "vjp", "vmap", "jit_vmap_grad", "grad_grad", "checkpoint")
 #: Modes checked against plait itself: logical slices (mask), a loop over elements (piles).
 SELF_MODES = ("mask", "pile")
-DIFF_MODES = frozenset({"grad", "jvp", "vjp", "jit_vmap_grad", "grad_grad", "checkpoint"})
+DIFF_MODES = frozenset({"grad", "jvp", "vjp", "jit_vmap_grad", "grad_grad", "checkpoint", "jit_checkpoint"})
+#: Asked of JAX only as a second opinion on a ``checkpoint`` failure (plait's checkpoint body runs compiled).
+SECOND_OPINION_MODES = ("jit_checkpoint",)
 
 
 @dataclass(frozen=True)
@@ -115,9 +117,10 @@ def _compute(backend: Backend, program: Program, data: Data, mode: str) -> Any:
         return jax.jit(f)(*args)
     if mode == "grad":
         return jax.grad(loss, argnums=floats)(*args)
-    if mode == "checkpoint":
+    if mode in ("checkpoint", "jit_checkpoint"):
         remat = jax.checkpoint(f)
-        return jax.grad(lambda *a: jnp.sum(remat(*a) * weights), argnums=floats)(*args)
+        remat_grad = jax.grad(lambda *a: jnp.sum(remat(*a) * weights), argnums=floats)
+        return (remat_grad if mode == "checkpoint" else jax.jit(remat_grad))(*args)
     if mode == "jvp":
         primals = [args[i] for i in floats]
         return jax.jvp(lambda *fa: f(*full(fa)), tuple(primals), tuple(data.tangents))

@@ -23,7 +23,7 @@ import plait
 from . import numpy_oracle
 from .compare import Checks, compare
 from .data import Data, make_data
-from .deviations import excuse
+from .deviations import FLOAT64_AGREES, JIT_CHECKPOINT_AGREES, excuse
 from .generate import generate
 from .modes import ORACLE_MODES, SELF_MODES, Backend, Outcome, run_mode, run_self_check
 from .program import Program
@@ -129,6 +129,28 @@ def category(message: str) -> str:
     return "value"
 
 
+VALUES_ONLY = Checks(dtypes=False, weak_types=False)
+
+
+def second_opinion(
+    program: Program, data: Data, mode: str, got: Outcome, jax: Outcome, jit_checkpoint: Outcome | None, checks: Checks
+) -> str:
+    """Evidence appended to a value difference from JAX, for ``deviations.py`` to match ("" when none).
+
+    * ``checkpoint``: plait's checkpointed body runs compiled, so it is compared with JAX's
+      ``jit(grad(checkpoint(f)))`` (``jit_checkpoint``) as well;
+    * any mode: the float64 NumPy oracle is asked about both answers; the evidence is that it accepts
+      plait's and refuses JAX's (an inconclusive check is no evidence).
+    """
+    if jit_checkpoint is not None and compare(got, jit_checkpoint, checks) is None:
+        return f" [{JIT_CHECKPOINT_AGREES}]"
+    if numpy_oracle.check(program, data, mode, got, VALUES_ONLY) is None:
+        verdict = numpy_oracle.check(program, data, mode, jax, VALUES_ONLY)
+        if verdict not in (None, "skip"):
+            return f" [{FLOAT64_AGREES}: {verdict}]"
+    return ""
+
+
 class Fuzzer:
     """One fuzzing session: the oracle, the checks, and where repros go."""
 
@@ -178,7 +200,13 @@ class Fuzzer:
             return "skip"
         if self.jax is None:
             return numpy_oracle.check(program, data, mode, got, self.checks)
-        return compare(got, oracle[mode], self.checks)
+        message = compare(got, oracle[mode], self.checks)
+        if message is not None and category(message) == "value":
+            jitted = None
+            if mode == "checkpoint":
+                jitted = self.jax.run([(program, data, ["jit_checkpoint"])])[0]["jit_checkpoint"]
+            message += second_opinion(program, data, mode, got, oracle[mode], jitted, self.checks)
+        return message
 
     def check_program(self, program: Program, oracle: dict[str, Outcome], report: Report) -> None:
         data = make_data(program)
