@@ -410,3 +410,15 @@ def test_checkpoint_at_a_tie_of_cummax_is_jits_value() -> None:
     message = "values differ at (0,): got np.float64(-0.51), want np.float64(nan)"
     assert excuse(program, "checkpoint", message) is None  # only with the runner's evidence
     assert excuse(program, "checkpoint", f"{message} [{JIT_CHECKPOINT_AGREES}]") is not None
+
+
+def test_gradient_at_the_pole_of_rsqrt_is_the_chain_rules_infinity() -> None:
+    # documented in tests/fuzz/deviations.py (seed 746000073): grad(rsqrt)(-0.0) is -inf (JAX's too) and
+    # tanh'(-0.0) is 1, so the chain rule gives -inf; JAX 0.10.2 gives NaN (its tanh derivative multiplies the
+    # infinity by tanh(-0.0) = -0.0)
+    x = pnp.asarray(np.array([-0.0, 0.61], np.float32))
+    got = np.asarray(plait.grad(lambda x: pnp.sum(plait.lax.rsqrt(pnp.tanh(x))))(x))
+    assert got[0] == -np.inf
+    t = np.tanh(np.float64(0.61))
+    np.testing.assert_allclose(got[1], -0.5 * t**-1.5 * (1 - t * t), rtol=1e-5)
+    assert float(plait.grad(plait.lax.rsqrt)(pnp.asarray(np.float32(-0.0)))) == -np.inf
