@@ -96,3 +96,18 @@ def test_fills_along_two_ragged_axes() -> None:
         np.testing.assert_allclose(np.asarray(u), s.sum(0), rtol=1e-5, atol=1e-6)
         np.testing.assert_allclose(np.asarray(v), s.prod(1), rtol=1e-4, atol=1e-6)
         np.testing.assert_allclose(np.asarray(w), 2 * s.sum(0), rtol=1e-5, atol=1e-6)
+
+
+def test_one_value_as_both_operands_of_a_contraction_is_filled_for_both() -> None:
+    # found by the fuzzer (seed 747000294): einsum('ij,ij->i', e, e) fills e's padding once, through the lhs,
+    # and recorded it; the rhs, the same value, then skipped its fill and read the old padding (2 / 0 = inf
+    # there, so inf * 0 = NaN in every element with padding)
+    pile = _pile(2, garbage=0.0)
+
+    def f(x: Any) -> Any:
+        e = (2 / x).T
+        return pnp.einsum("ij,ij->i", e, e)
+
+    got = vmap(f, in_axes=pile_axis)(pile)
+    for i, a in enumerate(pile.unpack()):
+        np.testing.assert_allclose(np.asarray(got)[i], np.sum((2 / a) ** 2, axis=0), rtol=1e-5)

@@ -172,7 +172,12 @@ class PileElementEnv(PileEnv):
             return x
         outer = self.origin.get(id(x))
         if outer is not None and is_filled(outer, which, value):
-            return x
+            # Filled before this equation (x's data is the filled one), or by this rule through another operand
+            # that stands for the same value (``dot(e, e)``): then the recorded data is the filled one.
+            if val is outer.val:
+                return x
+            if outer.bdim == bdim:
+                return BatchTracer(self.inner, outer.val, bdim)
         with set_current_trace(self.inner.parent_trace):
             out = fill_padding(self.ragged, Operand(val, bdim, aval), which, value)
         if outer is not None and outer.bdim == bdim:
