@@ -127,3 +127,20 @@ def test_activation_derivatives(name: str, at_kinks: dict[float, float]) -> None
     np.testing.assert_allclose(got, _DERIVATIVES[name](smooth.astype(np.float64)), rtol=1e-4, atol=1e-30)
     for x, d in at_kinks.items():
         np.testing.assert_allclose(float(ad.grad(fn)(np.float32(x))), d, rtol=1e-6)
+
+
+def test_ties_of_cummin_share_the_tangent_along_the_parallel_prefix_tree() -> None:
+    # found by the fuzzer (seed 748000670): plait's doubling scan split the cotangent of tied entries
+    # differently from JAX, which differentiates the work-efficient prefix tree. For x = [2, -1, -1, -1, -1],
+    # with p0 = min(x0, x1), p1 = min(x2, x3), q0 = min(p0, p1), the tree's outputs are y0 = x0, y1 = p0,
+    # y2 = min(p0, x2), y3 = q0, y4 = min(q0, x4), and each tied min halves its cotangent:
+    # x1 gets w1 + w2/2 + w3/2 + w4/4, x2 gets w2/2 + w3/4 + w4/8, x3 gets w3/4 + w4/8, x4 gets w4/2.
+    w = np.array([0.3, -0.7, 0.5, 0.2, 0.9], np.float32)
+    x = pnp.asarray(np.array([2.0, -1.0, -1.0, -1.0, -1.0], np.float32))
+    got = np.asarray(ad.grad(lambda x: pnp.sum(pc.lax.cummin(x, axis=0) * w))(x))
+    w0, w1, w2, w3, w4 = (float(v) for v in w)
+    want = [w0, w1 + w2 / 2 + w3 / 2 + w4 / 4, w2 / 2 + w3 / 4 + w4 / 8, w3 / 4 + w4 / 8, w4 / 2]
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+    # reversed, cummax of the negation mirrors it
+    flipped = np.asarray(ad.grad(lambda x: pnp.sum(pc.lax.cummax(-x, axis=0, reverse=True) * w[::-1]))(x[::-1]))
+    np.testing.assert_allclose(flipped, -np.asarray(want)[::-1], rtol=1e-6)

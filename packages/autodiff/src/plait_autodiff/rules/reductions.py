@@ -117,28 +117,48 @@ jvp_rules[red.reduce_prod_p] = _reduce_prod_jvp
 
 
 def associative_scan(op: Callable[[Any, Any], Any], x: Any, axis: int, reverse: bool) -> Any:
-    """The inclusive scan of ``op`` along ``axis`` from slices and ``op``
-    (log2(n) doubling steps), differentiable with the rules of its pieces.
-    Along an axis of symbolic size the number of steps is unknown, so the
-    scan is a sequential loop (:func:`sequential_scan`) instead."""
+    """The inclusive scan of ``op`` along ``axis`` from slices and ``op``,
+    differentiable with the rules of its pieces: the work-efficient parallel
+    prefix (Blelloch, "Prefix sums and their applications", 1990), the tree
+    of pairwise ``op``s JAX differentiates too, so that ties of ``cummax`` /
+    ``cummin`` share their tangent as JAX's do (each pairwise ``max``/``min``
+    halves it between equal operands, so the split depends on the tree).
+    Along an axis of symbolic size the tree is unknown, so the scan is a
+    sequential loop (:func:`sequential_scan`) instead."""
     a = ops.aval(x)
     if not is_constant_dim(a.shape[axis]):
         return sequential_scan(op, x, axis, reverse)
     if reverse:
         return ops.rev(associative_scan(op, ops.rev(x, (axis,)), axis, False), (axis,))
-    n = int(a.shape[axis])
-    shape = list(a.shape)
+    return _prefix_tree(op, x, axis, int(a.shape[axis]))
 
-    def take(v: Any, lo: int, hi: int) -> Any:
-        start, limit = [0] * len(shape), list(shape)
-        start[axis], limit[axis] = lo, hi
-        return ops.slice_(v, start, limit)
 
-    k = 1
-    while k < n:
-        x = ops.concatenate([take(x, 0, k), op(take(x, k, n), take(x, 0, n - k))], axis)
-        k *= 2
-    return x
+def _prefix_tree(op: Callable[[Any, Any], Any], x: Any, axis: int, n: int) -> Any:
+    """The inclusive scan of the ``n`` entries of ``x`` along ``axis``: scan the
+    ``op`` of neighbouring pairs (the odd outputs), then combine each of those
+    with the next entry (the even outputs) and interleave the two."""
+    if n < 2:
+        return x
+    pairs = op(ops.slice_axis(x, axis, 0, n - 1, 2), ops.slice_axis(x, axis, 1, n, 2))
+    odd = _prefix_tree(op, pairs, axis, n // 2)
+    even = ops.slice_axis(x, axis, 0, 1)
+    if n > 2:
+        prev = odd if n % 2 else ops.slice_axis(odd, axis, 0, n // 2 - 1)
+        even = ops.concatenate([even, op(prev, ops.slice_axis(x, axis, 2, n, 2))], axis)
+    return _interleave(even, odd, axis, n)
+
+
+def _interleave(even: Any, odd: Any, axis: int, n: int) -> Any:
+    """Entries ``even[0], odd[0], even[1], ...`` along ``axis`` (``n`` of them;
+    ``even`` has ``(n + 1) // 2``), without arithmetic, so signed zeros stay."""
+    half = (n + 1) // 2
+    if n % 2:  # give odd a last entry (any) to pair with even's, then drop it
+        odd = ops.concatenate([odd, ops.slice_axis(even, axis, half - 1, half)], axis)
+    shape = list(ops.aval(even).shape)
+    pair_shape = [*shape[: axis + 1], 1, *shape[axis + 1 :]]
+    both = ops.concatenate([ops.reshape(even, pair_shape), ops.reshape(odd, pair_shape)], axis + 1)
+    out = ops.reshape(both, [*shape[:axis], 2 * half, *shape[axis + 1 :]])
+    return ops.slice_axis(out, axis, 0, n) if n % 2 else out
 
 
 def sequential_scan(op: Callable[[Any, Any], Any], x: Any, axis: int, reverse: bool) -> Any:
