@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from fuzz.compare import Checks, compare
+from fuzz.compare import Checks, compare, program_rtol
 from fuzz.data import make_data
 from fuzz.deviations import FLOAT64_AGREES, JIT_CHECKPOINT_AGREES, excuse
 from fuzz.generate import generate
@@ -422,3 +422,35 @@ def test_gradient_at_the_pole_of_rsqrt_is_the_chain_rules_infinity() -> None:
     t = np.tanh(np.float64(0.61))
     np.testing.assert_allclose(got[1], -0.5 * t**-1.5 * (1 - t * t), rtol=1e-5)
     assert float(plait.grad(plait.lax.rsqrt)(pnp.asarray(np.float32(-0.0)))) == -np.inf
+
+
+def test_tanh_passes_an_infinite_cotangent_on_as_the_chain_rule_does() -> None:
+    # documented in tests/fuzz/deviations.py (seeds 743000660, 746000073, 7419000160): the cotangent of tanh's
+    # output is 1 / 0 = inf; tanh' = 1 - tanh(x)**2 is in (0, 1], so the gradient is +inf, also where tanh(x) is
+    # negative or -0.0 (JAX 0.10.2's h + h * tanh(x) is NaN there)
+    x = pnp.asarray(np.array([-0.39, -0.0, 0.5], np.float32))
+    got = np.asarray(plait.grad(lambda x: pnp.sum(pnp.tanh(x) / pnp.zeros_like(x)))(x))
+    np.testing.assert_array_equal(got, [np.inf, np.inf, np.inf])
+
+
+def test_norm_gradient_at_the_zero_vector_is_zero() -> None:
+    # documented in tests/fuzz/deviations.py (seed 7419000172) and plait_core/numpy/norms.py: JAX gives NaN
+    x = pnp.asarray(np.array([[0.0, 0.5], [0.3, 0.2]], np.float32))
+    g = np.asarray(plait.grad(lambda x: pnp.linalg.norm(pnp.prod(x, keepdims=True), axis=-1)[0])(x))
+    np.testing.assert_array_equal(g, np.zeros((2, 2), np.float32))
+    away = np.asarray(plait.grad(lambda x: pnp.linalg.norm(x, axis=-1)[0])(x))
+    np.testing.assert_allclose(away[0], [0.0, 1.0], atol=1e-7)
+
+
+def test_a_value_that_went_through_float16_gets_float16s_tolerance() -> None:
+    # seed 7419000139: a float32 gradient of std(x.astype(float16)) has float16's precision (1.318 vs 1.337)
+    x = Var("x0", (5, 2), "f", "float32")
+    half = Stmt(Var("v1", (5, 2), "f"), "{0}.astype(jnp.float16)", ("x0",), "astype:float16")
+    plain = Stmt(Var("v1", (5, 2), "f"), "jnp.sin({0})", ("x0",), "unary:sin")
+    assert program_rtol(Program((x,), (half,), "v1")) == 1e-2
+    assert program_rtol(Program((x,), (plain,), "v1")) == 0.0
+    got = Outcome("ok", [np.array([1.3177717], np.float32)], ["float32"], [False])
+    want = Outcome("ok", [np.array([1.3367198], np.float32)], ["float32"], [False])
+    assert compare(got, want, Checks(), rtol_floor=1e-2) is None
+    assert compare(got, want, Checks()) == "values differ at (0,): got np.float64(1.3177716732025146), " \
+        "want np.float64(1.3367197513580322) (1 of 1 elements)"

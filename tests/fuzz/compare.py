@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .modes import Outcome
+from .program import Program
 
 
 @dataclass(frozen=True)
@@ -24,8 +25,18 @@ class Checks:
     weak_types: bool = True
 
 
+HALF = ("float16", "bfloat16")
+
+
 def rtol_for(dtype: str) -> float:
-    return 1e-2 if dtype in ("float16", "bfloat16") else 1e-3
+    return 1e-2 if dtype in HALF else 1e-3
+
+
+def program_rtol(program: Program) -> float:
+    """The tolerance every result of ``program`` gets at least: a value that went through a half-precision
+    dtype (an input or an ``astype``) is no more precise than that dtype, whatever its own dtype."""
+    half = any(v.dtype in HALF for v in program.inputs) or any(h in s.expr for s in program.stmts for h in HALF)
+    return rtol_for("float16") if half else 0.0
 
 
 def values_close(got: np.ndarray, want: np.ndarray, rtol: float, slack: np.ndarray | float = 0.0) -> str | None:
@@ -53,8 +64,11 @@ def values_close(got: np.ndarray, want: np.ndarray, rtol: float, slack: np.ndarr
     return f"values differ at {at}: got {g[at]!r}, want {w[at]!r} ({int(np.sum(~ok))} of {ok.size} elements)"
 
 
-def compare(got: Outcome, want: Outcome, checks: Checks, slack: list[np.ndarray] | None = None) -> str | None:
-    """None when ``got`` matches ``want``, else what differs (the first difference)."""
+def compare(
+    got: Outcome, want: Outcome, checks: Checks, slack: list[np.ndarray] | None = None, rtol_floor: float = 0.0
+) -> str | None:
+    """None when ``got`` matches ``want``, else what differs (the first difference).  Values get the
+    tolerance of their dtype, at least ``rtol_floor`` (see :func:`program_rtol`)."""
     if want.status == "skip" or got.status == "skip":
         return None
     if got.status == "error" or want.status == "error":
@@ -76,7 +90,8 @@ def compare(got: Outcome, want: Outcome, checks: Checks, slack: list[np.ndarray]
         gw, ww = got.weak[k], want.weak[k]
         if checks.weak_types and gw is not None and ww is not None and gw != ww:
             return f"{where}weak_type {gw}, oracle {ww} (dtype {got.dtypes[k]})"
-        diff = values_close(g, w, rtol_for(got.dtypes[k]), 0.0 if slack is None else slack[k])
+        rtol = max(rtol_for(got.dtypes[k]), rtol_floor)
+        diff = values_close(g, w, rtol, 0.0 if slack is None else slack[k])
         if diff is not None:
             return where + diff
     return None

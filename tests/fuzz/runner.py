@@ -21,7 +21,7 @@ from typing import Any
 import plait
 
 from . import numpy_oracle
-from .compare import Checks, compare
+from .compare import Checks, compare, program_rtol
 from .data import Data, make_data
 from .deviations import FLOAT64_AGREES, JIT_CHECKPOINT_AGREES, excuse
 from .generate import generate
@@ -142,7 +142,7 @@ def second_opinion(
     * any mode: the float64 NumPy oracle is asked about both answers; the evidence is that it accepts
       plait's and refuses JAX's (an inconclusive check is no evidence).
     """
-    if jit_checkpoint is not None and compare(got, jit_checkpoint, checks) is None:
+    if jit_checkpoint is not None and compare(got, jit_checkpoint, checks, rtol_floor=program_rtol(program)) is None:
         return f" [{JIT_CHECKPOINT_AGREES}]"
     if numpy_oracle.check(program, data, mode, got, VALUES_ONLY) is None:
         verdict = numpy_oracle.check(program, data, mode, jax, VALUES_ONLY)
@@ -194,13 +194,13 @@ class Fuzzer:
             got, want = run_self_check(self.backend, program, data, mode)
             if got.status == "skip":
                 return "skip"
-            return compare(got, want, self.checks)
+            return compare(got, want, self.checks, rtol_floor=program_rtol(program))
         got = run_mode(self.backend, program, data, mode)
         if got.status == "skip":
             return "skip"
         if self.jax is None:
             return numpy_oracle.check(program, data, mode, got, self.checks)
-        message = compare(got, oracle[mode], self.checks)
+        message = compare(got, oracle[mode], self.checks, rtol_floor=program_rtol(program))
         if message is not None and category(message) == "value":
             jitted = None
             if mode == "checkpoint":
