@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from fuzz.compare import Checks, compare, program_rtol
 from fuzz.data import make_data
-from fuzz.deviations import FLOAT64_AGREES, JIT_CHECKPOINT_AGREES, excuse
+from fuzz.deviations import FLOAT64_AGREES, JIT_CHECKPOINT_AGREES, NO_DERIVATIVE, excuse
 from fuzz.generate import generate
 from fuzz.modes import ORACLE_MODES, SELF_MODES, Backend, Outcome, run_mode
 from fuzz.program import Program, Stmt, Var
@@ -454,3 +454,27 @@ def test_a_value_that_went_through_float16_gets_float16s_tolerance() -> None:
     assert compare(got, want, Checks(), rtol_floor=1e-2) is None
     assert compare(got, want, Checks()) == "values differ at (0,): got np.float64(1.3177716732025146), " \
         "want np.float64(1.3367197513580322) (1 of 1 elements)"
+
+
+def test_std_of_equal_values_has_no_derivative_and_each_mean_rounds_its_own_way() -> None:
+    # documented in tests/fuzz/deviations.py (seed 7429000638): plait's eager mean divides exactly, so the
+    # variance of equal values is 0 and std's gradient is 0 / 0; compiled, XLA multiplies by 1 / n instead
+    y = np.full((5,), -1.3927906, np.float32)
+    total = np.float32(np.sum(y))
+    assert float(pnp.mean(pnp.asarray(y))) == float(total / np.float32(5))
+    assert float(plait.jit(pnp.mean)(pnp.asarray(y))) == float(total * np.float32(1 / 5))
+    assert np.isnan(np.asarray(plait.grad(pnp.std)(pnp.asarray(y)))).all()
+    x = Var("x0", (5,), "f", "float32")
+    stmts = (
+        Stmt(Var("v1", (5,), "f"), "lax.cummin({0}, axis=0)", ("x0",), "cumulative:lax.cummin"),
+        Stmt(Var("v2", (), "f"), "{0}.std(axis=-1)", ("v1",), "reduce:jnp.std"),
+    )
+    program = Program((x,), stmts, "v2", seed=7429000638)
+    data = make_data(program)
+    data.args[0] = np.array([-1.3927906, -0.0465, -1.1674, 0.3648, 0.3192], np.float32)  # x0 the minimum
+    got = run_mode(PLAIT, program, data, "grad")
+    assert np.isnan(got.values[0]).all()
+    zero = Outcome("ok", [np.zeros(5, np.float32)], got.dtypes, got.weak)
+    assert second_opinion(program, data, "grad", got, zero, None, Checks()) == f" [{NO_DERIVATIVE}]"
+    assert excuse(program, "grad", f"values differ at (0,) [{NO_DERIVATIVE}]") is not None
+    assert excuse(program, "grad", "values differ at (0,)") is None

@@ -23,9 +23,9 @@ import plait
 from . import numpy_oracle
 from .compare import Checks, compare, program_rtol
 from .data import Data, make_data
-from .deviations import FLOAT64_AGREES, JIT_CHECKPOINT_AGREES, excuse
+from .deviations import FLOAT64_AGREES, JIT_CHECKPOINT_AGREES, NO_DERIVATIVE, excuse
 from .generate import generate
-from .modes import ORACLE_MODES, SELF_MODES, Backend, Outcome, run_mode, run_self_check
+from .modes import DIFF_MODES, ORACLE_MODES, SELF_MODES, Backend, Outcome, run_mode, run_self_check
 from .program import Program
 from .repro import write_repro
 from .shrink import shrink
@@ -140,14 +140,18 @@ def second_opinion(
     * ``checkpoint``: plait's checkpointed body runs compiled, so it is compared with JAX's
       ``jit(grad(checkpoint(f)))`` (``jit_checkpoint``) as well;
     * any mode: the float64 NumPy oracle is asked about both answers; the evidence is that it accepts
-      plait's and refuses JAX's (an inconclusive check is no evidence).
+      plait's and refuses JAX's; for a derivative, that it finds none to check at this point (central
+      differences of two step sizes disagree, or plait's is not finite: a kink or a singular point).
     """
     if jit_checkpoint is not None and compare(got, jit_checkpoint, checks, rtol_floor=program_rtol(program)) is None:
         return f" [{JIT_CHECKPOINT_AGREES}]"
-    if numpy_oracle.check(program, data, mode, got, VALUES_ONLY) is None:
+    mine = numpy_oracle.check(program, data, mode, got, VALUES_ONLY)
+    if mine is None:
         verdict = numpy_oracle.check(program, data, mode, jax, VALUES_ONLY)
         if verdict not in (None, "skip"):
             return f" [{FLOAT64_AGREES}: {verdict}]"
+    elif mine == "skip" and mode in DIFF_MODES:
+        return f" [{NO_DERIVATIVE}]"
     return ""
 
 
