@@ -77,6 +77,51 @@ UPDATE_INDICES = {"0": 0, ":": slice(None)}
 Case = tuple[str, Callable[..., Any], tuple[str, ...]]
 
 
+def _square(api: Any, a: Any) -> Any:
+    return api.numpy.broadcast_to(a, (2, 2))
+
+
+#: NumPy- and lax-level functions of one array (of two elements) that move, pick or combine its entries, whose
+#: weak type JAX's implementation decides case by case (its diagonal is strong, its diag of a vector weak, ...).
+ARRAY_FUNCTIONS: dict[str, Callable[[Any], Callable[[Any], Any]]] = {
+    "triu": lambda api: lambda a: api.numpy.triu(_square(api, a)),
+    "tril": lambda api: lambda a: api.numpy.tril(_square(api, a), -1),
+    "diagonal": lambda api: lambda a: api.numpy.diagonal(_square(api, a)),
+    "diag_of_matrix": lambda api: lambda a: api.numpy.diag(_square(api, a)),
+    "diag_of_vector": lambda api: lambda a: api.numpy.diag(a),
+    "diagflat": lambda api: lambda a: api.numpy.diagflat(a),
+    "trace": lambda api: lambda a: api.numpy.trace(_square(api, a)),
+    "cross": lambda api: lambda a: api.numpy.cross(a, a),
+    "piecewise": lambda api: lambda a: api.numpy.piecewise(a, [a == a], [1, 2]),
+    "interp": lambda api: lambda a: api.numpy.interp(a, a, a),
+    "insert": lambda api: lambda a: api.numpy.insert(a, 1, a[0]),
+    "append": lambda api: lambda a: api.numpy.append(a, a),
+    "delete": lambda api: lambda a: api.numpy.delete(a, 0),
+    "det": lambda api: lambda a: api.numpy.linalg.det(_square(api, a)),
+    "norm": lambda api: lambda a: api.numpy.linalg.norm(a),
+    "fft": lambda api: lambda a: api.numpy.fft.fft(a),
+    "rfft": lambda api: lambda a: api.numpy.fft.rfft(a),
+    "roll": lambda api: lambda a: api.numpy.roll(a, 1),
+    "flip": lambda api: lambda a: api.numpy.flip(a),
+    "rot90": lambda api: lambda a: api.numpy.rot90(_square(api, a)),
+    "outer": lambda api: lambda a: api.numpy.outer(a, a),
+    "kron": lambda api: lambda a: api.numpy.kron(a, a),
+    "convolve": lambda api: lambda a: api.numpy.convolve(a, a),
+    "correlate": lambda api: lambda a: api.numpy.correlate(a, a),
+    "take": lambda api: lambda a: api.numpy.take(a, api.numpy.asarray([1, 0])),
+    "sort": lambda api: lambda a: api.numpy.sort(a),
+    "pad": lambda api: lambda a: api.numpy.pad(a, 1),
+    "tile": lambda api: lambda a: api.numpy.tile(a, 2),
+    "repeat": lambda api: lambda a: api.numpy.repeat(a, 2),
+    "concatenate": lambda api: lambda a: api.numpy.concatenate([a, a]),
+    "stack": lambda api: lambda a: api.numpy.stack([a, a]),
+    "clip": lambda api: lambda a: api.numpy.clip(a, 0, 1),
+    "dynamic_slice": lambda api: lambda a: api.lax.dynamic_slice(a, (1,), (1,)),
+    "dynamic_update_slice": lambda api: lambda a: api.lax.dynamic_update_slice(a, a[:1], (1,)),
+    "unique": lambda api: lambda a: api.numpy.unique(a, size=2),
+}
+
+
 def _binary(api: Any, op: str) -> Callable[[Any, Any], Any]:
     jnp = api.numpy
     if op == "where":
@@ -118,7 +163,7 @@ def _update(method: str, index: Any) -> Callable[[Any, Any], Any]:
 def cases(api: Any) -> Iterator[Case]:
     """Every case: binary functions (``numpy`` and ``lax``) over every pair of
     kinds, unary functions and reductions over every kind (``lax`` reductions
-    over array kinds), ``.at[]`` updates over array kinds."""
+    over array kinds), :data:`ARRAY_FUNCTIONS` and ``.at[]`` updates over array kinds."""
     for op in BINARY:
         f2 = _binary(api, op)
         for a in PAIR_KINDS:
@@ -146,6 +191,10 @@ def cases(api: Any) -> Iterator[Case]:
             yield f"{op}({a})", _reduction(api, op, None), (a,)
             if a not in PY_SCALARS:
                 yield f"{op}({a},axis=0)", _reduction(api, op, 0), (a,)
+    for op, make in ARRAY_FUNCTIONS.items():
+        f1 = make(api)
+        for a in ARRAY_KINDS:
+            yield f"{op}({a})", f1, (a,)
     for method in UPDATES:
         for label, index in UPDATE_INDICES.items():
             for x in ARRAY_KINDS:

@@ -114,3 +114,38 @@ def test_weak_booleans_promote_to_a_strong_bool() -> None:
     assert pnp.result_type(weak, weak) == np.bool_
     assert plait.numpy.result_type(weak, weak, return_weak_type_flag=True) == (np.bool_, False)
     assert plait.jit(lambda w: pnp.maximum(w, w))(weak).weak_type is False
+
+
+def test_triu_of_a_weak_value_stays_weak_with_its_values() -> None:
+    # found by the fuzzer (seed 7519000525): triu/tril zeroed with a strong zero, so the result lost its weak type
+    w = pnp.where(pnp.asarray(I) > 1, pnp.asarray(I), 0.0)  # int32 with a Python float: weak float32
+    assert w.dtype == np.float32 and w.weak_type
+    m = pnp.broadcast_to(w, (3, 3))
+    for fn, np_fn in ((pnp.triu, np.triu), (pnp.tril, np.tril)):
+        for out in (fn(m), jit(fn)(m)):
+            assert out.dtype == np.float32 and out.weak_type
+            np.testing.assert_array_equal(np.asarray(out), np_fn(np.broadcast_to(np.where(I > 1, I, 0.0), (3, 3))))
+
+
+def test_clip_and_interp_refuse_complex_values_with_value_error() -> None:
+    # as JAX 0.10.2: complex numbers have no order (both raise ValueError there too)
+    c = pnp.asarray(np.array([1 + 1j, 2.0], np.complex64))
+    with pytest.raises(ValueError, match="clip: complex numbers have no order"):
+        pnp.clip(c, 0, 1)
+    with pytest.raises(ValueError, match="clip: complex numbers have no order"):
+        pnp.clip(pnp.asarray(X), 0j, 1)
+    with pytest.raises(ValueError, match="interp: complex x values are not supported"):
+        pnp.interp(c, pnp.asarray(X[:2]), pnp.asarray(X[:2]))
+    xs = np.array([1.2, 1.7, 0.5, 2.5], np.float32)
+    out = pnp.interp(pnp.asarray(xs), pnp.asarray(np.array([1.0, 2.0], np.float32)), c, left=-1j)  # complex fp
+    assert out.dtype == np.complex64
+    np.testing.assert_allclose(np.asarray(out), np.interp(xs, [1.0, 2.0], np.asarray(c), left=-1j), rtol=1e-6)
+    hard = nn.hard_tanh(c)  # lexicographic order, as JAX's hard_tanh
+    assert hard.dtype == np.complex64
+
+
+def test_det_of_half_precision_is_computed_in_float32() -> None:
+    a = np.array([[2.0, 1.0], [0.5, 3.0]], np.float16)
+    out = pnp.linalg.det(pnp.asarray(a))
+    assert out.dtype == np.float16
+    assert float(out) == pytest.approx(5.5, rel=1e-3)

@@ -132,8 +132,9 @@ def leaky_relu(x: Array, negative_slope: float = 0.01) -> Array:
 
 
 def hard_tanh(x: Array) -> Array:
-    """``clip(x, -1, 1)``."""
-    return pnp.clip(x, -1, 1)
+    """``minimum(maximum(x, -1), 1)``: ``clip(x, -1, 1)`` for real ``x``; complex ``x``
+    is ordered lexicographically, as in JAX (``clip`` refuses complex numbers)."""
+    return pnp.minimum(pnp.maximum(x, -1), 1)
 
 
 def hard_sigmoid(x: Array) -> Array:

@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from plait_core import dtypes
 from plait_core.lax.elementwise import _convert_element_type, _dtype_and_weakness
 from plait_core.primitives.complex_numbers import complex_of
@@ -36,12 +38,13 @@ def _fft_type(fft_type: Any) -> FftType:
 
 def to_complex_dtype(dt: Any) -> Any:
     """The complex dtype a value of dtype ``dt`` is transformed in
-    (complex128 for float64, the default complex dtype for integers)."""
+    (complex128 for float64; for integers and booleans, as in JAX, complex128
+    for the 64-bit ones and complex64 for the others)."""
     if dtypes.is_complex(dt):
         return dt
     if dtypes.is_float(dt):
         return complex_of(dt)
-    return dtypes.default_complex_dtype()
+    return np.dtype(np.complex128 if np.dtype(dt).itemsize >= 8 else np.complex64)
 
 
 def fft(x: Any, fft_type: Any, fft_lengths: Sequence[int]) -> Any:

@@ -434,7 +434,7 @@ def _triangle(m: ArrayLike, k: int, name: str, lower: builtins.bool) -> Array:
     if not lower:
         mask = lax.bitwise_not(mask)
     mask = lax.broadcast_in_dim(mask, shape, (len(shape) - 2, len(shape) - 1))
-    zero = lax.broadcast_in_dim(convert(0, dtype_of(x)), shape, ())
+    zero = lax.broadcast_in_dim(convert(0, dtype_of(x), get_aval(x).weak_type), shape, ())  # keeps x's weak type
     return _lenient.select_n(mask, zero, x)
 
 

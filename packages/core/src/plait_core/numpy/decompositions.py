@@ -32,6 +32,7 @@ from plait_core.numpy import math as _m
 from plait_core.numpy._util import (
     Array,
     ArrayLike,
+    as_array,
     broadcast_shapes,
     broadcast_to_shape,
     convert,
@@ -342,8 +343,12 @@ _det.defjvp(_det_jvp)
 def det(a: ArrayLike) -> Array:
     """The determinant (from an LU factorisation).  Its derivative is
     ``trace(adj(a) da)``, through the adjugate, so it is finite at singular
-    matrices too (as in JAX)."""
-    return _det(_matrices("det", a))
+    matrices too (as in JAX).  Weak for a weak input, as in JAX."""
+    x = _matrices("det", a)
+    dt = dtype_of(x)
+    if dt.itemsize < 4:  # float16 / bfloat16: LAPACK has no half-precision kernels; factorise in float32
+        x = convert(x, np.dtype(np.float32))
+    return convert(_det(x), dt, get_aval(as_array(a, "linalg.det")).weak_type)
 
 
 @custom_jvp

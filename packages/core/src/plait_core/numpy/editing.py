@@ -17,7 +17,8 @@ from typing import Any
 import numpy as np
 
 from plait_core import numpy as pnp
-from plait_core.numpy._util import ArrayLike, as_array, canonicalize_axis, dtype_of
+from plait_core.abstract import get_aval
+from plait_core.numpy._util import ArrayLike, as_array, canonicalize_axis, convert, dtype_of
 from plait_core.numpy.updates import scatter_update
 from plait_core.trace import concrete_or_error
 
@@ -76,7 +77,8 @@ def insert(arr: ArrayLike, obj: ArrayLike | slice, values: ArrayLike, axis: int 
         raise IndexError(f"insert: index {obj!r} is out of bounds for axis {axis} with size {n}")
     order = np.insert(np.arange(n), positions, n + np.arange(count))
     combined = pnp.concatenate([moved, vm], axis=0)
-    return pnp.moveaxis(pnp.take(combined, pnp.asarray(order, np.int32), axis=0), 0, axis)
+    out = pnp.moveaxis(pnp.take(combined, pnp.asarray(order, np.int32), axis=0), 0, axis)
+    return convert(out, dtype_of(x), get_aval(x).weak_type)  # arr's weak type, as in JAX
 
 
 def compress(condition: ArrayLike, a: ArrayLike, axis: int | None = None, *, size: int | None = None,

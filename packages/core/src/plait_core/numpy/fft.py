@@ -106,6 +106,8 @@ def _core(name: str, kind: FftType, a: ArrayLike, s: Any, axes: Any, norm: Any) 
     if kind == FftType.RFFT:
         if dtypes.is_complex(dt):
             raise ValueError(f"numpy.fft.{name} transforms real values only, got a {dt.name} array")
+        # a weak input gives a strong result, and integers are transformed in the float of their width, as in JAX
+        x = convert(x, dt if dtypes.is_float(dt) else np.dtype(to_complex_dtype(dt).type(0).real.dtype))
     else:
         x = convert(x, to_complex_dtype(dt))
     nd = len(shape_of(x))

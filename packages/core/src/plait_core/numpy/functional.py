@@ -76,7 +76,7 @@ def piecewise(x: ArrayLike, condlist: Array | Sequence[ArrayLike], funclist: lis
         value = f(xv, *args, **kw) if callable(f) else f
         value = broadcast_to_shape(convert(as_array(value, name, "funclist"), dt, weak), shape, name)
         out = _lenient.select(cond, value, out)
-    return out
+    return convert(out, dt)  # never weak, as in JAX
 
 
 def apply_along_axis(func1d: Callable[..., Any], axis: int, arr: ArrayLike, *args: Any, **kwargs: Any) -> Array:

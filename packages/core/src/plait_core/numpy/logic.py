@@ -196,6 +196,10 @@ def clip(a: ArrayLike, a_min: ArrayLike | None = None, a_max: ArrayLike | None =
     lo = a_min if a_min is not None else min
     hi = a_max if a_max is not None else max
     out = as_array(a, "clip")
+    for v in (out, lo, hi):
+        if v is not None and dtypes.is_complex(dtype_of(as_array(v, "clip"))):
+            raise ValueError("clip: complex numbers have no order, so they cannot be clipped; clip their real or "
+                             "imaginary part, or their magnitude, instead")
     if lo is not None:
         out, lo_ = promote_args("clip", out, lo)
         out = _maximum(out, lo_)

@@ -10,7 +10,16 @@ from typing import Any
 
 from plait_core import lax
 from plait_core.abstract import get_aval
-from plait_core.numpy._util import Array, ArrayLike, as_array, canonicalize_axis, promote_dtypes, shape_str
+from plait_core.numpy._util import (
+    Array,
+    ArrayLike,
+    as_array,
+    canonicalize_axis,
+    convert,
+    dtype_of,
+    promote_dtypes,
+    shape_str,
+)
 
 
 def _components(x: Array) -> list[Array]:
@@ -44,12 +53,13 @@ def cross(a: ArrayLike, b: ArrayLike, axisa: int = -1, axisb: int = -1, axisc: i
     ca, cb = _components(vecs[0]), _components(vecs[1])
     z = subtract(multiply(ca[0], cb[1]), multiply(ca[1], cb[0]))
     if len(ca) == 2 and len(cb) == 2:
-        return z
+        return z  # weak for weak operands, as in JAX (a 3-vector result is strong)
     a2: Any = ca[2] if len(ca) == 3 else 0
     b2: Any = cb[2] if len(cb) == 3 else 0
     cx = subtract(multiply(ca[1], b2), multiply(a2, cb[1]))
     cy = subtract(multiply(a2, cb[0]), multiply(ca[0], b2))
     c = stack(broadcast_arrays(cx, cy, z), axis=-1)
+    c = convert(c, dtype_of(c))  # never weak, as in JAX
     return moveaxis(c, -1, canonicalize_axis(axisc, get_aval(c).ndim, name, "axisc"))
 
 

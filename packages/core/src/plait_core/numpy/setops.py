@@ -97,6 +97,8 @@ def unique(ar: ArrayLike, return_index: builtins.bool = False, return_inverse: b
     if return_inverse:  # shaped like the input, as in NumPy 2 and JAX
         at = builtins.int(return_index)
         extras[at] = lax.reshape(extras[at], tuple(get_aval(x).shape))
+    if dtypes.is_complex(dtype_of(values)):  # as JAX's (its complex sort keys drop the weak type)
+        values = convert(values, dtype_of(values))
     return (values, *extras) if extras else values
 
 

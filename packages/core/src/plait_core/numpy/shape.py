@@ -682,7 +682,8 @@ def diagonal(a: ArrayLike, offset: int = 0, axis1: int = 0, axis2: int = 1) -> A
         steps = lax.iota(idt, sym_length)
         rows = _lenient.add(steps, np.asarray(row0, idt)) if row0 else steps
         cols = _lenient.add(steps, np.asarray(col0, idt)) if col0 else steps
-    return getitem(moved, (Ellipsis, rows, cols), mode="promise_in_bounds")
+    out = getitem(moved, (Ellipsis, rows, cols), mode="promise_in_bounds")
+    return convert(out, dtype_of(out))  # never weak, as in JAX
 
 
 def diag(v: ArrayLike, k: int = 0) -> Array:
@@ -697,17 +698,19 @@ def diag(v: ArrayLike, k: int = 0) -> Array:
         raise ValueError(f"diag: the input must be 1-D or 2-D, got shape {shape_str(x.shape)}")
     length = get_aval(x).shape[0]
     n = length + builtins.abs(k)
-    padded = lax.pad(x, convert(0, dtype_of(x)), [(builtins.max(-k, 0), builtins.max(k, 0), 0)])
+    zero = convert(0, dtype_of(x), get_aval(x).weak_type)  # keeps x's weak type, as in JAX
+    padded = lax.pad(x, zero, [(builtins.max(-k, 0), builtins.max(k, 0), 0)])
     grid = lax.broadcast_in_dim(padded, (n, n), (0,))
     rows = lax.broadcasted_iota(dtypes.int32, (n, n), 0)
     cols = lax.broadcasted_iota(dtypes.int32, (n, n), 1)
     on_diagonal = _lenient.eq(_lenient.add(rows, convert(k, dtypes.int32)), cols)
-    return _lenient.select_n(on_diagonal, lax.broadcast_in_dim(convert(0, dtype_of(x)), (n, n), ()), grid)
+    return _lenient.select_n(on_diagonal, lax.broadcast_in_dim(zero, (n, n), ()), grid)
 
 
 def diagflat(v: ArrayLike, k: int = 0) -> Array:
     """A 2-D array with the flattened ``v`` on its ``k``-th diagonal."""
-    return diag(ravel(as_array(v, "diagflat")), k)
+    out = diag(ravel(as_array(v, "diagflat")), k)
+    return convert(out, dtype_of(out))  # never weak, as in JAX
 
 
 def trace(a: ArrayLike, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = None,

@@ -348,8 +348,23 @@ def interp(x: ArrayLike, xp: ArrayLike, fp: ArrayLike, left: ArrayLike | str | N
     from plait_core.numpy.sorting import searchsorted
 
     name = "interp"
+    for v, argname in ((x, "x"), (xp, "xp")):
+        if dtypes.is_complex(dtype_of(as_array(v, name, argname))):
+            raise ValueError(f"{name}: complex {argname} values are not supported (they have no order); fp, left "
+                             "and right may be complex")
+    sides = [v for v in (left, right) if v is not None and not isinstance(v, str)]
+    if any(dtypes.is_complex(dtype_of(as_array(v, name))) for v in (fp, *sides)):
+        # the real and the imaginary parts are interpolated on their own
+        from plait_core.numpy.math import imag, real
+
+        def part(of: Any, v: Any) -> Any:
+            return v if v is None or isinstance(v, str) else of(as_array(v, name))
+
+        re, im = (interp(x, xp, part(of, fp), part(of, left), part(of, right), period) for of in (real, imag))
+        return lax.complex(re, im)
     xv, xpv, fpv = promote_dtypes_inexact(name, as_array(x, name, "x"), as_array(xp, name, "xp"),
                                           as_array(fp, name, "fp"))
+    weak = get_aval(xv).weak_type
     for arr, argname in ((xpv, "xp"), (fpv, "fp")):
         if get_aval(arr).ndim != 1:
             raise ValueError(f"{name}: {argname} must be 1-D, got shape {shape_str(get_aval(arr).shape)}")
@@ -398,7 +413,7 @@ def interp(x: ArrayLike, xp: ArrayLike, fp: ArrayLike, left: ArrayLike | str | N
         if not isinstance(rval, str):
             out = _lenient.select(above, lax.broadcast_in_dim(convert(rval, dtype_of(out)), shape, ())
                              if get_aval(rval).ndim == 0 else rval, out)
-    return out
+    return convert(out, dtype_of(out), weak)  # weak when x, xp and fp all are, as in JAX
 
 
 def _first_b(v: Array, shape: tuple[Dim, ...]) -> Array:

@@ -558,7 +558,8 @@ def _dynamic_update_slice_abstract_eval(x: ShapedArray, update: ShapedArray, *in
                 f"{name}: the update {update.str_short()} is larger than the operand {x.str_short()} "
                 f"in dimension {i}"
             )
-    return x.update(weak_type=x.weak_type and update.weak_type)
+    # as JAX: weak only when every operand is, the start indices included (as strong int32 arrays, they never are)
+    return x.update(weak_type=x.weak_type and update.weak_type and all(i.weak_type for i in indices))
 
 
 def _dynamic_update_slice_impl(x: np.ndarray, update: np.ndarray, *indices: np.ndarray) -> np.ndarray:
