@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from fuzz.compare import Checks, compare, program_rtol
 from fuzz.data import make_data
-from fuzz.deviations import FLOAT64_AGREES, JIT_CHECKPOINT_AGREES, NO_DERIVATIVE, excuse
+from fuzz.deviations import FLOAT64_AGREES, JIT_CHECKPOINT_AGREES, NO_DERIVATIVE, ZERO_DERIVATIVE, excuse
 from fuzz.generate import generate
 from fuzz.modes import ORACLE_MODES, SELF_MODES, Backend, Outcome, run_mode
 from fuzz.program import Program, Stmt, Var
@@ -388,7 +388,11 @@ def test_second_opinion_sides_with_float64_only_when_it_accepts_plait_and_refuse
     verdict = second_opinion(program, data, "grad_grad", got, noisy, None, checks)
     assert verdict.startswith(f" [{FLOAT64_AGREES}: <grad(grad), t>: got ")
     assert excuse(program, "grad_grad", "values differ at (0, 2)" + verdict) is not None
-    assert second_opinion(program, data, "grad_grad", noisy, got, None, checks) == ""  # plait's the noisy one
+    # plait's the noisy one: the oracle only says the derivative is 0, which excuses nothing in float32
+    verdict = second_opinion(program, data, "grad_grad", noisy, got, None, checks)
+    assert verdict == f" [{ZERO_DERIVATIVE}]"
+    assert excuse(program, "grad_grad", "values differ at (0, 2): got np.float64(871.7), want np.float64(0.0)"
+                  + verdict) is None
     assert second_opinion(program, data, "grad_grad", got, got, None, checks) == ""  # float64 refuses neither
     assert excuse(program, "grad_grad", "values differ at (0, 2)") is None
 
@@ -500,3 +504,24 @@ def test_compiled_gradient_of_sqrt_of_a_cumsum_product_matches_central_differenc
         e = np.zeros_like(x64)
         e[i, j] = 1e-6
         np.testing.assert_allclose(got[i, j], (loss64(x64 + e) - loss64(x64 - e)) / 2e-6, rtol=1e-3, atol=1e-4)
+
+
+def test_float16_noise_of_a_constant_is_excused_only_with_the_oracles_zero() -> None:
+    # documented in tests/fuzz/deviations.py (seed 7619000517): grad(grad) of v / v (a constant) in float16:
+    # plait -0.0042, JAX 0.0203; the float64 oracle's central difference is exactly 0
+    x = Var("x0", (5, 3), "f", "float16")
+    stmts = (
+        Stmt(Var("v1", (5, 3), "f"), "jnp.cumprod({0}, axis=1)", ("x0",), "cumulative:jnp.cumprod"),
+        Stmt(Var("v2", (5, 3), "f"), "{0} / {1}", ("v1", "v1"), "binary:/"),
+    )
+    program = Program((x,), stmts, "v2", seed=7619000517)
+    data = make_data(program)
+    got = run_mode(PLAIT, program, data, "grad_grad")
+    noisy = Outcome("ok", [np.full(got.values[0].shape, 0.05, np.float16)], got.dtypes, got.weak)
+    mine = Outcome("ok", [np.full(got.values[0].shape, -0.03, np.float16)], got.dtypes, got.weak)
+    assert second_opinion(program, data, "grad_grad", mine, noisy, None, Checks()) == f" [{ZERO_DERIVATIVE}]"
+    base = "values differ at (1, 1): got np.float64(-0.00421905517578125), want np.float64(0.02032470703125)"
+    assert excuse(program, "grad_grad", base) is None
+    assert excuse(program, "grad_grad", f"{base} [{ZERO_DERIVATIVE}]") is not None
+    far = "values differ at (1, 1): got np.float64(-0.5), want np.float64(0.02032470703125)"
+    assert excuse(program, "grad_grad", f"{far} [{ZERO_DERIVATIVE}]") is None

@@ -19,6 +19,7 @@ from .program import Program
 JIT_CHECKPOINT_AGREES = "plait equals JAX's jit(grad(checkpoint(f)))"
 FLOAT64_AGREES = "the float64 NumPy oracle accepts plait's value and refuses JAX's"
 NO_DERIVATIVE = "the float64 NumPy oracle finds no derivative here (a kink or a singular point)"
+ZERO_DERIVATIVE = "the float64 NumPy oracle finds this derivative exactly 0 (the function is constant there)"
 
 
 @dataclass(frozen=True)
@@ -133,8 +134,10 @@ DEVIATIONS: tuple[Deviation, ...] = (
         "a second derivative that is 0 in exact arithmetic (std of two values is |a - b| / 2, piecewise linear) "
         "is computed as a difference of large float16 terms (1 / sqrt of a small variance), so each framework "
         "returns its own rounding noise. Measured (seed 741000712, grad(grad(std)) of float16[2]): plait "
-        "0.0047, JAX -0.0088, exact 0; seed 7419000139, std of x.astype(float16): plait -0.0016, JAX 0.00025); "
-        "excused only where both values are below 2e-2 in a program with float16 values",
+        "0.0047, JAX -0.0088, exact 0; seed 7419000139, std of x.astype(float16): plait -0.0016, JAX 0.00025; "
+        "seed 7619000517, v / v for v = cumprod(x)[[1]], a constant: plait -0.0042, JAX 0.0203); excused only "
+        "where both values are below 2e-2 in a program with float16 values, or below 0.1 where the float64 oracle "
+        "finds the derivative exactly 0",
         lambda p, mode, msg: mode == "grad_grad" and "values differ" in msg and _float16_rounding(p, msg),
     ),
     Deviation(
@@ -204,11 +207,13 @@ _GOT_WANT = re.compile(r"got np\.float64\(([-+0-9.e]+|nan|inf)\), want np\.float
 
 
 def _float16_rounding(program: Program, msg: str) -> bool:
-    """Both values below 2e-2 (twice float16's tolerance) in a program with float16 inputs or values."""
+    """In a program with float16 inputs or values: both values below 2e-2 (twice float16's tolerance), or
+    below 0.1 where the float64 oracle finds the derivative exactly 0."""
     m = _GOT_WANT.search(msg)
     if m is None or not (any(v.dtype == "float16" for v in program.inputs) or _uses(program, "float16")):
         return False
-    return max(abs(float(m.group(1))), abs(float(m.group(2)))) < 2e-2
+    bound = 0.1 if ZERO_DERIVATIVE in msg else 2e-2
+    return max(abs(float(m.group(1))), abs(float(m.group(2)))) < bound
 
 
 def excuse(program: Program, mode: str, message: str) -> Deviation | None:

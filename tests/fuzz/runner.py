@@ -23,7 +23,7 @@ import plait
 from . import numpy_oracle
 from .compare import Checks, compare, program_rtol
 from .data import Data, make_data
-from .deviations import FLOAT64_AGREES, JIT_CHECKPOINT_AGREES, NO_DERIVATIVE, excuse
+from .deviations import FLOAT64_AGREES, JIT_CHECKPOINT_AGREES, NO_DERIVATIVE, ZERO_DERIVATIVE, excuse
 from .generate import generate
 from .modes import DIFF_MODES, ORACLE_MODES, SELF_MODES, Backend, Outcome, run_mode, run_self_check
 from .program import Program
@@ -141,7 +141,8 @@ def second_opinion(
       ``jit(grad(checkpoint(f)))`` (``jit_checkpoint``) as well;
     * any mode: the float64 NumPy oracle is asked about both answers; the evidence is that it accepts
       plait's and refuses JAX's; for a derivative, that it finds none to check at this point (central
-      differences of two step sizes disagree, or plait's is not finite: a kink or a singular point).
+      differences of two step sizes disagree, or plait's is not finite: a kink or a singular point), or that
+      the derivative is exactly 0 there (the function is constant along the direction) and plait's is not.
     """
     if jit_checkpoint is not None and compare(got, jit_checkpoint, checks, rtol_floor=program_rtol(program)) is None:
         return f" [{JIT_CHECKPOINT_AGREES}]"
@@ -152,6 +153,8 @@ def second_opinion(
             return f" [{FLOAT64_AGREES}: {verdict}]"
     elif mine == "skip" and mode in DIFF_MODES:
         return f" [{NO_DERIVATIVE}]"
+    elif mine is not None and mine.endswith("finite differences np.float64(0.0)"):
+        return f" [{ZERO_DERIVATIVE}]"
     return ""
 
 
