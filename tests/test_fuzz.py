@@ -525,3 +525,12 @@ def test_float16_noise_of_a_constant_is_excused_only_with_the_oracles_zero() -> 
     assert excuse(program, "grad_grad", f"{base} [{ZERO_DERIVATIVE}]") is not None
     far = "values differ at (1, 1): got np.float64(-0.5), want np.float64(0.02032470703125)"
     assert excuse(program, "grad_grad", f"{far} [{ZERO_DERIVATIVE}]") is None
+
+
+def test_float16_cumprod_keeps_its_running_product_finite() -> None:
+    # documented in tests/fuzz/deviations.py (seed 7729000456): JAX 0.10.2 gives NaN last (inf * 0)
+    x = pnp.asarray(np.array([48.5625, 48.5625, 48.5625, 48.5625, 0.0], np.float16))
+    want = [48.5625, 2358.0, np.inf, np.inf, 0.0]
+    np.testing.assert_array_equal(np.asarray(pnp.cumprod(x)), np.array(want, np.float16))
+    np.testing.assert_array_equal(np.asarray(plait.jit(pnp.cumprod)(x)), np.array(want, np.float16))
+    np.testing.assert_array_equal(np.asarray(plait.vmap(pnp.cumprod)(pnp.stack([x, x])))[1], np.array(want, np.float16))
