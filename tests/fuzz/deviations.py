@@ -226,7 +226,7 @@ def _float16_rounding(program: Program, msg: str) -> bool:
     """In a program with float16 inputs or values: both values below 2e-2 (twice float16's tolerance), or
     below 0.1 where the float64 oracle finds the derivative exactly 0."""
     m = _GOT_WANT.search(msg)
-    if m is None or not (any(v.dtype == "float16" for v in program.inputs) or _uses(program, "float16")):
+    if m is None or not _uses_float16(program):
         return False
     bound = 0.1 if ZERO_DERIVATIVE in msg else 2e-2
     return max(abs(float(m.group(1))), abs(float(m.group(2)))) < bound
