@@ -1,10 +1,12 @@
 """Several processes on 127.0.0.1: 2 processes x 4 CPU devices, started by
 ``python -m plait.distributed.launch`` (bounded by a timeout; on expiry its
-process group, i.e. only what this test started, is killed), and the clear
-errors of ``plait.distributed.initialize``."""
+process group, i.e. only what this test started, is killed): training as one,
+``pmap`` across the processes equal to one process of 8 devices (and to
+NumPy), and the clear errors of ``plait.distributed.initialize``."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -12,9 +14,13 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
+
+import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 WORKER = Path(__file__).with_name("distributed_worker.py")
+PMAP_WORKER = Path(__file__).with_name("distributed_pmap_worker.py")
 
 
 def _run(cmd: list[str], env: dict[str, str], timeout: float) -> subprocess.CompletedProcess[str]:
@@ -79,3 +85,64 @@ def test_initialize_errors_are_clear() -> None:
     late = "import plait; plait.devices(); plait.distributed.initialize('127.0.0.1:1234', 2, 0)"
     res = _run([sys.executable, "-c", late], env, timeout=120)
     assert res.returncode != 0 and "must be called before any device is used" in res.stdout, res.stdout[-3000:]
+
+
+def _results(out: str) -> dict[int, dict[str, Any]]:
+    """The ``RESULT`` line of each process, by process index."""
+    found: dict[int, dict[str, Any]] = {}
+    for m in re.finditer(r"RESULT (\{.*\})$", out, flags=re.M):
+        record = json.loads(m.group(1))
+        found[record["process"]] = record
+    return found
+
+
+def test_pmap_across_two_processes_equals_eight_devices_in_one() -> None:
+    # issue 24 item 2: each process passed its 4 rows and got back sums over its own 4 devices only.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PLAIT_")}
+    env["PYTHONPATH"] = os.pathsep.join(sys.path)
+    multi = _run(
+        [sys.executable, "-m", "plait.distributed.launch", "--nproc", "2", "--devices-per-process", "4",
+         "--timeout", "150", str(PMAP_WORKER)],
+        env, timeout=200,
+    )
+    assert multi.returncode == 0, multi.stdout[-6000:]
+    procs = _results(multi.stdout)
+    assert sorted(procs) == [0, 1] and {p["processes"] for p in procs.values()} == {2}, multi.stdout[-3000:]
+    single = _run([sys.executable, str(PMAP_WORKER)], {**env, "PLAIT_NUM_CPU_DEVICES": "8"}, timeout=200)
+    assert single.returncode == 0, single.stdout[-4000:]
+    one = _results(single.stdout)[0]["results"]
+    a, b = procs[0]["results"], procs[1]["results"]
+
+    data = (np.arange(8 * 3, dtype=np.float32).reshape(8, 3) % 7) - 2.0  # as the worker's
+    w = np.array([1.0, -2.0, 0.5], np.float32)
+    total = data.sum(0)
+    expected_rows = {  # each mapped along axis 0: process 0's rows, then process 1's
+        "psum": np.broadcast_to(total, (8, 3)),
+        "axis_index": np.arange(8),
+        "all_gather": np.broadcast_to(data[:, 0], (8, 8)),
+        "ppermute": np.roll(data, 1, axis=0),  # device j's value goes to device j + 1 (mod 8)
+        "grad_pmean": np.broadcast_to((2 * data**2 * w).mean(0), (8, 3)),
+        "static": data * 3 + np.arange(8, dtype=np.float32)[:, None],
+        "chained": np.broadcast_to((2 * data).sum(0), (8, 3)),
+        "devices_all": np.broadcast_to(total, (8, 3)),
+        "donated": data + np.arange(8, dtype=np.float32)[:, None],
+    }
+    for name, want in expected_rows.items():
+        got = np.concatenate([np.asarray(a[name]), np.asarray(b[name])])
+        np.testing.assert_allclose(got, want, rtol=1e-6, err_msg=name)
+        np.testing.assert_allclose(np.asarray(one[name]), want, rtol=1e-6, err_msg=f"{name} (one process)")
+    both = np.concatenate([np.asarray(a["in_out_axes_1"]), np.asarray(b["in_out_axes_1"])], axis=1)
+    np.testing.assert_array_equal(both, np.broadcast_to(total[:, None], (3, 8)))
+    np.testing.assert_array_equal(np.asarray(one["in_out_axes_1"]), both)
+    for r in (a, b, one):  # out_axes=None: the value once, the same in every process
+        np.testing.assert_array_equal(np.asarray(r["psum_out_axes_none"]), total)
+    # devices=local_devices(): a pmap within each process, over its own rows only.
+    np.testing.assert_array_equal(np.asarray(a["devices_local"]), np.broadcast_to(data[:4].sum(0), (4, 3)))
+    np.testing.assert_array_equal(np.asarray(b["devices_local"]), np.broadcast_to(data[4:].sum(0), (4, 3)))
+    np.testing.assert_array_equal(np.asarray(one["devices_local"]), np.broadcast_to(total, (8, 3)))
+    assert a["donated_input_deleted"] and b["donated_input_deleted"] and one["donated_input_deleted"]
+    assert a["layout"] == b["layout"] == [[4, 3], True]  # each process's rows, on its own devices
+    assert one["layout"] == [[8, 3], True]
+    for r in (a, b):
+        assert "the mapped axis must have size 4 (local_device_count()), got 2" in r["two_rows_error"]
+    assert one["two_rows_error"] is None  # one process: 2 rows map over 2 of its 8 devices

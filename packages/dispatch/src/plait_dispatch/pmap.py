@@ -12,6 +12,13 @@ over a one-axis mesh of the devices, where ``g`` drops the mapped axis of
 each slice (of size 1 per device), calls ``f`` and puts the axis back.
 Results are Arrays laid out over the devices (``NamedSharding`` with the
 axis name), usable as inputs of the next call without moving data.
+
+In a run of several processes (``plait.distributed``) the mapping spans the
+devices of every process, as JAX's: ``devices()`` (or ``devices=``) is the
+device list of the one SPMD program, each process passes the rows of its
+own devices and gets back its own rows, and collectives, ``axis_index``
+(the global index) and ``ppermute`` act across all of them; see
+:mod:`plait_dispatch.pmap_rows`.
 """
 
 from __future__ import annotations
@@ -29,7 +36,9 @@ from plait_core.shard_map import shard_map
 from plait_core.sharding import Mesh, NamedSharding, PartitionSpec
 from plait_core.tree_util import tree_flatten, tree_unflatten
 from plait_dispatch import _jaxlib
+from plait_dispatch.array import Array
 from plait_dispatch.jit import jit
+from plait_dispatch.pmap_rows import is_cross_process, to_global, to_local
 
 __all__ = ["pmap"]
 
@@ -96,14 +105,18 @@ def pmap(
     * ``static_broadcasted_argnums``: arguments passed to ``fun`` as Python
       values (hashable; a new value compiles again).
     * ``devices``: the devices to use (then the mapped size must equal their
-      number); default: this process's devices, the first ``size`` of them.
+      number, or, when they span several processes, the number of this
+      process's devices among them); default: this process's devices, the
+      first ``size`` of them, or in a run of several processes every device
+      of every process (then the mapped size must be
+      ``local_device_count()``: each process passes its own rows, and gets
+      its own rows of the results).
     * ``donate_argnums``: arguments whose buffers (on every device) the
       computation may reuse; they are deleted by the call.
 
     ``axis_size`` (only for calls without mapped arguments) and
     ``global_arg_shapes`` are not supported: every mapped argument gives the
-    size, and multi-process inputs are built with
-    ``make_array_from_process_local_data`` and ``shard_map`` instead.
+    size, and across processes each process passes its local rows.
     """
     if fun is None:
         return functools.partial(
@@ -118,7 +131,7 @@ def pmap(
     if axis_size is not None or global_arg_shapes is not None:
         raise NotImplementedError(
             "pmap: axis_size and global_arg_shapes are not supported: the mapped arguments give the size "
-            "(for multi-process inputs use make_array_from_process_local_data with shard_map)"
+            "(across processes each process passes its local rows)"
         )
     statics = _ints(static_broadcasted_argnums, "static_broadcasted_argnums")
     donated = _ints(donate_argnums, "donate_argnums")
@@ -155,17 +168,19 @@ def pmap(
         leaves, in_tree = tree_flatten(dyn)
         axes = _axes_per_leaf(axes_spec, dyn, "in_axes", where)
         size = _mapped_size(leaves, axes, where)
-        devs = _devices(size, chosen, where)
+        devs, local = _devices(size, chosen, where)
         key = (static_vals, tuple(axes), tuple(map(id, devs)))
-        f = compiled.get(key)
-        if f is None:
+        entry = compiled.get(key)
+        if entry is None:
             mesh = Mesh(np.array(devs, dtype=object), (name,))
             layouts = [NamedSharding(mesh, _spec_at(_normal(a, x), name)) for a, x in zip(axes, leaves)]
             in_shardings = tree_unflatten(in_tree, layouts)
-            f = compiled[key] = _build(
-                fun, name, mesh, static_vals, dyn_pos, axes_spec, out_axes, nargs, donated, where, in_shardings
-            )
-        return f(*dyn)
+            f = _build(fun, name, mesh, static_vals, dyn_pos, axes_spec, out_axes, nargs, donated, where, in_shardings)
+            entry = compiled[key] = (f, mesh)
+        f, mesh = entry
+        if local is None:
+            return f(*dyn)
+        return _across_processes(f, mesh, local, dyn, leaves, axes, in_tree, dyn_pos, donated, where)
 
     return mapped
 
@@ -191,21 +206,67 @@ def _mapped_size(leaves: list[Any], axes: list[int | None], where: str) -> int:
     return size
 
 
-def _devices(size: int, chosen: list[Any] | None, where: str) -> list[Any]:
+def _devices(size: int, chosen: list[Any] | None, where: str) -> tuple[list[Any], list[Any] | None]:
+    """The devices of the mapping and, when they span several processes,
+    this process's devices among them (else ``None``)."""
+    me = _jaxlib.process_index()
     if chosen is not None:
-        if size != len(chosen):
+        if not is_cross_process(chosen):
+            if size != len(chosen):
+                raise ValueError(
+                    f"{where}: the mapped axis has size {size}, but devices= lists {len(chosen)} device(s); "
+                    "they must be equal"
+                )
+            return chosen, None
+        mine = [d for d in chosen if d.process_index == me]
+        if size != len(mine):
             raise ValueError(
-                f"{where}: the mapped axis has size {size}, but devices= lists {len(chosen)} device(s); "
-                "they must be equal"
+                f"{where}: devices= spans several processes, so each process passes one row per device of its "
+                f"own: the mapped axis has size {size}, but devices= lists {len(mine)} device(s) of process {me}"
             )
-        return chosen
-    local = [d for d in _jaxlib.devices() if d.process_index == _jaxlib.process_index()]
+        return chosen, mine
+    every = _jaxlib.devices()
+    local = [d for d in every if d.process_index == me]
+    if len(local) < len(every):  # a run of several processes: map over every device of every process
+        if size != len(local):
+            raise ValueError(
+                f"{where}: in a run of several processes pmap maps over the devices of every process, each "
+                f"process passing one row per local device: the mapped axis must have size {len(local)} "
+                f"(local_device_count()), got {size} (pass devices=local_devices() for a pmap within this process)"
+            )
+        return every, local
     if size > len(local):
         raise ValueError(
             f"{where}: the mapped axis has size {size}, but there are only {len(local)} device(s) "
             f"(set PLAIT_NUM_CPU_DEVICES for more CPU devices)"
         )
-    return local[:size]
+    return local[:size], None
+
+
+def _across_processes(
+    f: Any,
+    mesh: Mesh,
+    local: list[Any],
+    dyn: tuple[Any, ...],
+    leaves: list[Any],
+    axes: list[int | None],
+    in_tree: Any,
+    dyn_pos: list[int],
+    donated: tuple[int, ...],
+    where: str,
+) -> Any:
+    """One call of the SPMD program over every process's devices: this
+    process's rows in, its rows out (see :mod:`plait_dispatch.pmap_rows`)."""
+    inputs = [to_global(x, _normal(a, x), mesh, local, where) for x, a in zip(leaves, axes)]
+    outs = f(*tree_unflatten(in_tree, inputs))
+    flat, out_tree = tree_flatten(outs)
+    result = tree_unflatten(out_tree, [to_local(o, local, where) for o in flat])
+    for k, p in enumerate(dyn_pos):  # the global copies were donated; so are the rows they came from
+        if p in donated:
+            for x in tree_flatten(dyn[k])[0]:
+                if type(x) is Array:
+                    x._donate()
+    return result
 
 
 def _build(
