@@ -140,6 +140,12 @@ def test_pmap_across_two_processes_equals_eight_devices_in_one() -> None:
     np.testing.assert_array_equal(np.asarray(a["devices_local"]), np.broadcast_to(data[:4].sum(0), (4, 3)))
     np.testing.assert_array_equal(np.asarray(b["devices_local"]), np.broadcast_to(data[4:].sum(0), (4, 3)))
     np.testing.assert_array_equal(np.asarray(one["devices_local"]), np.broadcast_to(total, (8, 3)))
+    # Under jit/grad (traced rows) pmap maps over each process's own devices, as JAX 0.10.2's does.
+    np.testing.assert_array_equal(np.asarray(a["jit_psum"]), np.broadcast_to(data[:4].sum(0), (4, 3)))
+    np.testing.assert_array_equal(np.asarray(b["jit_psum"]), np.broadcast_to(data[4:].sum(0), (4, 3)))
+    np.testing.assert_array_equal(np.asarray(one["jit_psum"]), np.broadcast_to(total, (8, 3)))
+    np.testing.assert_array_equal(np.concatenate([a["grad_psum"], b["grad_psum"]]), 2 * data * 4)
+    np.testing.assert_array_equal(np.asarray(one["grad_psum"]), 2 * data * 8)
     assert a["donated_input_deleted"] and b["donated_input_deleted"] and one["donated_input_deleted"]
     assert a["layout"] == b["layout"] == [[4, 3], True]  # each process's rows, on its own devices
     assert one["layout"] == [[8, 3], True]

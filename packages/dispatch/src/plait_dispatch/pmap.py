@@ -18,7 +18,10 @@ devices of every process, as JAX's: ``devices()`` (or ``devices=``) is the
 device list of the one SPMD program, each process passes the rows of its
 own devices and gets back its own rows, and collectives, ``axis_index``
 (the global index) and ``ppermute`` act across all of them; see
-:mod:`plait_dispatch.pmap_rows`.
+:mod:`plait_dispatch.pmap_rows`.  Under a transformation (``jit``, ``grad``,
+``vmap``, ...) a traced value holds only this process's rows, and there
+``pmap`` maps over this process's devices alone (of ``devices=`` those of
+this process), as JAX 0.10.2's does.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from plait_core import get_aval
+from plait_core import EvalTrace, current_trace, get_aval
 from plait_core.lax import expand_dims, squeeze
 from plait_core.primitives.calls import fun_name
 from plait_core.shard_map import shard_map
@@ -110,7 +113,8 @@ def pmap(
       first ``size`` of them, or in a run of several processes every device
       of every process (then the mapped size must be
       ``local_device_count()``: each process passes its own rows, and gets
-      its own rows of the results).
+      its own rows of the results; under ``jit``/``grad``/``vmap`` only this
+      process's devices, as JAX's).
     * ``donate_argnums``: arguments whose buffers (on every device) the
       computation may reuse; they are deleted by the call.
 
@@ -169,6 +173,8 @@ def pmap(
         axes = _axes_per_leaf(axes_spec, dyn, "in_axes", where)
         size = _mapped_size(leaves, axes, where)
         devs, local = _devices(size, chosen, where)
+        if local is not None and not isinstance(current_trace(), EvalTrace):
+            devs, local = local, None  # under a transformation: this process's devices only, as JAX's
         key = (static_vals, tuple(axes), tuple(map(id, devs)))
         entry = compiled.get(key)
         if entry is None:
