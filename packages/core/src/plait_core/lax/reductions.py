@@ -22,6 +22,7 @@ import numpy as np
 from plait_core import dtypes
 from plait_core.abstract import ShapedArray, get_aval, to_numpy
 from plait_core.dims import dim_as_int, is_symbolic
+from plait_core.lax._logaddexp import logaddexp as _logaddexp
 from plait_core.primitive import Primitive
 from plait_core.primitives import ad_helpers as _ad
 from plait_core.primitives import reductions as _p
@@ -250,15 +251,6 @@ cummax = _cumulative(_p.cummax_p, "cummax", "Running maximum along ``axis``; NaN
 cummin = _cumulative(_p.cummin_p, "cummin", "Running minimum along ``axis``; NaN propagates.")
 
 
-def _logaddexp(a: Array, b: Array) -> Array:
-    lax = lax_function
-    larger = lax("max")(a, b)
-    delta = lax("sub")(a, b)
-    stable = lax("add")(larger, lax("log1p")(lax("exp")(lax("neg")(lax("abs")(delta)))))
-    # delta is NaN when both are the same infinity (or either is NaN): a + b is right then.
-    return lax("select")(lax("ne")(delta, delta), lax("add")(a, b), stable)
-
-
 def cumlogsumexp(operand: Array, axis: int = 0, reverse: bool = False) -> Array:
     """Running ``log(sum(exp(x)))`` along ``axis``, computed stably (a
     log-depth scan of pairwise ``logaddexp``).  Needs a floating operand.  A
@@ -274,11 +266,14 @@ def cumlogsumexp(operand: Array, axis: int = 0, reverse: bool = False) -> Array:
     n = dim_as_int(aval.shape[a], "the length of the scanned axis of lax.cumlogsumexp")
     lax = lax_function
     x = lax("rev")(operand, (a,)) if reverse else operand
-    minus_inf = np.asarray(-np.inf, aval.dtype)
     shift = 1
     while shift < n:
-        config = [(shift, -shift, 0) if d == a else (0, 0, 0) for d in range(aval.ndim)]
-        x = _logaddexp(x, lax("pad")(x, minus_inf, config))
+        # Each position from ``shift`` on takes in the one ``shift`` before it (slices,
+        # not padding with -inf, so that no -inf enters the derivative's weights).
+        head = lax("slice_in_dim")(x, 0, shift, 1, a)
+        later = lax("slice_in_dim")(x, shift, n, 1, a)
+        earlier = lax("slice_in_dim")(x, 0, n - shift, 1, a)
+        x = lax("concatenate")([head, _logaddexp(later, earlier)], a)
         shift *= 2
     return lax("rev")(x, (a,)) if reverse else x
 

@@ -19,10 +19,11 @@ import numpy as np
 from plait_core import dtypes, lax
 from plait_core.abstract import _array_types as _ARRAY_TYPES
 from plait_core.config import config
-from plait_core.custom_derivatives import custom_jvp
 from plait_core.eager_fast import runner_memo
 from plait_core.eager_fast import shortcuts as _fast
 from plait_core.lax import _lenient
+from plait_core.lax._logaddexp import logaddexp as _logaddexp
+from plait_core.lax._logaddexp import logaddexp2 as _logaddexp2
 from plait_core.numpy._util import (
     Array,
     ArrayLike,
@@ -671,38 +672,11 @@ def logaddexp(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     return _logaddexp(x1, x2)
 
 
-@custom_jvp
-def _logaddexp(x1: Array, x2: Array) -> Array:
-    big = _lenient.max(x1, x2)
-    delta = _lenient.sub(x1, x2)
-    smooth = _lenient.add(big, lax.log1p(lax.exp(lax.neg(lax.abs(delta)))))
-    # delta is NaN when an input is NaN or both are the same infinity: x1 + x2 is right there.
-    return _lenient.select_n(_lenient.ne(delta, delta), smooth, _lenient.add(x1, x2))
-
-
-def _finite_or_zero(x: Array) -> Array:
-    return _lenient.select_n(lax.is_finite(x), full_like_value(x, 0), x)
-
-
-@_logaddexp.defjvp
-def _logaddexp_jvp(primals: tuple[Array, Array], tangents: tuple[Array, Array]) -> tuple[Array, Array]:
-    x1, x2 = primals
-    t1, t2 = tangents
-    out = _logaddexp(x1, x2)
-    safe_out = _finite_or_zero(out)
-    w1 = lax.exp(_lenient.sub(_finite_or_zero(x1), safe_out))
-    w2 = lax.exp(_lenient.sub(_finite_or_zero(x2), safe_out))
-    return out, _lenient.add(_lenient.mul(t1, w1), _lenient.mul(t2, w2))
-
-
 def logaddexp2(x1: ArrayLike, x2: ArrayLike, /) -> Array:
-    """``log2(2**x1 + 2**x2)`` computed without overflow."""
+    """``log2(2**x1 + 2**x2)`` computed without overflow, with the smooth
+    function's derivatives (``2**(x1 - out)``, ...) also where the arguments tie."""
     x1, x2 = promote_args_inexact("logaddexp2", x1, x2)
-    big = _lenient.max(x1, x2)
-    ln2 = const_like(big, float(np.log(2.0)))  # weak only when both inputs are weak scalars, as in JAX
-    delta = _lenient.sub(x1, x2)
-    tail = _lenient.div(lax.log1p(lax.exp2(lax.neg(lax.abs(delta)))), ln2)
-    return _lenient.select_n(_lenient.ne(delta, delta), _lenient.add(big, tail), _lenient.add(x1, x2))
+    return _logaddexp2(x1, x2)
 
 
 # ---------------------------------------------------------------------------
