@@ -563,11 +563,6 @@ def test_tree_map_over_custom_nodes() -> None:
             r"argument 0 has a tuple of length 2 there, argument 1 has a list of length 2\.",
         ),
         (
-            [1, 2],
-            [1, (2, 3)],
-            r"at path \[1\]: argument 0 has a leaf there, argument 1 has a tuple of length 2\.",
-        ),
-        (
             [1, (2, 3)],
             [1, 2],
             r"at path \[1\]: argument 0 has a tuple of length 2 there, "
@@ -585,9 +580,15 @@ def test_tree_map_over_custom_nodes() -> None:
             r"at path \[0\]: argument 0 has None there, argument 1 has a leaf of type int \(0\)\.",
         ),
         (
-            Point(1, {"k": 2}),
             Point(1, {"k": None}),
-            r"at path \.y\['k'\]: argument 0 has a leaf there, argument 1 has None\.",
+            Point(1, {"k": 2}),
+            r"at path \.y\['k'\]: argument 0 has None there, argument 1 has a leaf of type int \(2\)\.",
+        ),
+        (
+            [1, 2],
+            (1, 2),
+            r"at the root: argument 0 has a list of length 2 there, argument 1 has a tuple of length 2\. "
+            r"Argument 0's structure must be a prefix of every other argument's\.$",
         ),
     ],
 )
@@ -599,7 +600,7 @@ def test_tree_map_structure_mismatch(first: Any, second: Any, message: str) -> N
 def test_tree_map_mismatch_names_argument_index() -> None:
     t = {"a": 1}
     with pytest.raises(ValueError, match=r"tree argument 3 has a different structure .* argument 3 has"):
-        tree_map(lambda *xs: 0, t, t, t, {"a": [1]})
+        tree_map(lambda *xs: 0, t, t, t, {"b": 1})
 
 
 def test_tree_map_with_is_leaf_applies_to_all_trees() -> None:
@@ -607,10 +608,26 @@ def test_tree_map_with_is_leaf_applies_to_all_trees() -> None:
     second = [(10, 20), 30]
     out = tree_map(lambda a, b: (a, b), first, second, is_leaf=lambda x: isinstance(x, tuple))
     assert out == [((1, 2), (10, 20)), (3, 30)]
-    with pytest.raises(
-        ValueError, match=r"at path \[0\]: argument 0 has a leaf there, argument 1 has a list"
-    ):
-        tree_map(lambda a, b: a, first, [[1, 2], 3], is_leaf=lambda x: isinstance(x, tuple))
+    # ``is_leaf`` shapes the first tree only; the others are cut at its leaves.
+    assert tree_map(lambda a, b: b, first, [[1, 2], 3], is_leaf=lambda x: isinstance(x, tuple)) == [[1, 2], 3]
+    with pytest.raises(ValueError, match=r"at path \[0\]: argument 0 has a list of length 1 there, argument 1 has"):
+        tree_map(lambda a, b: a, [[1]], [(2,)], is_leaf=lambda x: isinstance(x, tuple))
+
+
+def test_tree_map_first_tree_is_a_prefix_of_the_others() -> None:
+    # JAX's semantics: where the first tree has a leaf, the others' whole subtrees are passed.
+    assert tree_map(lambda a, b: b, 0, {"x": 1}) == {"x": 1}
+    assert tree_map(lambda a, b: (a, b), [1, 2], [1, (2, 3)]) == [(1, 1), (2, (2, 3))]
+    assert tree_map(lambda a, b: (a, b), [1], [None]) == [(1, None)]
+    out = tree_map(lambda a, b, c: (a, b, c), {"x": 0, "y": [1]}, {"x": [1, 2], "y": [{"z": 3}]}, {"x": 5, "y": [6]})
+    assert out == {"x": (0, [1, 2], 5), "y": [(1, {"z": 3}, 6)]}
+    assert same_tree(tree_map(lambda a, b: b, Point(1, 2), Point({"k": 3}, (4,))), Point({"k": 3}, (4,)))
+    assert tree_map_with_path(lambda p, a, b: (keystr(p), b), [1], [{"a": 2}]) == [("[0]", {"a": 2})]
+    # The other way round is an error: a leaf of a later tree cannot stand for a subtree of the first.
+    with pytest.raises(ValueError, match=r"^tree_map: tree argument 1 .* at the root: argument 0 has a dict"):
+        tree_map(lambda a, b: b, {"x": 1}, 0)
+    with pytest.raises(ValueError, match=r"at the root: argument 0 has None there, argument 1 has a leaf"):
+        tree_map(lambda a, b: b, None, 1)
 
 
 def test_tree_map_f_sees_leaves_not_none() -> None:

@@ -1033,23 +1033,31 @@ def _match(node: _Node, x: Any, out: list[Any], strict: bool, is_leaf: IsLeaf) -
             raise
 
 
-def _rest_leaves(fname: str, treedef: PyTreeDef, rest: Sequence[Any], is_leaf: IsLeaf) -> list[list[Any]]:
+def _rest_leaves(fname: str, treedef: PyTreeDef, rest: Sequence[Any]) -> list[list[Any]]:
+    """The subtrees of each tree in ``rest`` at the leaves of ``treedef``.
+
+    As in JAX, ``treedef`` (the first tree's structure) need only be a prefix
+    of each other tree: wherever the first tree has a leaf, the other tree's
+    whole subtree there is passed along.  ``is_leaf`` shaped ``treedef`` and
+    is not consulted again here, matching ``PyTreeDef.flatten_up_to``.
+    """
     result = []
     for i, r in enumerate(rest, 1):
-        leaves, td = tree_flatten(r, is_leaf)
-        if td != treedef:
-            try:
-                _match(treedef._node, r, [], True, is_leaf)
-            except _MismatchError as e:
-                raise ValueError(
-                    f"{fname}: tree argument {i} has a different structure from "
-                    f"tree argument 0 at {e.where()}: argument 0 has {e.expected} "
-                    f"there, argument {i} has {e.got}."
-                ) from None
-            raise ValueError(  # pragma: no cover - _match always finds it
-                f"{fname}: tree argument {i} has structure {td!r}, expected {treedef!r}"
-            )
-        result.append(leaves)
+        leaves, td = tree_flatten(r)
+        if td == treedef:
+            result.append(leaves)
+            continue
+        subtrees: list[Any] = []
+        try:
+            _match(treedef._node, r, subtrees, False, None)
+        except _MismatchError as e:
+            raise ValueError(
+                f"{fname}: tree argument {i} has a different structure from "
+                f"tree argument 0 at {e.where()}: argument 0 has {e.expected} "
+                f"there, argument {i} has {e.got}. Argument 0's structure must "
+                f"be a prefix of every other argument's."
+            ) from None
+        result.append(subtrees)
     return result
 
 
@@ -1067,17 +1075,22 @@ def tree_map(
     """Apply ``f`` to every leaf of ``tree`` and return a tree of the results.
 
     With extra trees in ``rest``, ``f`` is called as ``f(x, *xs)`` with the
-    corresponding leaf of each tree.  Every tree in ``rest`` must have exactly
-    the structure of ``tree`` (being a prefix or an extension is not enough);
-    otherwise ``ValueError`` is raised, naming the offending argument's
+    corresponding subtree of each tree.  ``tree`` defines the structure: it
+    must be a *prefix* of every tree in ``rest``, which may go deeper where
+    ``tree`` has a leaf (that whole subtree is passed to ``f``), as in JAX:
+    ``tree_map(lambda a, b: b, 0, {'x': 1})`` is ``{'x': 1}``.  Where a tree
+    in ``rest`` differs otherwise (another node type, length, keys or aux
+    data, or a leaf where ``tree`` has a node; ``None`` is a node with no
+    children) ``ValueError`` is raised, naming the offending argument's
     position (``tree`` is argument 0), the key path where the structures
-    differ, and what each argument has there.  ``is_leaf`` applies to every
-    tree (see :func:`tree_flatten`).  The result has ``tree``'s structure.
+    differ, and what each argument has there.  ``is_leaf`` shapes ``tree``
+    only (see :func:`tree_flatten`); the other trees are cut at ``tree``'s
+    leaves.  The result has ``tree``'s structure.
     """
     leaves, treedef = tree_flatten(tree, is_leaf)
     if not rest:
         return _unflatten(treedef._node, iter([f(x) for x in leaves]))
-    others = _rest_leaves("tree_map", treedef, rest, is_leaf)
+    others = _rest_leaves("tree_map", treedef, rest)
     return _unflatten(treedef._node, iter([f(*xs) for xs in zip(leaves, *others)]))
 
 
@@ -1112,7 +1125,7 @@ def tree_map_with_path(
     """Like :func:`tree_map`, but ``f`` is called as ``f(path, x, *xs)`` where
     ``path`` is the key path of the leaf in ``tree``."""
     pairs, treedef = tree_flatten_with_path(tree, is_leaf)
-    others = _rest_leaves("tree_map_with_path", treedef, rest, is_leaf)
+    others = _rest_leaves("tree_map_with_path", treedef, rest)
     results = [f(p, x, *xs) for (p, x), *xs in zip(pairs, *others)]
     return _unflatten(treedef._node, iter(results))
 
