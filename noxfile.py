@@ -77,6 +77,10 @@ def fuzz(session: nox.Session) -> None:
     """The long differential fuzz run (``tests/fuzz``; ``nox -s fuzz -- --seconds 1800``).
 
     The oracle is JAX 0.10.2 when ``PLAIT_FUZZ_JAX_PYTHON`` names an interpreter
-    that imports it (JAX runs in that separate process), NumPy float64 otherwise."""
+    that imports it (JAX runs in that separate process), NumPy float64 otherwise.
+    Then the multi-device differential check (``fuzz.multidevice``: shard_map,
+    pmap and jit with shardings on 8 CPU devices against one device), as long."""
     session.install(".")
     session.run("python", "-m", "fuzz", *session.posargs, env={"PYTHONPATH": "tests"})
+    session.run("python", "-m", "fuzz.multidevice", *session.posargs,
+                env={"PYTHONPATH": "tests", "PLAIT_NUM_CPU_DEVICES": "8"})

@@ -9,6 +9,10 @@ plait's own eager results on logical slices and element by element.  Failures
 are shrunk (``shrink.py``) and written as standalone repro scripts.  The one
 list of accepted deviations from JAX is ``deviations.py``.
 
+``multidevice.py`` is the multi-device differential check: data-parallel
+programs under ``shard_map``, ``pmap`` and ``jit`` with shardings on 8 CPU
+devices against the same program on one device (``python -m fuzz.multidevice``).
+
 Run ``python -m fuzz --help`` with ``tests/`` on ``PYTHONPATH`` (``nox -s fuzz``).
 This package never imports JAX and plait in one process.
 """

@@ -1,0 +1,260 @@
+"""The multi-device differential check: one program on 8 devices and on one.
+
+``python -m fuzz.multidevice [--seconds S] [--programs N] [--seed K]
+[--backend plait|jax]`` (with ``tests/`` on ``PYTHONPATH``; ``nox -s fuzz``
+runs it after the single-device fuzzer) generates the data-parallel programs
+of :mod:`fuzz.multidevice_programs` and runs each under every mode of
+:data:`MODES` on 8 CPU devices, comparing with the same program on one
+device (forward values and gradients with respect to every input).  The
+expectations are JAX 0.10.2's semantics, and ``--backend jax`` (in an
+interpreter with JAX) runs the check on JAX itself, where every mode must
+pass.  A mode listed in :data:`KNOWN` is a known plait bug: its failures are
+reported under that name, never hidden, and do not make the run fail.
+
+The process needs 8 devices: ``PLAIT_NUM_CPU_DEVICES=8`` for plait (the CLI
+sets it when unset, before plait starts), ``jax_num_cpu_devices`` for JAX.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import json
+import os
+import sys
+import time
+import traceback
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .compare import values_close
+from .multidevice_programs import BATCH, DEVICES, ROWS, F, MultiProgram, generate, make_inputs
+
+#: Forward modes (``step``'s two results) and gradient modes (``grad`` of ``loss`` w.r.t. all four inputs).
+FORWARD_MODES = ("shard_map", "pmap", "jit_sharded", "jit_sharded_2d")
+GRAD_MODES = ("grad_of_shard_map", "grad_of_pmap", "grad_jit_sharded", "grad_inside_shard_map")
+MODES = FORWARD_MODES + GRAD_MODES
+#: Known plait bugs: mode -> the issue that tracks it.
+KNOWN = {
+    "grad_inside_shard_map": (
+        "issue 24 item 1: gradients taken inside shard_map follow JAX's varying-axes types (check_vma): the "
+        "transpose of the implicit pvary of a replicated input is psum, that of a psum to an invariant value "
+        "a pvary; plait's differ (e.g. seed 0: the gradient with respect to the sharded x is 8 times JAX's)"
+    ),
+}
+#: Sums over the batch are reassociated across devices: float32 rounding, relative to the result's scale.
+RTOL = 2e-5
+
+
+@dataclass
+class Backend:
+    """What the check needs of a JAX-like library."""
+
+    jax: Any
+    jnp: Any
+    lax: Any
+    nn: Any
+    shard_map: Callable[..., Any]
+    mesh: Callable[[Any, tuple[str, ...]], Any]  # Mesh(devices, names): Auto axes (make_mesh's are Explicit in JAX)
+    named: Callable[[Any, Any], Any]
+    spec: Any
+
+
+def backend(name: str) -> Backend:
+    """The backend ``name`` ("plait" or "jax").  Imported here, on purpose
+    lazily: the fuzz package never imports JAX and plait in one process."""
+    if name == "plait":
+        import plait
+        from plait.sharding import Mesh, NamedSharding, PartitionSpec
+
+        return Backend(plait, plait.numpy, plait.lax, plait.nn, plait.shard_map, Mesh, NamedSharding, PartitionSpec)
+    if name == "jax":
+        import jax
+        from jax.sharding import Mesh, NamedSharding, PartitionSpec
+
+        return Backend(jax, jax.numpy, jax.lax, jax.nn, jax.shard_map, Mesh, NamedSharding, PartitionSpec)
+    raise ValueError(f"unknown backend {name!r} (plait or jax)")
+
+
+@dataclass
+class Report:
+    programs: int = 0
+    checks: dict[str, int] = field(default_factory=lambda: {m: 0 for m in MODES})
+    failures: list[dict[str, Any]] = field(default_factory=list)
+    known: list[dict[str, Any]] = field(default_factory=list)
+
+    def summary(self) -> str:
+        per_mode = ", ".join(f"{m} {n}" for m, n in self.checks.items())
+        lines = [f"multidevice: {self.programs} programs; checks per mode: {per_mode}; "
+                 f"{len(self.failures)} failures, {len(self.known)} known failures"]
+        for f in self.failures:
+            lines.append(f"FAILURE seed {f['seed']} mode {f['mode']}: {f['what']}\n{f['source']}")
+        known_modes = sorted({k["mode"] for k in self.known})
+        for m in known_modes:
+            seeds = [k["seed"] for k in self.known if k["mode"] == m]
+            lines.append(f"KNOWN {m} ({KNOWN[m]}): seeds {seeds[:10]}{' ...' if len(seeds) > 10 else ''}")
+        return "\n".join(lines)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"programs": self.programs, "checks": self.checks, "failures": self.failures, "known": self.known}
+
+
+class Check:
+    """Runs programs under the modes of one backend on its first 8 devices."""
+
+    def __init__(self, be: Backend) -> None:
+        if be.jax.device_count() < DEVICES:
+            raise RuntimeError(
+                f"the multi-device check needs {DEVICES} devices, this process has {be.jax.device_count()} "
+                "(PLAIT_NUM_CPU_DEVICES=8 / jax_num_cpu_devices=8)"
+            )
+        self.be = be
+        devices = np.empty(DEVICES, dtype=object)
+        devices[:] = be.jax.devices()[:DEVICES]
+        self.mesh = be.mesh(devices, ("x",))
+        self.mesh2 = be.mesh(devices.reshape(DEVICES // 2, 2), ("x", "y"))
+
+    def _namespace(self, program: MultiProgram) -> dict[str, Any]:
+        ns: dict[str, Any] = {"jnp": self.be.jnp, "lax": self.be.lax, "nn": self.be.nn}
+        exec(compile(program.source, f"<multidevice program {program.seed}>", "exec"), ns)
+        return ns
+
+    def _reductions(self, axis: str | None) -> dict[str, Any]:
+        jnp, lax = self.be.jnp, self.be.lax
+        if axis is None:
+            return {"bsum": lambda v: jnp.sum(v, 0), "bmax": lambda v: jnp.max(v, 0), "B": BATCH}
+        return {"bsum": lambda v: lax.psum(jnp.sum(v, 0), axis), "bmax": lambda v: lax.pmax(jnp.max(v, 0), axis),
+                "B": BATCH}
+
+    def run(self, program: MultiProgram, mode: str) -> list[np.ndarray]:
+        """The results of ``program`` under ``mode`` ("one" is one device), as NumPy arrays."""
+        be, jax, P = self.be, self.be.jax, self.be.spec
+        ns = self._namespace(program)
+        args = [be.jnp.asarray(a) for a in make_inputs(program.seed)]
+        grad = mode.startswith("grad") or mode == "one_grad"
+        fn = ns["loss"] if grad else ns["step"]
+        out: Any
+        if mode in ("one", "one_grad"):
+            f = functools.partial(fn, **self._reductions(None))
+            out = jax.grad(f, argnums=(0, 1, 2, 3))(*args) if grad else f(*args)
+        elif mode in ("shard_map", "grad_of_shard_map", "grad_inside_shard_map"):
+            local = functools.partial(fn, **self._reductions("x"))
+            in_specs = (P(), P(), P(), P("x"))
+            if mode == "shard_map":
+                out = jax.jit(be.shard_map(local, mesh=self.mesh, in_specs=in_specs, out_specs=(P("x"), P())))(*args)
+            elif mode == "grad_of_shard_map":
+                mapped = jax.jit(be.shard_map(local, mesh=self.mesh, in_specs=in_specs, out_specs=P()))
+                out = jax.grad(mapped, argnums=(0, 1, 2, 3))(*args)
+            else:
+                inside = jax.grad(local, argnums=(0, 1, 2, 3))
+                specs = (P(), P(), P(), P("x"))
+                out = jax.jit(be.shard_map(inside, mesh=self.mesh, in_specs=in_specs, out_specs=specs))(*args)
+        elif mode in ("pmap", "grad_of_pmap"):
+            local = functools.partial(fn, **self._reductions("i"))
+            devices = jax.devices()[:DEVICES]
+
+            def split(*a: Any) -> Any:
+                *params, x = a
+                mapped = jax.pmap(local, axis_name="i", in_axes=(None, None, None, 0),
+                                  out_axes=None if grad else (0, None), devices=devices)
+                return mapped(*params, x.reshape(DEVICES, ROWS, F))
+
+            if grad:
+                out = jax.grad(split, argnums=(0, 1, 2, 3))(*args)
+            else:
+                rows, g = split(*args)
+                out = (rows.reshape(BATCH, F), g)
+        elif mode in ("jit_sharded", "jit_sharded_2d", "grad_jit_sharded"):
+            f = functools.partial(fn, **self._reductions(None))
+            mesh, xspec = (self.mesh2, P("x", "y")) if mode == "jit_sharded_2d" else (self.mesh, P("x"))
+            rep, xs = be.named(mesh, P()), be.named(mesh, xspec)
+            placed = [jax.device_put(a, s) for a, s in zip(args, (rep, rep, rep, xs))]
+            if grad:
+                out = jax.jit(jax.grad(f, argnums=(0, 1, 2, 3)), in_shardings=(rep, rep, rep, xs))(*placed)
+            else:
+                out = jax.jit(f, in_shardings=(rep, rep, rep, xs), out_shardings=(xs, rep))(*placed)
+        else:
+            raise ValueError(f"unknown mode {mode!r}")
+        return [np.asarray(o) for o in (out if isinstance(out, (tuple, list)) else (out,))]
+
+    def check(self, program: MultiProgram, modes: Iterable[str], report: Report) -> None:
+        """Run ``program`` under ``modes`` and record every difference from one device."""
+        want: dict[bool, list[np.ndarray] | str] = {}
+        for grad in (False, True):
+            try:
+                want[grad] = self.run(program, "one_grad" if grad else "one")
+            except Exception as e:  # a program the library refuses on one device is not a multi-device bug
+                want[grad] = f"{type(e).__name__}: {e}"
+        report.programs += 1
+        for mode in modes:
+            grad = mode.startswith("grad")
+            if grad and not program.differentiable:  # JAX has no derivative of pmax
+                continue
+            reference = want[grad]
+            if isinstance(reference, str):
+                continue
+            report.checks[mode] += 1
+            try:
+                got = self.run(program, mode)
+                what = _difference(got, reference)
+            except Exception as e:  # every error of a mode is a finding
+                what = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:600]
+                if os.environ.get("PLAIT_FUZZ_TRACEBACK"):
+                    traceback.print_exc()
+            if what is not None:
+                entry = {"seed": program.seed, "mode": mode, "what": what, "source": program.source}
+                (report.known if mode in KNOWN else report.failures).append(entry)
+
+
+def _difference(got: list[np.ndarray], want: list[np.ndarray]) -> str | None:
+    if len(got) != len(want):
+        return f"{len(got)} results, one device gives {len(want)}"
+    for k, (g, w) in enumerate(zip(got, want)):
+        if g.shape != w.shape or g.dtype != w.dtype:
+            return f"result {k}: {g.dtype}{list(g.shape)}, one device gives {w.dtype}{list(w.shape)}"
+        diff = values_close(g, w, RTOL)
+        if diff is not None:
+            return f"result {k}: {diff}"
+    return None
+
+
+def run(be: Backend, seeds: Iterable[int], modes: Iterable[str] = MODES, seconds: float | None = None) -> Report:
+    """Check the programs of ``seeds`` (until ``seconds`` pass, if given)."""
+    check, report = Check(be), Report()
+    modes = tuple(modes)
+    start = time.monotonic()
+    for seed in seeds:
+        if seconds is not None and time.monotonic() - start > seconds:
+            break
+        check.check(generate(seed), modes, report)
+    return report
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m fuzz.multidevice", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seconds", type=float, default=600.0, help="stop after this long (default 600)")
+    parser.add_argument("--programs", type=int, default=1_000_000, help="stop after this many programs")
+    parser.add_argument("--seed", type=int, default=None, help="first seed (default: from the clock)")
+    parser.add_argument("--backend", default="plait", choices=("plait", "jax"))
+    parser.add_argument("--multidevice-modes", default=",".join(MODES), help="comma-separated modes of this check")
+    parser.add_argument("--json", action="store_true", help="print the report as one JSON line")
+    args, _ = parser.parse_known_args(argv)  # nox -s fuzz passes the single-device fuzzer's options too
+    modes = args.multidevice_modes.split(",")
+    unknown = sorted(set(modes) - set(MODES))
+    if unknown:
+        parser.error(f"unknown modes {unknown}; the modes are {', '.join(MODES)}")
+    os.environ.setdefault("PLAIT_NUM_CPU_DEVICES", str(DEVICES))
+    if args.backend == "jax":
+        os.environ.setdefault("XLA_FLAGS", f"--xla_force_host_platform_device_count={DEVICES}")
+    first = args.seed if args.seed is not None else int(time.time()) % 1_000_000 * 1000
+    print(f"multidevice: seeds from {first}, backend {args.backend}", flush=True)
+    report = run(backend(args.backend), range(first, first + args.programs), modes, args.seconds)
+    print(json.dumps(report.to_json()) if args.json else report.summary(), flush=True)
+    return 1 if report.failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
