@@ -63,6 +63,11 @@ try:
     results["two_rows_error"] = None
 except ValueError as e:
     results["two_rows_error"] = str(e)
+try:
+    plait.pmap(lambda v: lax.psum(v, "i"), axis_name="i", devices=plait.devices())(rows[:2])
+    results["devices_two_rows_error"] = None
+except ValueError as e:
+    results["devices_two_rows_error"] = str(e)
 print("RESULT " + json.dumps({"process": me, "processes": plait.process_count(), "results": results}), flush=True)
 if multi:
     plait.distributed.shutdown()

@@ -151,4 +151,7 @@ def test_pmap_across_two_processes_equals_eight_devices_in_one() -> None:
     assert one["layout"] == [[8, 3], True]
     for r in (a, b):
         assert "the mapped axis must have size 4 (local_device_count()), got 2" in r["two_rows_error"]
+        assert "devices= spans several processes" in r["devices_two_rows_error"]
+        assert f"size 2, but devices= lists 4 device(s) of process {r is b:d}" in r["devices_two_rows_error"]
     assert one["two_rows_error"] is None  # one process: 2 rows map over 2 of its 8 devices
+    assert "the mapped axis has size 2, but devices= lists 8 device(s)" in one["devices_two_rows_error"]
