@@ -33,6 +33,7 @@ from plait_core.abstract import get_aval
 from plait_core.config import config
 from plait_core.lax import _lenient
 from plait_core.lax.calls import named_call
+from plait_core.primitives.elementwise import convert_element_type_p
 from plait_core.tree_util import register_pytree_node
 
 Array = Any
@@ -48,24 +49,53 @@ IMPL_NAME = "threefry2x32"
 # The cipher
 
 
-def _rotate_left(x: Array, r: int) -> Array:
-    return _lenient.bitwise_or(_lenient.shift_left(x, np.uint32(r)), _lenient.shift_right_logical(x, np.uint32(32 - r)))
+def _rotate_left(x: Array, r: Array) -> Array:
+    """``x`` rotated left by ``r`` bits (``0 < r < 32``; ``r`` of ``x``'s shape)."""
+    return _lenient.bitwise_or(
+        _lenient.shift_left(x, r), _lenient.shift_right_logical(x, _lenient.sub(np.uint32(32), r))
+    )
 
 
 def _threefry_pair(k0: Array, k1: Array, x0: Array, x1: Array) -> tuple[Array, Array]:
     """Threefry-2x32 (20 rounds) of the word pairs ``(x0, x1)`` under the key
-    words ``(k0, k1)``; all four are ``uint32`` arrays of one shape."""
+    words ``(k0, k1)``: ``x0`` and ``x1`` are ``uint32`` arrays of one shape,
+    ``k0`` and ``k1`` ``uint32`` arrays whose shape is a leading part of it
+    (each key enciphers the pairs of the trailing axes).
+
+    The five blocks of four rounds are one ``while_loop`` of five iterations,
+    not twenty unrolled rounds: XLA treats an unrolled cipher as cheap
+    elementwise work and copies all of it into every consumer's fusion, so a
+    draw read through many slices (a grid of images built from samples)
+    compiled the cipher once per slice, ten times slower than JAX, whose CPU
+    lowering rolls the rounds the same way (issue 26).  The loop's output is
+    computed once and then read.  The carry holds the key schedule at the
+    keys' own (small) shape, rotated each block, and the two rotation
+    vectors, swapped each block; the bits are those of the unrolled cipher."""
+    shape = tuple(x0.shape)
+    kdims = tuple(range(len(k0.shape)))
+
+    def spread(k: Array) -> Array:
+        return lax.broadcast_in_dim(k, shape, kdims)
+
     k2 = _lenient.bitwise_xor(_lenient.bitwise_xor(k0, k1), np.uint32(_PARITY))
-    ks = (k0, k1, k2)
-    x0 = _lenient.add(x0, k0)
-    x1 = _lenient.add(x1, k1)
-    for block in range(5):
-        for r in _ROTATIONS[block % 2]:
-            x0 = _lenient.add(x0, x1)
-            x1 = _lenient.bitwise_xor(_rotate_left(x1, r), x0)
-        x0 = _lenient.add(x0, ks[(block + 1) % 3])
-        x1 = _lenient.add(_lenient.add(x1, ks[(block + 2) % 3]), np.uint32(block + 1))
-    return x0, x1
+    x0 = _lenient.add(x0, spread(k0))
+    x1 = _lenient.add(x1, spread(k1))
+
+    def block(state: tuple[Array, ...]) -> tuple[Array, ...]:
+        i, y0, y1, ka, kb, kc, rot, next_rot = state
+        for j in range(4):
+            r = lax.broadcast_in_dim(lax.index_in_dim(rot, j, 0, keepdims=False), shape, ())
+            y0 = _lenient.add(y0, y1)
+            y1 = _lenient.bitwise_xor(_rotate_left(y1, r), y0)
+        i = _lenient.add(i, np.uint32(1))
+        y0 = _lenient.add(y0, spread(kb))
+        y1 = _lenient.add(_lenient.add(y1, spread(kc)), lax.broadcast_in_dim(i, shape, ()))
+        return i, y0, y1, kb, kc, ka, next_rot, rot
+
+    rotations = np.array(_ROTATIONS, np.uint32)
+    init = (np.uint32(0), x0, x1, k0, k1, k2, rotations[0], rotations[1])
+    final = lax.while_loop(lambda state: lax.lt(state[0], np.uint32(5)), block, init)
+    return final[1], final[2]
 
 
 _cipher = named_call(_threefry_pair, name="threefry2x32")
@@ -103,9 +133,7 @@ def _encipher_counters(data: Array, shape: tuple[int, ...]) -> tuple[Array, Arra
     lo = lax.reshape(lax.iota(_U32, n), shape) if n else lax.broadcast_in_dim(np.uint32(0), shape, ())
     lo = lax.broadcast_in_dim(lo, full, tuple(range(nb, len(full))))
     hi = lax.broadcast_in_dim(np.uint32(0), full, ())
-    k0 = lax.broadcast_in_dim(_word(data, 0), full, tuple(range(nb)))
-    k1 = lax.broadcast_in_dim(_word(data, 1), full, tuple(range(nb)))
-    y0, y1 = _cipher(k0, k1, hi, lo)
+    y0, y1 = _cipher(_word(data, 0), _word(data, 1), hi, lo)
     return y0, y1
 
 
@@ -134,9 +162,7 @@ def threefry_2x32(key: Array, count: Array) -> Array:
     half = (n + odd) // 2
     x0 = lax.slice(flat, (0,), (half,))
     x1 = lax.slice(flat, (half,), (2 * half,))
-    k0 = lax.broadcast_in_dim(_word(key, 0), (half,), ())
-    k1 = lax.broadcast_in_dim(_word(key, 1), (half,), ())
-    y0, y1 = _cipher(k0, k1, x0, x1)
+    y0, y1 = _cipher(_word(key, 0), _word(key, 1), x0, x1)
     out = lax.concatenate([y0, y1], 0)
     if odd:
         out = lax.slice(out, (0,), (n,))
@@ -159,7 +185,10 @@ def seed_data(seed: Any, where: str) -> Array:
             raise OverflowError(f"random.{where}: the seed {s} does not fit in 64 bits")
         s &= 0xFFFFFFFFFFFFFFFF
         top = (s >> 32) if config.x64_enabled else 0
-        return np.array([top, s & 0xFFFFFFFF], np.uint32)
+        # Bound (not returned as NumPy) so the key is an array of the current
+        # trace, as JAX's: a device array when eager, a constant when staged.
+        words = np.array([top, s & 0xFFFFFFFF], np.uint32)
+        return convert_element_type_p.bind(words, new_dtype=words.dtype, weak_type=False)
     aval = get_aval(seed, f"the seed of random.{where}")
     if aval.shape != ():
         raise TypeError(
