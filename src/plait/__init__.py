@@ -99,6 +99,7 @@ from plait_core.config import default_device, log_compiles, no_execution, no_tra
 from plait_core.dtypes import float0
 from plait_core.host_callbacks import pure_callback
 from plait_core.lax.calls import named_call
+from plait_core.numpy.array_type import Array
 from plait_core.scipy import special as _special
 from plait_core.scipy import stats as _stats
 from plait_core.scipy.stats import bernoulli as _bernoulli
@@ -107,7 +108,6 @@ from plait_core.scipy.stats import uniform as _uniform
 from plait_core.shard_map import shard_map, smap
 from plait_core.sharding import NamedSharding, P, set_mesh
 from plait_dispatch import (
-    Array,
     Device,
     Shard,
     block_until_ready,

@@ -14,6 +14,7 @@ import plait_core as pc
 from plait_core import nn, random
 from plait_core import numpy as pnp
 from plait_core.flatten_util import ravel_pytree
+from plait_core.numpy import array_type as pnp_array_type
 from plait_core.scipy import special, stats
 from plait_core.trace import numpy_backend
 
@@ -287,5 +288,16 @@ def test_ndarray_isinstance() -> None:
         assert not isinstance(np.ones(3), pnp.ndarray)
     finally:
         pc.set_eager_backend(previous)
-    with pytest.raises(TypeError, match=r"plait\.numpy\.ndarray cannot be instantiated"):
+    with pytest.raises(TypeError, match=r"plait\.Array cannot be instantiated"):
         pnp.ndarray()
+
+
+def test_ndarray_is_array_and_holds_key_arrays() -> None:
+    assert pnp.ndarray is pnp_array_type.Array and pnp.ndarray.__name__ == "Array"
+    key = random.key(0)
+    assert isinstance(key, pnp.ndarray) and isinstance(random.split(key), pnp.ndarray)
+    assert issubclass(type(key), pnp.ndarray) and not issubclass(int, pnp.ndarray)
+    assert isinstance(random.PRNGKey(0), pnp.ndarray)
+    seen: list[bool] = []
+    pc.make_jaxpr(lambda: seen.append(isinstance(random.key(0), pnp.ndarray)))()
+    assert seen == [True]
