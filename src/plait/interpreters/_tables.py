@@ -1,0 +1,92 @@
+"""JAX's rule tables (``ad.primitive_jvps``, ``batching.primitive_batchers``, ...)
+as views of plait's rule registries.
+
+Setting ``table[p] = rule`` for an extension primitive ``p`` registers, in
+the plait registry behind the table, an adapter that calls ``rule`` the way
+JAX calls it and checks what it returns.  Reading ``table[p]`` gives the rule
+last set through the table, or, for a primitive with no such rule, plait's
+own rule when its calling convention is JAX's (``primitive_jvps`` and
+``primitive_transposes``: plait's JVP and transpose rules are called as
+JAX's are).  plait's own primitives cannot be given rules here: their rules
+belong to their interpreter's package.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from plait.extend._primitive import Primitive
+from plait_core import Primitive as CorePrimitive
+from plait_core import RuleRegistry, all_primitives
+
+__all__ = ["RuleTable", "check_extension"]
+
+Adapter = Callable[[Primitive, Callable[..., Any]], Callable[..., Any]]
+
+
+def check_extension(prim: Any, where: str) -> Primitive:
+    """``prim`` if it is an extension primitive; a ``TypeError`` naming ``where`` else."""
+    if isinstance(prim, Primitive):
+        return prim
+    if isinstance(prim, CorePrimitive):
+        raise TypeError(
+            f"{where}: {prim.name} is one of plait's own primitives, whose rules live in its interpreters' "
+            "packages; only primitives made with plait.extend.core.Primitive take rules here"
+        )
+    raise TypeError(f"{where}: expected a primitive made with plait.extend.core.Primitive, got {prim!r}")
+
+
+class RuleTable:
+    """One of JAX's rule tables over the plait registry ``registry``.
+
+    ``adapter(prim, rule)`` makes the plait rule from a JAX rule;
+    ``shares_convention`` says whether plait's own rules in ``registry`` are
+    called as the table's rules are (then reading them is allowed)."""
+
+    def __init__(
+        self, name: str, registry: RuleRegistry[Any], adapter: Adapter, shares_convention: bool
+    ) -> None:
+        self.name = name
+        self._registry = registry
+        self._adapter = adapter
+        self._shares = shares_convention
+        self._given: dict[Primitive, Callable[..., Any]] = {}
+
+    def __setitem__(self, prim: Primitive, rule: Callable[..., Any]) -> None:
+        prim = check_extension(prim, f"{self.name}[...] = rule")
+        if not callable(rule):
+            raise TypeError(f"{self.name}[{prim.name}]: the rule must be callable, got {type(rule).__name__}")
+        self._given[prim] = rule
+        self._registry[prim] = self._adapter(prim, rule)
+
+    def __getitem__(self, prim: Any) -> Callable[..., Any]:
+        rule = self._given.get(prim)
+        if rule is not None:
+            return rule
+        if self._shares and not isinstance(prim, Primitive) and isinstance(prim, CorePrimitive):
+            own: Callable[..., Any] | None = self._registry.get(prim)
+            if own is not None:
+                return own
+        raise KeyError(prim)
+
+    def get(self, prim: Any, default: Any = None) -> Any:
+        """The rule for ``prim``, or ``default``."""
+        try:
+            return self[prim]
+        except KeyError:
+            return default
+
+    def __contains__(self, prim: object) -> bool:
+        return self.get(prim) is not None
+
+    def __iter__(self) -> Iterator[CorePrimitive]:
+        yield from self._given
+        if self._shares:
+            yield from (p for p in all_primitives() if p in self._registry)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+    def __repr__(self) -> str:
+        return f"<{self.name}: a view of plait's registry {self._registry.interpreter!r}>"
