@@ -345,16 +345,47 @@ def test_while_loop_errors() -> None:
             lambda c: (c[0], lax.convert_element_type(c[1], np.int32)),
             (np.int32(0), x),
         )
-    with pytest.raises(TypeError, match=r"the carry init_val has type i32\[\] \(weakly typed\) on entry but the body "
-                       r"returns f32\[\], so the dtypes differ. The initial value of init_val is weakly typed .* "
-                       r"numpy.float32"):
-        lax.while_loop(lambda c: lax.lt(c, 1.0), lambda c: lax.convert_element_type(c, np.float32), 0)
+    with pytest.raises(TypeError, match=r"the carry init_val has type i32\[\] on entry but the body "
+                       r"returns f32\[\], so the dtypes differ"):  # a strongly typed carry is not promoted
+        lax.while_loop(lambda c: lax.lt(c, 1.0), lambda c: lax.convert_element_type(c, np.float32), np.int32(0))
+    with pytest.raises(TypeError, match=r"the carry init_val has type f32\[\] on entry but the body "
+                       r"returns f32\[2\], so the shapes differ"):  # promoted, then still the wrong shape
+        lax.while_loop(lambda c: c < 1.0, lambda c: c + np.ones(2, f32), 0)
     with pytest.raises(TypeError, match=r"init_val\['a'\] has type f32\[2\] on entry but the body returns f32\[1\], "
                        r"so the shapes differ"):
         lax.while_loop(lambda c: lax.lt(c["n"], 1), lambda c: {"a": lax.slice(c["a"], (0,), (1,)), "n": c["n"]},
                        {"a": x, "n": np.int32(0)})
     with pytest.raises(TypeError, match=r"while_loop: body_fun must be callable, got a value of type NoneType"):
         lax.while_loop(lambda c: True, None, x)  # type: ignore[arg-type]
+
+
+def _typed(loop: Callable[[], Any]) -> list[tuple[Any, str, bool]]:
+    """Each output of ``loop()``: its value, and its dtype and weakness as staged
+    (core's NumPy backend does not keep weak types on eager values)."""
+    values = tree_leaves(loop())
+    staged = pc.make_jaxpr(loop)()
+    return [(np.asarray(v).tolist(), o.aval.dtype.name, o.aval.weak_type) for v, o in zip(values, staged.jaxpr.outvars)]
+
+
+def test_weak_carries_are_promoted_as_in_jax() -> None:
+    # A weakly typed carry whose dtype the body changes takes the promoted dtype, strongly typed (JAX 0.10.2).
+    assert _typed(lambda: lax.while_loop(lambda c: c < 3, lambda c: c + 1.5, 0)) == [(3.0, "float32", False)]
+    assert _typed(lambda: lax.while_loop(lambda c: c < 3, lambda c: c + 1.0, 0.0)) == [(3.0, "float32", True)]
+    to_f16 = lambda c: lax.convert_element_type(c + 1.5, np.float16)  # noqa: E731
+    assert _typed(lambda: lax.while_loop(lambda c: c < 3, to_f16, 0.0)) == [(3.0, "float16", False)]
+    pair = lambda: lax.while_loop(lambda c: c[0] < 3, lambda c: (c[0] + 1.5, c[1] + 1), (0, 0))  # noqa: E731
+    assert _typed(pair) == [(3.0, "float32", False), (2, "int32", True)]
+    assert _typed(lambda: lax.fori_loop(0, 3, lambda i, c: c + 1.5, 0)) == [(4.5, "float32", False)]
+    traced_bound = lambda: lax.fori_loop(0, pc.numpy.array(3), lambda i, c: c + 1.5, 0)  # noqa: E731
+    assert _typed(traced_bound) == [(4.5, "float32", False)]
+    assert _typed(lambda: lax.fori_loop(0, 3, lambda i, c: c + i, 0.0)) == [(3.0, "float32", True)]
+    xs = np.arange(3, dtype=f32)
+    assert _typed(lambda: lax.scan(lambda c, x: (c + x, c), 0, xs)) == [
+        (3.0, "float32", False), ([0.0, 0.0, 1.0], "float32", False)]
+    assert _typed(lambda: lax.scan(lambda c, x: (c + 0.5, c), 0, None, length=3)) == [
+        (1.5, "float32", False), ([0.0, 0.5, 1.0], "float32", False)]
+    under_jit = pc.make_jaxpr(lambda x: lax.while_loop(lambda c: c < x, lambda c: c + 1.5, 0))(f32(3))
+    assert [v.aval.str_short() for v in under_jit.jaxpr.outvars] == ["f32[]"]
 
 
 def test_while_primitive_rejects_weak_carry_made_strong() -> None:

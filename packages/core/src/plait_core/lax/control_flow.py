@@ -105,12 +105,26 @@ def _stage(
 
 
 def _promote_weak(carry: Sequence[ShapedArray], body_out: Sequence[ShapedArray]) -> list[ShapedArray]:
-    """A weakly typed carry that the body returns strongly typed (same dtype)
-    becomes strongly typed, as JAX does, so the loop can be traced again."""
-    return [
-        c.strip_weak_type() if c.weak_type and not o.weak_type and c.dtype == o.dtype else c
-        for c, o in zip(carry, body_out)
-    ]
+    """The carry types to trace a loop body with again, as JAX does: a weakly
+    typed carry (a Python scalar, say) that the body returns with another
+    dtype becomes strongly typed in the dtype both promote to (``0`` with a
+    body returning ``float32`` becomes ``float32``; a weak ``float32`` with a
+    body returning ``float16`` becomes ``float16``), and one the body returns
+    strongly typed in its own dtype becomes strongly typed."""
+    out = []
+    for c, o in zip(carry, body_out):
+        if c.weak_type and c.dtype != o.dtype:
+            c = c.update(dtype=dtypes.result_type(c, o), weak_type=False)
+        elif c.weak_type and not o.weak_type:
+            c = c.strip_weak_type()
+        out.append(c)
+    return out
+
+
+def _convert_promoted(values: Sequence[Any], before: Sequence[ShapedArray], after: Sequence[ShapedArray]) -> list[Any]:
+    """``values`` (of types ``before``) converted to the promoted dtypes ``after``."""
+    convert = _lax("convert_element_type")
+    return [v if a.dtype == b.dtype else convert(v, a.dtype) for v, b, a in zip(values, before, after)]
 
 
 def _check_carry_out(
@@ -242,8 +256,11 @@ def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any], i
     """Repeat ``val = body_fun(val)`` while ``cond_fun(val)`` is true; return ``val``.
 
     ``cond_fun`` must return a boolean scalar; ``body_fun`` must return a
-    value of the same tree, dtypes and shapes as ``init_val`` (a weakly typed
-    initial value, such as a Python scalar, adopts the body's strong type).
+    value of the same tree, dtypes and shapes as ``init_val``, except that a
+    weakly typed initial value (a Python scalar, say) is promoted as in JAX:
+    to the dtype it and the body's result promote to, strongly typed, when
+    the body changes its dtype (``while_loop(lambda c: c < 3, lambda c: c +
+    1.5, 0)`` is ``float32`` 3.0), and to the body's strong type otherwise.
     Reverse-mode differentiation of a while loop is not possible; use
     :func:`scan` or :func:`fori_loop` with concrete bounds for that."""
     for name, f in (("cond_fun", cond_fun), ("body_fun", body_fun)):
@@ -251,14 +268,15 @@ def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any], i
             raise TypeError(f"while_loop: {name} must be callable, got a value of type {type(f).__name__}")
     init, tree = tree_flatten(init_val)
     in_tree = tree_flatten((init_val,))[1]
-    avals = _avals(init, "while_loop init_val")
-    for _ in range(len(avals) + 1):
+    init_avals = avals = _avals(init, "while_loop init_val")
+    for _ in range(len(avals) + 1):  # each round makes at least one weak carry strong
         body, body_tree = _stage(body_fun, in_tree, avals, "while_loop: body_fun")
-        _check_carry_out("while_loop", "body_fun", tree, body_tree, avals, body.out_avals, "init_val")
-        promoted = _promote_weak(avals, body.out_avals)
+        promoted = _promote_weak(avals, body.out_avals) if body_tree == tree else avals
         if promoted == avals:
             break
         avals = promoted
+    _check_carry_out("while_loop", "body_fun", tree, body_tree, avals, body.out_avals, "init_val")
+    init = _convert_promoted(init, init_avals, avals)
     cond_j, cond_tree = _stage(cond_fun, in_tree, avals, "while_loop: cond_fun")
     outs = cond_j.out_avals
     if cond_tree.num_leaves != 1 or outs[0].shape != () or not dtypes.is_bool(outs[0].dtype):
@@ -319,7 +337,8 @@ def scan(
     ``reverse=True`` the loop runs from the last index to the first (``ys``
     stay aligned with ``xs``).  ``unroll`` (a positive int, or ``True`` for
     full unrolling) is a hint to compilers.  ``f`` must return the carry with
-    the same tree, dtypes and shapes it received."""
+    the same tree, dtypes and shapes it received; weakly typed leaves of
+    ``init`` are promoted first as in :func:`while_loop`."""
     if not callable(f):
         raise TypeError(f"scan: f must be callable, got a value of type {type(f).__name__}")
     if type(reverse) is not bool:
@@ -346,15 +365,17 @@ def scan(
         trees.append(tree_flatten(out[0])[1])
         return out[0], out[1]
 
-    for _ in range(len(c_avals) + 1):
+    init_avals = c_avals
+    for _ in range(len(c_avals) + 1):  # each round makes at least one weak carry strong
         trees.clear()
         closed, out_tree = _stage(body, in_tree, c_avals + slices, "scan: f")
         nc = trees[0].num_leaves
-        _check_carry_out("scan", "f", carry_tree, trees[0], c_avals, closed.out_avals[:nc], "init")
-        promoted = _promote_weak(c_avals, closed.out_avals[:nc])
+        promoted = _promote_weak(c_avals, closed.out_avals[:nc]) if trees[0] == carry_tree else c_avals
         if promoted == c_avals:
             break
         c_avals = promoted
+    _check_carry_out("scan", "f", carry_tree, trees[0], c_avals, closed.out_avals[:nc], "init")
+    carry = _convert_promoted(carry, init_avals, c_avals)
     y_tree = tree_flatten(tree_unflatten(out_tree, range(out_tree.num_leaves))[1])[1]
     jaxpr, consts = convert_constvars(closed)
     outs = scan_p.bind(
@@ -489,6 +510,8 @@ def fori_loop(
         new_leaves, new_tree = tree_flatten(new)
         old = [get_aval(v) for v in tree_flatten(x)[0]]
         new_avals = _avals(new_leaves, "fori_loop body_fun output")
+        if new_tree == x_tree:  # weak carries are promoted by the scan or while loop: not an error here
+            old = _promote_weak(old, new_avals)
         _check_carry_out("fori_loop", "body_fun", x_tree, new_tree, old, new_avals, "init_val")
         return new
 
