@@ -1,0 +1,613 @@
+"""Primitives defined the JAX way (``plait.extend.core.Primitive`` with rules
+given through ``plait.interpreters``) are plait primitives: eager, ``jit``,
+``grad``, ``vmap``, ``mask`` and piles, in composition; and what cannot be
+done is refused with an error naming the primitive."""
+
+from __future__ import annotations
+
+import functools
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import plait
+import plait.numpy as jnp
+from plait import Pile, pile_axis
+from plait.extend import linear_util as lu
+from plait.extend.core import (
+    ClosedJaxpr,
+    Effect,
+    Primitive,
+    get_opaque_trace_state,
+    mapped_aval,
+    primitives,
+    unmapped_aval,
+)
+from plait.interpreters import ad, batching, mlir, xla
+from plait.interpreters import partial_eval as pe
+from plait_core import ShapedArray, ShapeDtypeStruct, all_primitives, dce_jaxpr
+
+X = np.array([0.3, -1.2, 2.0], np.float32)
+
+
+# ---------------------------------------------------------------------------
+# A unary primitive with every rule: sin, with a NumPy implementation
+
+
+def _make_sin() -> Primitive:
+    p = Primitive("my_sin")
+    p.def_impl(lambda x: np.sin(np.asarray(x)))
+    p.def_abstract_eval(lambda x: ShapedArray(x.shape, x.dtype))
+    ad.defjvp(p, lambda g, x: g * jnp.cos(x))
+
+    def batch(args: Any, dims: Any) -> Any:
+        return p.bind(*args), dims[0]
+
+    batching.primitive_batchers[p] = batch
+    mlir.register_lowering(p, mlir.lower_fun(jnp.sin, multiple_results=False))
+    return p
+
+
+sin_p = _make_sin()
+
+
+def my_sin(x: Any) -> Any:
+    return sin_p.bind(x)
+
+
+def test_eager_runs_the_impl() -> None:
+    out = my_sin(X)
+    assert isinstance(out, np.ndarray)  # what the NumPy impl returns, as in JAX
+    np.testing.assert_allclose(out, np.sin(X), rtol=1e-6)
+
+
+def test_jit_lowers_the_lower_fun_function() -> None:
+    out = plait.jit(my_sin)(X)
+    assert isinstance(out, plait.Array)
+    np.testing.assert_allclose(out, np.sin(X), rtol=1e-6)
+    assert "my_sin" in str(plait.make_jaxpr(my_sin)(X))
+
+
+def test_grad_uses_defjvp() -> None:
+    np.testing.assert_allclose(plait.grad(lambda x: my_sin(x).sum())(X), np.cos(X), rtol=1e-6)
+    # second order: the JVP rule is written with plait operations
+    np.testing.assert_allclose(plait.grad(plait.grad(lambda x: my_sin(x)))(1.1), -np.sin(1.1), rtol=1e-6)
+
+
+def test_vmap_uses_the_batching_rule() -> None:
+    xs = np.stack([X, 2 * X])
+    np.testing.assert_allclose(plait.vmap(my_sin)(xs), np.sin(xs), rtol=1e-6)
+    np.testing.assert_allclose(plait.vmap(my_sin, in_axes=1)(xs.T), np.sin(xs), rtol=1e-6)
+
+
+@pytest.mark.parametrize(
+    "transform",
+    [
+        lambda f: plait.jit(plait.vmap(plait.grad(f))),
+        lambda f: plait.vmap(plait.jit(plait.grad(f))),
+        lambda f: plait.grad(lambda x: plait.vmap(f)(x).sum()),
+        lambda f: plait.jit(plait.grad(lambda x: plait.vmap(f)(x).sum())),
+        lambda f: plait.vmap(plait.grad(plait.jit(f))),
+    ],
+    ids=["jit(vmap(grad))", "vmap(jit(grad))", "grad(vmap)", "jit(grad(vmap))", "vmap(grad(jit))"],
+)
+def test_compositions(transform: Any) -> None:
+    np.testing.assert_allclose(transform(my_sin)(X), np.cos(X), rtol=1e-6)
+
+
+def test_jvp_and_jacobians() -> None:
+    out, t = plait.jvp(my_sin, (X,), (np.ones(3, np.float32),))
+    np.testing.assert_allclose(out, np.sin(X), rtol=1e-6)
+    np.testing.assert_allclose(t, np.cos(X), rtol=1e-6)
+    np.testing.assert_allclose(plait.jacrev(my_sin)(X), np.diag(np.cos(X)), rtol=1e-6)
+    np.testing.assert_allclose(plait.jacfwd(my_sin)(X), np.diag(np.cos(X)), rtol=1e-6)
+
+
+def test_extension_primitives_stay_out_of_the_catalog() -> None:
+    assert sin_p not in all_primitives()
+    assert Primitive("my_sin").name == sin_p.name  # JAX lets two primitives share a name
+
+
+# ---------------------------------------------------------------------------
+# A linear primitive: transposes through deflinear2
+
+
+def _make_double() -> Primitive:
+    p = Primitive("double")
+    p.def_impl(lambda x: 2 * np.asarray(x))
+    p.def_abstract_eval(lambda x: ShapedArray(x.shape, x.dtype))
+    mlir.register_lowering(p, mlir.lower_fun(lambda x: 2 * x, multiple_results=False))
+    batching.defvectorized(p)
+    seen: list[Any] = []
+
+    def transpose(ct: Any, x: Any) -> list[Any]:
+        seen.append(ad.is_undefined_primal(x))
+        return [p.bind(ct)]
+
+    ad.deflinear2(p, transpose)
+    p.seen = seen  # type: ignore[attr-defined]
+    return p
+
+
+double_p = _make_double()
+
+
+def test_deflinear2_transposes_under_grad_and_vjp() -> None:
+    f = lambda x: (double_p.bind(x) * X).sum()  # noqa: E731
+    np.testing.assert_allclose(plait.grad(f)(X), 2 * X, rtol=1e-6)
+    np.testing.assert_allclose(plait.jit(plait.grad(f))(X), 2 * X, rtol=1e-6)
+    np.testing.assert_allclose(plait.vmap(plait.grad(lambda x: double_p.bind(x) ** 2))(X), 8 * X, rtol=1e-6)
+    _, pullback = plait.vjp(double_p.bind, X)
+    np.testing.assert_allclose(pullback(np.ones(3, np.float32))[0], np.full(3, 2.0), rtol=1e-6)
+    assert double_p.seen and all(double_p.seen)  # type: ignore[attr-defined]
+
+
+def test_linear_transpose_of_a_linear_primitive() -> None:
+    t = plait.linear_transpose(double_p.bind, X)
+    np.testing.assert_allclose(t(np.array([1.0, 2.0, 3.0], np.float32))[0], [2.0, 4.0, 6.0])
+
+
+def test_transpose_rule_reached_through_primitive_transposes() -> None:
+    p = Primitive("scale_by")
+    p.def_impl(lambda x, s: np.asarray(x) * np.asarray(s))
+    p.def_abstract_eval(lambda x, s: ShapedArray(x.shape, x.dtype))
+    mlir.register_lowering(p, mlir.lower_fun(lambda x, s: x * s, multiple_results=False))
+
+    def jvp(primals: Any, tangents: Any) -> Any:
+        x, s = primals
+        tx, ts = tangents
+        out = p.bind(x, s)
+        t = p.bind(ad.instantiate_zeros(tx), s)
+        if type(ts) is not ad.Zero:
+            t = t + x * ts
+        return out, t
+
+    def transpose(ct: Any, x: Any, s: Any) -> Any:
+        assert ad.is_undefined_primal(x) and not ad.is_undefined_primal(s)
+        return p.bind(ct, s), None
+
+    ad.primitive_jvps[p] = jvp
+    ad.primitive_transposes[p] = transpose
+    assert ad.primitive_jvps[p] is jvp and ad.primitive_transposes[p] is transpose
+    g = plait.grad(lambda x, s: p.bind(x, s).sum(), argnums=(0, 1))(X, np.float32(3.0))
+    np.testing.assert_allclose(g[0], np.full(3, 3.0))
+    np.testing.assert_allclose(g[1], X.sum(), rtol=1e-6)
+
+
+# ---------------------------------------------------------------------------
+# multiple_results
+
+
+def _make_sincos() -> Primitive:
+    p = Primitive("sincos")
+    p.multiple_results = True
+    p.def_impl(lambda x: [np.sin(np.asarray(x)), np.cos(np.asarray(x))])
+    p.def_abstract_eval(lambda x: (ShapeDtypeStruct(x.shape, x.dtype), ShapeDtypeStruct(x.shape, x.dtype)))
+
+    def jvp(primals: Any, tangents: Any) -> Any:
+        (x,), (t,) = primals, tangents
+        s, c = p.bind(x)
+        return (s, c), (c * t, -s * t)
+
+    def batch(args: Any, dims: Any) -> Any:
+        return p.bind(*args), (dims[0], dims[0])
+
+    ad.primitive_jvps[p] = jvp
+    batching.primitive_batchers[p] = batch
+    mlir.register_lowering(p, mlir.lower_fun(lambda x: (jnp.sin(x), jnp.cos(x))))  # multiple_results=True
+    return p
+
+
+sincos_p = _make_sincos()
+
+
+def test_multiple_results_everywhere() -> None:
+    def f(x: Any) -> Any:
+        s, c = sincos_p.bind(x)
+        return (s * c).sum()
+
+    expected_grad = np.cos(X) ** 2 - np.sin(X) ** 2
+    s, c = sincos_p.bind(X)
+    np.testing.assert_allclose([s, c], [np.sin(X), np.cos(X)], rtol=1e-6)
+    np.testing.assert_allclose(plait.jit(lambda x: sincos_p.bind(x))(X)[1], np.cos(X), rtol=1e-6)
+    np.testing.assert_allclose(plait.grad(f)(X), expected_grad, rtol=1e-5)
+    np.testing.assert_allclose(
+        plait.jit(plait.vmap(plait.grad(lambda x: f(x[None]))))(X), expected_grad, rtol=1e-5
+    )
+    outs = plait.vmap(lambda x: sincos_p.bind(x), out_axes=1)(np.stack([X, X]))
+    np.testing.assert_allclose(outs[1], np.cos(np.stack([X, X])).T, rtol=1e-6)
+
+
+# ---------------------------------------------------------------------------
+# mask and piles follow the lower_fun function
+
+
+def _make_total() -> Primitive:
+    p = Primitive("total")
+    p.def_impl(lambda x: np.sum(np.asarray(x)))
+    p.def_abstract_eval(lambda x: ShapedArray((), x.dtype))
+    mlir.register_lowering(p, mlir.lower_fun(jnp.sum, multiple_results=False))
+    ad.deflinear2(p, lambda ct, x: [jnp.broadcast_to(ct, x.aval.shape)])
+    return p
+
+
+total_p = _make_total()
+
+
+def test_mask_follows_the_lower_fun_function() -> None:
+    f = plait.mask(lambda x: total_p.bind(my_sin(x)), ["n"], "")
+    data = np.arange(6.0, dtype=np.float32)
+    out = f([data], dict(n=4))
+    np.testing.assert_allclose(out, np.sin(data[:4]).sum(), rtol=1e-6)
+
+
+def test_piles_follow_the_lower_fun_function() -> None:
+    pile = Pile.from_arrays([np.arange(2.0, dtype=np.float32), np.arange(5.0, dtype=np.float32)])
+    out = plait.vmap(lambda x: total_p.bind(my_sin(x)), in_axes=pile_axis)(pile)
+    np.testing.assert_allclose(out, [np.sin(np.arange(2.0)).sum(), np.sin(np.arange(5.0)).sum()], rtol=1e-6)
+    grads = plait.vmap(plait.grad(lambda x: total_p.bind(my_sin(x))), in_axes=pile_axis, out_axes=pile_axis)(
+        pile
+    )
+    np.testing.assert_allclose(grads.unpack()[1], np.cos(np.arange(5.0)), rtol=1e-6)
+
+
+def test_mask_and_piles_refuse_a_primitive_without_lower_fun() -> None:
+    p = Primitive("unlowered")
+    p.def_abstract_eval(lambda x: x)
+    with pytest.raises(NotImplementedError, match="mask: the primitive unlowered has no lowering"):
+        plait.mask(lambda x: p.bind(x), ["n"], "n")([np.ones(4, np.float32)], dict(n=2))
+    pile = Pile.from_arrays([np.ones(2, np.float32), np.ones(3, np.float32)])
+    with pytest.raises(NotImplementedError, match="vmap over piles: the primitive unlowered has no lowering"):
+        plait.vmap(lambda x: p.bind(x), in_axes=pile_axis, out_axes=pile_axis)(pile)
+
+
+# ---------------------------------------------------------------------------
+# Other ways of registering rules
+
+
+def test_fancy_and_axis_batchers_see_the_axis() -> None:
+    seen: dict[str, Any] = {}
+    p = Primitive("axis_aware")
+    p.def_impl(lambda x: np.asarray(x) + 1)
+    p.def_abstract_eval(lambda x: ShapedArray(x.shape, x.dtype))
+    mlir.register_lowering(p, mlir.lower_fun(lambda x: x + 1, multiple_results=False))
+
+    def fancy(axis_data: Any, args: Any, dims: Any) -> Any:
+        seen["fancy"] = (axis_data.size, axis_data.name)
+        return p.bind(*args), dims[0]
+
+    batching.fancy_primitive_batchers[p] = fancy
+    out = plait.vmap(lambda x: p.bind(x), axis_name="i")(np.zeros((4, 2), np.float32))
+    np.testing.assert_allclose(out, np.ones((4, 2)))
+    assert seen["fancy"] == (4, "i")
+
+    def old(size: Any, name: Any, trace_type: Any, args: Any, dims: Any) -> Any:
+        seen["axis"] = (size, name, trace_type)
+        return p.bind(*args), dims[0]
+
+    batching.axis_primitive_batchers[p] = old
+    plait.jit(plait.vmap(lambda x: p.bind(x), axis_name="j"))(np.zeros((3, 2), np.float32))
+    assert seen["axis"] == (3, "j", None)
+
+
+def test_defjvp2_and_defbilinear() -> None:
+    exp_p = Primitive("my_exp")
+    exp_p.def_impl(lambda x: np.exp(np.asarray(x)))
+    exp_p.def_abstract_eval(lambda x: ShapedArray(x.shape, x.dtype))
+    ad.defjvp2(exp_p, lambda g, ans, x: g * ans)
+    np.testing.assert_allclose(plait.grad(lambda x: exp_p.bind(x).sum())(X), np.exp(X), rtol=1e-6)
+
+    mul_p = Primitive("bimul")
+    mul_p.def_impl(lambda x, y: np.asarray(x) * np.asarray(y))
+    mul_p.def_abstract_eval(lambda x, y: ShapedArray(x.shape, x.dtype))
+    mlir.register_lowering(mul_p, mlir.lower_fun(lambda x, y: x * y, multiple_results=False))
+    ad.defbilinear(mul_p, lambda ct, x, y: mul_p.bind(ct, y), lambda ct, x, y: mul_p.bind(x, ct))
+    gx, gy = plait.grad(lambda x, y: mul_p.bind(x, y).sum(), argnums=(0, 1))(X, 2 * X)
+    np.testing.assert_allclose(gx, 2 * X, rtol=1e-6)
+    np.testing.assert_allclose(gy, X, rtol=1e-6)
+
+
+def test_apply_primitive_as_impl_runs_the_lowering_eagerly() -> None:
+    p = Primitive("cube")
+    p.def_impl(functools.partial(xla.apply_primitive, p))
+    p.def_abstract_eval(lambda x: ShapedArray(x.shape, x.dtype))
+    mlir.register_lowering(p, mlir.lower_fun(lambda x: x * x * x, multiple_results=False))
+    out = p.bind(X)
+    assert isinstance(out, plait.Array)
+    np.testing.assert_allclose(out, X**3, rtol=1e-6)
+
+
+def test_platform_specific_lowering() -> None:
+    p = Primitive("tpu_only")
+    p.def_abstract_eval(lambda x: ShapedArray(x.shape, x.dtype))
+    mlir.register_lowering(p, mlir.lower_fun(lambda x: x, multiple_results=False), platform="tpu")
+    with pytest.raises(NotImplementedError, match="tpu_only has no lowering for the platform 'cpu'"):
+        plait.jit(lambda x: p.bind(x))(X)
+    mlir.register_lowering(p, mlir.lower_fun(lambda x: -x, multiple_results=False), platform="cpu")
+    np.testing.assert_allclose(plait.jit(lambda x: p.bind(x))(X), -X)
+
+
+def test_effectful_equations_survive_dead_code_elimination() -> None:
+    class Log(Effect):
+        pass
+
+    pure, loud = Primitive("pure_id"), Primitive("loud_id")
+    pure.def_abstract_eval(lambda x: x)
+    loud.def_effectful_abstract_eval(lambda x: (x, {Log()}))
+
+    def f(x: Any) -> Any:
+        pure.bind(x)
+        loud.bind(x)
+        return x
+
+    jaxpr = plait.make_jaxpr(f)(X).jaxpr
+    assert [e.primitive.name for e in jaxpr.eqns] == ["pure_id", "loud_id"]
+    kept, _ = dce_jaxpr(jaxpr)
+    assert [e.primitive.name for e in kept.eqns] == ["loud_id"]
+
+
+def test_reading_plait_rules_through_the_tables() -> None:
+    rule = ad.primitive_jvps[primitives.sin_p]
+    out, t = rule([np.float32(0.5)], [np.float32(2.0)])
+    np.testing.assert_allclose([out, t], [np.sin(0.5), 2 * np.cos(0.5)], rtol=1e-6)
+    assert primitives.sin_p in ad.primitive_jvps and sin_p in ad.primitive_jvps
+    assert sin_p not in ad.primitive_transposes
+    with pytest.raises(KeyError):
+        batching.primitive_batchers[primitives.sin_p]  # plait's batching rules take the axis first
+
+
+# ---------------------------------------------------------------------------
+# Wrong registrations and missing rules: clear errors naming the primitive
+
+
+def _bare(name: str) -> Primitive:
+    p = Primitive(name)
+    p.def_abstract_eval(lambda x: ShapedArray(x.shape, x.dtype))
+    p.def_impl(lambda x: np.asarray(x))
+    mlir.register_lowering(p, mlir.lower_fun(lambda x: x, multiple_results=False))
+    return p
+
+
+def test_missing_rules_name_the_primitive_and_the_registration() -> None:
+    p = _bare("bare")
+    with pytest.raises(NotImplementedError, match=r"bare.*ad\.defjvp\(bare"):
+        plait.grad(lambda x: p.bind(x).sum())(X)
+    with pytest.raises(NotImplementedError, match=r"bare.*batching\.primitive_batchers\[bare\]"):
+        plait.vmap(lambda x: p.bind(x))(np.ones((2, 3), np.float32))
+    ad.primitive_jvps[p] = lambda primals, tangents: (p.bind(*primals), p.bind(*tangents))
+    with pytest.raises(TypeError, match=r"cannot transpose bare.*ad\.primitive_transposes\[bare\]"):
+        plait.grad(lambda x: p.bind(x).sum())(X)
+    q = Primitive("nothing")
+    with pytest.raises(NotImplementedError, match=r"nothing has no implementation: .*nothing\.def_impl"):
+        q.bind(X)
+    with pytest.raises(NotImplementedError, match=r"nothing has no abstract evaluation rule"):
+        plait.jit(lambda x: q.bind(x))(X)
+
+
+def test_wrong_rule_results_are_reported() -> None:
+    p = _bare("bad_abstract")
+    p.def_abstract_eval(lambda x: "f32[3]")
+    with pytest.raises(TypeError, match="abstract evaluation rule of bad_abstract must return a ShapedArray"):
+        plait.jit(lambda x: p.bind(x))(X)
+    m = _bare("bad_multi")
+    m.multiple_results = True
+    with pytest.raises(TypeError, match="bad_multi must return a sequence of types"):
+        plait.jit(lambda x: m.bind(x))(X)
+
+    j = _bare("bad_jvp")
+    ad.primitive_jvps[j] = lambda primals, tangents: j.bind(*primals)
+    with pytest.raises(TypeError, match=r"the JVP rule of bad_jvp must return \(primal_out, tangent_out\)"):
+        plait.jvp(lambda x: j.bind(x), (X,), (X,))
+
+    t = _bare("bad_transpose")
+    ad.deflinear2(t, lambda ct, x: [ct, ct])
+    with pytest.raises(
+        ValueError, match="transpose rule of bad_transpose returned 2 cotangents for 1 operands"
+    ):
+        plait.grad(lambda x: t.bind(x).sum())(X)
+
+    b = _bare("bad_batch")
+    batching.primitive_batchers[b] = lambda args, dims: (b.bind(*args), 5)
+    with pytest.raises(ValueError, match="batching rule of bad_batch returned the batch dimension 5"):
+        plait.vmap(lambda x: b.bind(x))(np.ones((2, 3), np.float32))
+
+    w = _bare("bad_lowering")
+    mlir.register_lowering(w, mlir.lower_fun(lambda x: x[:2], multiple_results=False))
+    with pytest.raises(
+        TypeError, match=r"lower_fun for bad_lowering returns \(f32\[2\]\).*says \(f32\[3\]\)"
+    ):
+        plait.jit(lambda x: w.bind(x))(X)
+
+
+def test_wrong_registrations_are_refused() -> None:
+    with pytest.raises(TypeError, match="sin is one of plait's own primitives"):
+        ad.primitive_jvps[primitives.sin_p] = lambda p, t: (p, t)
+    with pytest.raises(TypeError, match=r"not a primitive made with plait\.extend\.core\.Primitive"):
+        mlir.register_lowering(primitives.sin_p, mlir.lower_fun(jnp.sin))
+    with pytest.raises(ValueError, match="defjvp: sincos has multiple results"):
+        ad.defjvp(sincos_p, None)
+    with pytest.raises(ValueError, match="unknown platform 'vulkan'"):
+        mlir.register_lowering(sin_p, mlir.lower_fun(jnp.sin), platform="vulkan")
+    with pytest.raises(TypeError, match="must be callable"):
+        batching.primitive_batchers[sin_p] = 3  # type: ignore[assignment]
+    with pytest.raises(TypeError, match="the name must be a string"):
+        Primitive(3)  # type: ignore[arg-type]
+
+
+def test_a_hand_written_mlir_rule_is_refused_when_used() -> None:
+    p = _bare("hand_written")
+
+    def _hand_written_rule(ctx: Any, x: Any) -> Any:
+        raise AssertionError("never called")
+
+    mlir.register_lowering(p, _hand_written_rule)  # registering works, so a library imports
+    with pytest.raises(
+        NotImplementedError, match=r"hand_written is a hand-written MLIR rule \(_hand_written_rule\)"
+    ):
+        plait.jit(lambda x: p.bind(x))(X)
+    np.testing.assert_allclose(p.bind(X), X)  # eager runs the impl
+
+
+# ---------------------------------------------------------------------------
+# The pattern of equinox's filter primitives: arbitrary objects as params,
+# multiple results, rules that see pytrees
+
+
+class _Flatten:
+    """Records the output structure the first time it sees it (as equinox's does)."""
+
+    def __init__(self) -> None:
+        self.structure: Any = None
+
+    def __call__(self, outs: Any) -> list[Any]:
+        leaves, tree = plait.tree_util.tree_flatten(outs)
+        if self.structure is None:
+            self.structure = tree
+        assert self.structure == tree
+        return leaves
+
+
+def _filter_primitive() -> Primitive:
+    p = Primitive("filter_like")
+    p.multiple_results = True
+
+    def impl(*dynamic: Any, treedef: Any, static: Any, flatten: _Flatten) -> Any:
+        a, b = plait.tree_util.tree_unflatten(treedef, dynamic)
+        return flatten({"sum": a + b * static[0], "diff": a - b})
+
+    def abstract(*dynamic: Any, treedef: Any, static: Any, flatten: _Flatten) -> Any:
+        return flatten({"sum": dynamic[0], "diff": dynamic[0]})
+
+    def jvp(primals: Any, tangents: Any, *, treedef: Any, static: Any, flatten: _Flatten) -> Any:
+        tangents = [ad.instantiate_zeros(t) for t in tangents]
+        outs = p.bind(*primals, treedef=treedef, static=static, flatten=flatten)
+        touts = p.bind(*tangents, treedef=treedef, static=static, flatten=flatten)
+        return outs, touts
+
+    def transpose(cts: Any, *dynamic: Any, treedef: Any, static: Any, flatten: _Flatten) -> Any:
+        cts = [ad.instantiate_zeros(c) for c in cts]
+        diff, total = cts  # the flattened dict's order: "diff", "sum"
+        return [total + diff if ad.is_undefined_primal(dynamic[0]) else None,
+                total * static[0] - diff if ad.is_undefined_primal(dynamic[1]) else None]  # fmt: skip
+
+    def batch(size: Any, name: Any, trace_type: Any, dynamic: Any, dims: Any, **params: Any) -> Any:
+        moved = [batching.bdim_at_front(x, d, size) for x, d in zip(dynamic, dims)]
+        return p.bind(*moved, **params), [0, 0]
+
+    p.def_impl(impl)
+    p.def_abstract_eval(abstract)
+    ad.primitive_jvps[p] = jvp
+    ad.primitive_transposes[p] = transpose
+    batching.axis_primitive_batchers[p] = batch
+    mlir.register_lowering(p, mlir.lower_fun(impl, multiple_results=True))
+    return p
+
+
+filter_p = _filter_primitive()
+
+
+def _filter_call(a: Any, b: Any, scale: float) -> Any:
+    flat, treedef = plait.tree_util.tree_flatten((a, b))
+    flatten = _Flatten()
+    outs = filter_p.bind(*flat, treedef=treedef, static=(scale,), flatten=flatten)
+    return plait.tree_util.tree_unflatten(flatten.structure, outs)
+
+
+def test_a_filter_primitive_in_the_manner_of_equinox() -> None:
+    a, b = X, np.float32(2.0) * X
+    out = _filter_call(a, b, 3.0)
+    np.testing.assert_allclose(out["sum"], a + 3 * b, rtol=1e-6)
+    out = plait.jit(lambda a, b: _filter_call(a, b, 3.0))(a, b)
+    np.testing.assert_allclose(out["diff"], a - b, rtol=1e-6)
+    ga, gb = plait.grad(lambda a, b: _filter_call(a, b, 3.0)["sum"].sum(), argnums=(0, 1))(a, b)
+    np.testing.assert_allclose([ga, gb], [np.ones(3), np.full(3, 3.0)])
+    vs = plait.vmap(lambda a: _filter_call(a, b, 3.0)["diff"])(np.stack([a, 2 * a]))
+    np.testing.assert_allclose(vs, np.stack([a - b, 2 * a - b]), rtol=1e-6)
+    g = plait.jit(plait.vmap(plait.grad(lambda a: _filter_call(a, a, 2.0)["diff"].sum() + 0 * a.sum())))
+    np.testing.assert_allclose(g(np.stack([a, a])), np.zeros((2, 3)))
+
+
+# ---------------------------------------------------------------------------
+# Helpers libraries use next to their primitives
+
+
+def test_partial_eval_of_a_wrapped_function() -> None:
+    def f(x: Any, y: Any) -> Any:
+        return [jnp.sin(x) * 2, x + y]
+
+    aval = ShapedArray((3,), np.dtype(np.float32))
+    jaxpr, out_pvals, consts = pe.trace_to_jaxpr_nounits(
+        lu.wrap_init(f), [pe.PartialVal.known(X), pe.PartialVal.unknown(aval)]
+    )
+    (pv0, known0), (pv1, known1) = out_pvals
+    assert pv0 is None and pv1 == aval and known1 is None
+    np.testing.assert_allclose(known0, 2 * np.sin(X), rtol=1e-6)
+    assert len(jaxpr.invars) == 1 and len(consts) == len(jaxpr.constvars)
+
+
+def test_linear_util_transformations() -> None:
+    @lu.transformation2
+    def add_one(f: Any, x: Any) -> Any:
+        return f(x + 1)
+
+    @lu.transformation_with_aux2
+    def record(f: Any, store: Any, x: Any) -> Any:
+        out = f(x)
+        store.store(out * 10)
+        return out
+
+    @lu.transformation
+    def times_two(x: Any) -> Any:
+        ans = yield (2 * x,), {}
+        yield ans
+
+    fun, aux = record(times_two(add_one(lu.wrap_init(lambda x: x * x))))
+    assert fun.call_wrapped(3) == 49  # ((3 * 2) + 1) ** 2
+    assert aux() == 490
+    with pytest.raises(lu.StoreException):
+        record(lu.wrap_init(abs))[1]()
+
+
+def test_opaque_trace_state_and_avals() -> None:
+    outside = get_opaque_trace_state(convention="flax")
+    assert outside == get_opaque_trace_state()
+    inside: list[Any] = []
+    plait.jit(lambda x: inside.append(get_opaque_trace_state()) or x)(X)
+    assert inside[0] != outside
+    aval = ShapedArray((4, 3), np.dtype(np.float32))
+    assert mapped_aval(4, 0, aval).shape == (3,)
+    assert unmapped_aval(5, 1, aval).shape == (4, 5, 3)
+    assert isinstance(plait.make_jaxpr(my_sin)(X), ClosedJaxpr)
+
+
+def test_a_jax_program_defines_a_primitive_under_compat(tmp_path: Path) -> None:
+    program = tmp_path / "program.py"
+    program.write_text(
+        textwrap.dedent("""
+        import jax
+        import jax.numpy as jnp
+        import numpy as np
+        from jax.extend.core import Primitive
+        from jax.interpreters import ad, batching, mlir
+
+        cube_p = Primitive("cube")
+        cube_p.def_impl(lambda x: np.asarray(x) ** 3)
+        cube_p.def_abstract_eval(lambda x: jax.ShapeDtypeStruct(x.shape, x.dtype))
+        ad.defjvp(cube_p, lambda g, x: 3 * x * x * g)
+        batching.primitive_batchers[cube_p] = lambda args, dims: (cube_p.bind(*args), dims[0])
+        mlir.register_lowering(cube_p, mlir.lower_fun(lambda x: x * x * x, multiple_results=False))
+
+        x = jnp.arange(3.0)
+        print(jax.jit(jax.vmap(jax.grad(lambda x: cube_p.bind(x))))(x).tolist())
+        """)
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "plait.compat", str(program)], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == str([0.0, 3.0, 12.0])
