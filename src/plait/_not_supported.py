@@ -77,3 +77,11 @@ NOT_SUPPORTED: dict[str, dict[str, str]] = {
     },
 }
 """Per JAX module, the public names plait does not have and why."""
+
+
+NOT_SUPPORTED_MODULES: dict[str, str] = {
+    "jax.export": "JAX's serialization of staged programs (Exported, StableHLO with a calling-convention version, "
+                  "deserialized and called by any later JAX): plait's lowered programs are not versioned for "
+                  "reloading by another process; use jit(f).lower(...).as_text() to read the StableHLO",
+}
+"""JAX modules plait does not have at all, with why (``plait.compat`` says it on import)."""

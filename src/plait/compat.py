@@ -9,6 +9,16 @@ JAX is installed: a module or a name that plait does not have fails with an
 ``ImportError`` / ``AttributeError`` that names it and says that plait does not
 have it, so a run either is plait's or says precisely why it is not.
 
+A few private paths that real libraries import (``jax._src.flatten_util``,
+``jax._src.typing``, ``jax._src.traceback_util``, ...) are answered from one
+explicit table, :data:`plait._jax_private.PRIVATE`, that names the plait
+object each stands for; every other ``jax._src`` path fails as above.
+
+Under the hook ``jax.__version__`` is :data:`JAX_VERSION` (``"0.10.2"``), the
+JAX version whose semantics plait implements, and ``jax.__version_info__`` is
+its tuple, so that libraries comparing versions take the code paths of that
+JAX; ``plait.__version__`` stays plait's own.
+
 ``install()`` puts the same hook in the current process (for notebooks and
 test harnesses); ``uninstall()`` removes it and forgets the aliases it made.
 """
@@ -25,8 +35,16 @@ import types
 from collections.abc import Sequence
 from typing import Any
 
+from plait import _jax_private
+from plait._not_supported import NOT_SUPPORTED_MODULES
+
 _PREFIX = "jax"
 _TARGET = "plait"
+_PRIVATE_PREFIX = "jax._src"
+
+#: The JAX version whose semantics plait implements, presented as ``jax.__version__``.
+JAX_VERSION = "0.10.2"
+JAX_VERSION_INFO = (0, 10, 2)
 
 
 def _target_name(alias: str) -> str:
@@ -57,11 +75,18 @@ class _JaxAlias(types.ModuleType):
             if not isinstance(value, types.ModuleType):
                 self.__dict__[key] = value
         self.__dict__["_plait_module"] = real
+        if alias == _PREFIX:
+            self.__dict__["__version__"] = JAX_VERSION
+            self.__dict__["__version_info__"] = JAX_VERSION_INFO
 
     def __getattr__(self, name: str) -> Any:
         real = self.__dict__["_plait_module"]
         if name.startswith("__"):
             raise AttributeError(name)
+        if self.__name__ == _PREFIX and name == "_src":
+            value_src = importlib.import_module(_PRIVATE_PREFIX)
+            self.__dict__[name] = value_src
+            return value_src
         if isinstance(getattr(real, name, None), types.ModuleType) or _has_submodule(real, name):
             value: Any = importlib.import_module(f"{self.__name__}.{name}")
         elif hasattr(real, name):
@@ -77,6 +102,43 @@ class _JaxAlias(types.ModuleType):
 
 def _has_submodule(real: types.ModuleType, name: str) -> bool:
     return f"{real.__name__}.{name}" in sys.modules
+
+
+def _missing_private(fullname: str) -> str:
+    return (
+        f"plait does not have {fullname}, a private JAX path that plait.compat does not map "
+        "(its table, plait._jax_private.PRIVATE, names the private paths it answers); "
+        "plait.compat never falls back to JAX"
+    )
+
+
+class _PrivateAlias(types.ModuleType):
+    """A private ``jax._src...`` module: its names are the entries of
+    :data:`plait._jax_private.PRIVATE` under its path, looked up on every read."""
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        path = f"{self.__name__}.{name}"
+        if path in _jax_private.private_modules():
+            return importlib.import_module(path)
+        try:
+            return _jax_private.lookup(path)
+        except KeyError:
+            raise AttributeError(_missing_private(path), name=name, obj=self) from None
+
+    def __dir__(self) -> list[str]:
+        prefix = self.__name__ + "."
+        names = {k[len(prefix):].split(".")[0] for k in _jax_private.PRIVATE if k.startswith(prefix)}
+        return sorted(names | set(self.__dict__))
+
+
+class _PrivateLoader(importlib.abc.Loader):
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
+        return _PrivateAlias(spec.name, f"plait's answers to JAX's private module {spec.name}")
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        return None
 
 
 class _Loader(importlib.abc.Loader):
@@ -98,6 +160,18 @@ class JaxToPlaitFinder(importlib.abc.MetaPathFinder):
     ) -> importlib.machinery.ModuleSpec | None:
         if fullname != _PREFIX and not fullname.startswith(_PREFIX + "."):
             return None
+        if fullname == _PRIVATE_PREFIX or fullname.startswith(_PRIVATE_PREFIX + "."):
+            if fullname not in _jax_private.private_modules():
+                raise ModuleNotFoundError(_missing_private(fullname), name=fullname)
+            spec = importlib.machinery.ModuleSpec(fullname, _PrivateLoader(), is_package=True)
+            spec.submodule_search_locations = []
+            return spec
+        if fullname in NOT_SUPPORTED_MODULES:
+            raise ModuleNotFoundError(
+                f"plait does not have the module {fullname}: not supported: {NOT_SUPPORTED_MODULES[fullname]}; "
+                "plait.compat never falls back to JAX",
+                name=fullname,
+            )
         target_name = _target_name(fullname)
         try:
             real = importlib.import_module(target_name)
@@ -134,7 +208,7 @@ def uninstall() -> None:
     if _FINDER in sys.meta_path:
         sys.meta_path.remove(_FINDER)
     for name, module in list(sys.modules.items()):
-        if isinstance(module, _JaxAlias):
+        if isinstance(module, (_JaxAlias, _PrivateAlias)):
             del sys.modules[name]
 
 
@@ -147,6 +221,8 @@ def _explain(err: ImportError) -> ImportError | None:
     if match is None:
         return None
     name, alias = match.groups()
+    if alias == _PRIVATE_PREFIX or alias.startswith(_PRIVATE_PREFIX + "."):
+        return ImportError(_missing_private(f"{alias}.{name}"), name=alias)
     return ImportError(_missing(alias, name), name=alias)
 
 

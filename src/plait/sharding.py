@@ -67,7 +67,8 @@ NOT_SUPPORTED: dict[str, str] = {
 def __getattr__(name: str) -> Any:
     reason = NOT_SUPPORTED.get(name)
     if reason is not None:
-        raise NotImplementedError(f"plait.sharding.{name} is not supported: {reason}")
+        # an AttributeError, so that hasattr(plait.sharding, name) is False (libraries probe with it)
+        raise AttributeError(f"plait.sharding.{name} is not supported: {reason}", name=name)
     raise AttributeError(f"module 'plait.sharding' has no attribute {name!r}")
 
 
