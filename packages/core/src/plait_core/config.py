@@ -34,6 +34,12 @@ class Config:
         self.no_tracing: bool = False
         self.no_execution: bool = False
         self.default_device: Any = None
+        # The persistent compilation cache (plait-dispatch reads these): a
+        # directory (None: off), and the least compile time and entry size
+        # worth writing, as JAX's options of the same names.
+        self.compilation_cache_dir: str | None = os.environ.get("PLAIT_COMPILATION_CACHE_DIR") or None
+        self.persistent_cache_min_compile_time_secs: float = 1.0
+        self.persistent_cache_min_entry_size_bytes: int = 0
         self.validators: dict[str, Callable[[Any], Any]] = {}
 
     _ALIASES: ClassVar[dict[str, str]] = {
@@ -46,7 +52,13 @@ class Config:
         "no_tracing": "no_tracing",
         "no_execution": "no_execution",
         "default_device": "default_device",
+        "compilation_cache_dir": "compilation_cache_dir",
+        "persistent_cache_min_compile_time_secs": "persistent_cache_min_compile_time_secs",
+        "persistent_cache_min_entry_size_bytes": "persistent_cache_min_entry_size_bytes",
     }
+
+    _VALUED: ClassVar[dict[str, Callable[[str, Any], Any]]] = {}
+    """Options that hold a value rather than a flag, with their checks (filled below)."""
 
     _GUARDS: ClassVar[frozenset[str]] = frozenset({"jit_disabled", "no_execution", "default_device"})
 
@@ -83,6 +95,8 @@ class Config:
             setattr(self, attr, validate(value))
         elif attr == "default_device":
             setattr(self, attr, value)
+        elif attr in self._VALUED:
+            setattr(self, attr, self._VALUED[attr](name, value))
         else:
             setattr(self, attr, bool(value))
         if attr == "x64_enabled":
@@ -101,6 +115,32 @@ class Config:
             raise AttributeError(f"unknown configuration option {name!r}")
         return getattr(self, attr)
 
+
+def _cache_dir(name: str, value: Any) -> str | None:
+    if value is None or isinstance(value, (str, os.PathLike)):
+        return None if value is None or os.fspath(value) == "" else os.fspath(value)
+    raise TypeError(f"{name} must be a path (str) or None, got a value of type {type(value).__name__}")
+
+
+def _non_negative(kind: type) -> Callable[[str, Any], Any]:
+    def check(name: str, value: Any) -> Any:
+        if isinstance(value, bool) or not isinstance(value, (int, float) if kind is float else int):
+            what = "a number" if kind is float else "an integer"
+            raise TypeError(f"{name} must be {what}, got a value of type {type(value).__name__}")
+        if value < 0:
+            raise ValueError(f"{name} must be >= 0, got {value}")
+        return kind(value)
+
+    return check
+
+
+Config._VALUED.update(
+    {
+        "compilation_cache_dir": _cache_dir,
+        "persistent_cache_min_compile_time_secs": _non_negative(float),
+        "persistent_cache_min_entry_size_bytes": _non_negative(int),
+    }
+)
 
 config = Config()
 

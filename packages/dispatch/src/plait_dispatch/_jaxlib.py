@@ -797,6 +797,29 @@ def compile_stablehlo(text: str, device: Device, host_callbacks: Sequence[Any] =
     return client().compile_and_load(text, _xc.DeviceList((device,)), options)
 
 
+def serialize_executable(executable: Executable) -> bytes:
+    """The bytes of a compiled executable (without host callbacks), which
+    :func:`deserialize_executable` turns back into a loaded executable in
+    this or another process of the same jaxlib and device kind."""
+    return bytes(client().serialize_executable(executable))
+
+
+def deserialize_executable(data: bytes, device: Device) -> Executable:
+    """An executable from :func:`serialize_executable`'s bytes, loaded for
+    ``device`` (a tenth of a second where compiling took seconds).  Raises
+    :data:`XlaRuntimeError` on bytes it cannot read."""
+    options = _xc.CompileOptions()
+    options.device_assignment = _xc.DeviceAssignment.create(np.array([[device.id]], dtype=np.int32))
+    return client().deserialize_executable(data, _xc.DeviceList((device,)), options)
+
+
+def compiler_fingerprint(device: Device) -> str:
+    """What besides a module decides the executable XLA makes for ``device``:
+    jaxlib's version, the platform's version and the device kind (a part of
+    the persistent cache's key)."""
+    return f"jaxlib {_version.__version__}; {client().platform_version}; {device.device_kind}"
+
+
 HOST_CALLBACK_TARGET: Final[str] = "xla_ffi_python_cpu_callback"
 """The typed-FFI custom-call target of jaxlib's CPU client that calls a Python
 function given at compile time: it receives the operands as NumPy arrays

@@ -31,7 +31,7 @@ import numpy as np
 
 from plait_core import ClosedJaxpr, ShapedArray, config, dce_closed_jaxpr, dtypes, to_numpy
 from plait_core.tree_util import PyTreeDef
-from plait_dispatch import _jaxlib
+from plait_dispatch import _jaxlib, persistent_cache
 from plait_dispatch.array import Array
 
 __all__ = [
@@ -136,21 +136,39 @@ DEFAULT_JIT_INFO = JitInfo(None, (), True)
 class CacheStats:
     """Counters of tracing and compilation: ``traces`` (tracing-cache
     misses of jitted functions), ``trace_hits`` (slow-path hits; fast-path
-    calls are not counted), ``compiles`` and ``compile_hits``."""
+    calls are not counted), ``compiles`` and ``compile_hits`` (of the
+    in-memory cache of compiled calls).  Of the ``compiles``:
+    ``xla_compiles`` ran XLA's compiler, ``persistent_cache_hits`` loaded an
+    executable from the persistent compilation cache instead
+    (:mod:`plait_dispatch.persistent_cache`), ``persistent_cache_writes``
+    stored one there.  Seconds spent: ``trace_seconds`` (tracing jitted
+    functions), ``lower_seconds`` (jaxpr to StableHLO), ``xla_compile_seconds``."""
 
     traces: int = 0
     trace_hits: int = 0
     compiles: int = 0
     compile_hits: int = 0
+    xla_compiles: int = 0
+    persistent_cache_hits: int = 0
+    persistent_cache_writes: int = 0
+    trace_seconds: float = 0.0
+    lower_seconds: float = 0.0
+    xla_compile_seconds: float = 0.0
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
-    def bump(self, name: str) -> None:
-        with self._lock:
-            setattr(self, name, getattr(self, name) + 1)
+    _FIELDS = (
+        "traces", "trace_hits", "compiles", "compile_hits", "xla_compiles", "persistent_cache_hits",
+        "persistent_cache_writes", "trace_seconds", "lower_seconds", "xla_compile_seconds",
+    )
 
-    def snapshot(self) -> dict[str, int]:
+    def bump(self, name: str, amount: float = 1) -> None:
+        """Add ``amount`` to the counter ``name``."""
+        with self._lock:
+            setattr(self, name, getattr(self, name) + amount)
+
+    def snapshot(self) -> dict[str, float]:
         """The counters as a dict."""
-        return {k: getattr(self, k) for k in ("traces", "trace_hits", "compiles", "compile_hits")}
+        return {k: getattr(self, k) for k in self._FIELDS}
 
 
 stats = CacheStats()
@@ -528,8 +546,21 @@ def _compile(
 ) -> CompiledCall:
     stats.bump("compiles")
     start = time.perf_counter()
-    lowered, kept = lower_for_call(closed, in_avals, info, name) if lowered_kept is None else lowered_kept
-    executable = _jaxlib.compile_stablehlo(lowered.text, device, lowered.host_callbacks)
+    if lowered_kept is None:
+        lowered, kept = lower_for_call(closed, in_avals, info, name)
+        stats.bump("lower_seconds", time.perf_counter() - start)
+    else:
+        lowered, kept = lowered_kept
+    executable, outcome, xla_seconds = persistent_cache.compile_stablehlo(
+        lowered.text, device, lowered.host_callbacks
+    )
+    if outcome == "hit":
+        stats.bump("persistent_cache_hits")
+    else:
+        stats.bump("xla_compiles")
+        stats.bump("xla_compile_seconds", xla_seconds)
+        if outcome == "written":
+            stats.bump("persistent_cache_writes")
     log_compile(name, in_avals, f"on {_jaxlib.device_description(device)}", time.perf_counter() - start)
     donated = tuple(info.is_donated(k) for k in range(len(in_avals)))
     _warn_unusable_donations(lowered, info, donated, kept, name)

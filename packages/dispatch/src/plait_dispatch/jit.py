@@ -680,7 +680,9 @@ class _JitState:
             return out_leaves
 
         closed = trace_to_jaxpr(flat_fun, avals)
-        log_trace(self.desc, time.perf_counter() - start)
+        traced = time.perf_counter() - start
+        stats.bump("trace_seconds", traced)
+        log_trace(self.desc, traced)
         body, consts = hoist_consts(closed)
         nc = len(consts)
         shardings = None
