@@ -256,6 +256,58 @@ def test_piles_follow_the_lower_fun_function() -> None:
     np.testing.assert_allclose(grads.unpack()[1], np.cos(np.arange(5.0)), rtol=1e-6)
 
 
+def _masked_total(d: Any, n: int = 2) -> Any:
+    return plait.mask(lambda x: total_p.bind(my_sin(x)), ["n"], "")([d], dict(n=n))
+
+
+D = np.arange(4.0, dtype=np.float32)
+
+
+@pytest.mark.parametrize(
+    ("name", "run", "expected"),
+    [
+        ("grad(checkpoint)", lambda: plait.grad(plait.checkpoint(lambda x: my_sin(x).sum()))(X), np.cos(X)),
+        (
+            "grad(invertible)",
+            lambda: plait.grad(lambda x: plait.invertible(lambda x: my_sin(x) + x)(x).sum())(X),
+            np.cos(X) + 1,
+        ),
+        ("hessian", lambda: np.diag(plait.hessian(lambda x: my_sin(x).sum())(X)), -np.sin(X)),
+        ("linearize", lambda: plait.linearize(my_sin, X)[1](np.ones(3, np.float32)), np.cos(X)),
+        ("pmap", lambda: plait.pmap(my_sin)(X[:1]), np.sin(X[:1])),
+        ("grad(mask)", lambda: plait.grad(_masked_total)(D), [1.0, np.cos(1.0), 0.0, 0.0]),
+        (
+            "mask(grad)",
+            lambda: plait.mask(plait.grad(lambda x: total_p.bind(my_sin(x))), ["n"], "n")([D], dict(n=2))[:2],
+            np.cos(D[:2]),
+        ),
+        (
+            "vmap(mask)",
+            lambda: plait.vmap(_masked_total)(np.stack([D, 2 * D])),
+            [np.sin(D[:2]).sum(), np.sin(2 * D[:2]).sum()],
+        ),
+        ("jit(mask)", lambda: plait.jit(_masked_total)(D), np.sin(D[:2]).sum()),
+        (
+            "jit(piles)",
+            lambda: plait.jit(plait.vmap(lambda x: total_p.bind(my_sin(x)), in_axes=pile_axis))(
+                Pile.from_arrays([D[:2], D[:3]])
+            ),
+            [np.sin(D[:2]).sum(), np.sin(D[:3]).sum()],
+        ),
+        (
+            "piles(multiple_results)",
+            lambda: plait.vmap(lambda x: total_p.bind(sincos_p.bind(x)[1]), in_axes=pile_axis)(
+                Pile.from_arrays([D[:2], D[:3]])
+            ),
+            [np.cos(D[:2]).sum(), np.cos(D[:3]).sum()],
+        ),
+    ],
+    ids=lambda v: v if isinstance(v, str) else "",
+)
+def test_more_compositions(name: str, run: Any, expected: Any) -> None:
+    np.testing.assert_allclose(np.asarray(run()), expected, rtol=1e-5, atol=1e-6)
+
+
 def test_mask_and_piles_refuse_a_primitive_without_lower_fun() -> None:
     p = Primitive("unlowered")
     p.def_abstract_eval(lambda x: x)
