@@ -18,6 +18,7 @@ import pytest
 import plait
 import plait.numpy as jnp
 from plait import Pile, pile_axis
+from plait.extend import backend, source_info_util
 from plait.extend import linear_util as lu
 from plait.extend.core import (
     ClosedJaxpr,
@@ -28,6 +29,7 @@ from plait.extend.core import (
     primitives,
     unmapped_aval,
 )
+from plait.extend.random import threefry_2x32
 from plait.interpreters import ad, batching, mlir, xla
 from plait.interpreters import partial_eval as pe
 from plait_core import ShapedArray, ShapeDtypeStruct, all_primitives, dce_jaxpr
@@ -663,3 +665,36 @@ def test_a_jax_program_defines_a_primitive_under_compat(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == str([0.0, 3.0, 12.0])
+
+
+def test_threefry_matches_jax() -> None:
+    # recorded from JAX 0.10.2: jax.extend.random.threefry_2x32((0, 42), arange(4 | 5, dtype=uint32))
+    out4 = threefry_2x32((np.uint32(0), np.uint32(42)), np.arange(4, dtype=np.uint32))
+    out5 = threefry_2x32(np.array([0, 42], np.uint32), np.arange(5, dtype=np.uint32))
+    np.testing.assert_array_equal(out4, [2465931498, 3679230171, 255383827, 267815257])
+    np.testing.assert_array_equal(out5, [3134548294, 3733159049, 843694964, 894150801, 801545058])
+    with pytest.raises(TypeError, match="key and count must be uint32"):
+        threefry_2x32(np.array([0, 42], np.uint32), np.arange(4))
+
+
+def test_canonicalize_dtype_handlers_make_a_type_an_array_type() -> None:
+    class Wrapped:
+        def __init__(self, value: Any) -> None:
+            self.value = value
+
+    xla.canonicalize_dtype_handlers[Wrapped] = lambda w: np.asarray(w.value)
+    np.testing.assert_allclose(jnp.sin(Wrapped(X)), np.sin(X), rtol=1e-6)
+    np.testing.assert_allclose(plait.jit(lambda x: x * 2)(Wrapped(X)), 2 * X)
+    assert xla.canonicalize_dtype_handlers[np.ndarray](np.arange(2.0)).dtype == np.float32
+
+
+def test_backend_and_source_info() -> None:
+    assert backend.get_backend().platform == plait.default_backend()
+    assert backend.get_backend().devices() == plait.devices()
+    with pytest.raises(RuntimeError, match="Unknown backend 'tpu'"):
+        backend.get_backend("tpu")
+    source_info_util.register_exclusion("/some/library")
+    assert "/some/library" in source_info_util.excluded_paths()
+    with source_info_util.extend_name_stack("outer"), source_info_util.transform_name_stack("vmap"):
+        assert str(source_info_util.current_name_stack()) == "outer/vmap()"
+    assert str(source_info_util.current_name_stack()) == ""
