@@ -27,12 +27,13 @@ from plait.extend.core import (
     get_opaque_trace_state,
     mapped_aval,
     primitives,
+    take_current_trace,
     unmapped_aval,
 )
 from plait.extend.random import threefry_2x32
 from plait.interpreters import ad, batching, mlir, xla
 from plait.interpreters import partial_eval as pe
-from plait_core import ShapedArray, ShapeDtypeStruct, all_primitives, dce_jaxpr
+from plait_core import ShapedArray, ShapeDtypeStruct, all_primitives, current_trace, dce_jaxpr
 
 X = np.array([0.3, -1.2, 2.0], np.float32)
 
@@ -698,3 +699,18 @@ def test_backend_and_source_info() -> None:
     with source_info_util.extend_name_stack("outer"), source_info_util.transform_name_stack("vmap"):
         assert str(source_info_util.current_name_stack()) == "outer/vmap()"
     assert str(source_info_util.current_name_stack()) == ""
+
+
+def test_bind_with_trace_and_take_current_trace() -> None:
+    def f(x: Any) -> Any:
+        with take_current_trace() as trace:
+            with pytest.raises(RuntimeError, match="my_sin was bound while the current trace was taken"):
+                sin_p.bind(x)
+            a = sin_p.bind_with_trace(trace, (x,), (None,), {})
+            b = sin_p.bind_with_trace(trace, (x,), {})
+        return a + b
+
+    np.testing.assert_allclose(plait.jit(f)(X), 2 * np.sin(X), rtol=1e-6)
+    with pytest.raises(TypeError, match="the params dict comes last"):
+        sin_p.bind_with_trace(current_trace(), (X,))
+    assert not (sin_p.call_primitive or sin_p.map_primitive)

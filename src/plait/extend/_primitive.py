@@ -32,7 +32,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from plait_core import Primitive as CorePrimitive
-from plait_core import ShapedArray, current_trace, dtypes
+from plait_core import ShapedArray, Trace, current_trace, dtypes, set_current_trace
 from plait_core.dce import effect_rules
 from plait_core.jaxpr import JaxprEqn
 from plait_core.trace import EvalTrace, check_eager_operands
@@ -54,6 +54,13 @@ class Primitive(CorePrimitive):
     ``bind`` returns a list; give it ``def_impl`` and ``def_abstract_eval``;
     register its transformation rules with ``plait.interpreters.ad``,
     ``batching`` and ``mlir``."""
+
+    #: JAX's flags of special primitives; an extension primitive is none of them.
+    call_primitive = False
+    map_primitive = False
+    ref_primitive = False
+    ref_allocating = False
+    skip_canonicalization = False
 
     def __init__(self, name: str) -> None:
         if not isinstance(name, str):
@@ -83,6 +90,20 @@ class Primitive(CorePrimitive):
             check_eager_operands(self, args)
             return self.impl(*args, **params)
         return trace.process_primitive(self, args, params)
+
+    def bind_with_trace(self, trace: Trace, args: Sequence[Any], *rest: Any) -> Any:
+        """Apply the primitive to ``args`` on ``trace`` (JAX's ``(trace, args,
+        avals, params)`` or ``(trace, args, params)``: the params come last)."""
+        if len(rest) not in (1, 2) or not isinstance(rest[-1], dict):
+            raise TypeError(
+                f"{self.name}.bind_with_trace(trace, args, [avals,] params): the params dict comes last"
+            )
+        with set_current_trace(trace):
+            return self.bind(*args, **rest[-1])
+
+    def get_bind_params(self, params: dict[str, Any]) -> tuple[list[Any], dict[str, Any]]:
+        """JAX's split of params into functions and the rest: no functions here."""
+        return [], dict(params)
 
     def def_impl(self, impl: Callable[..., Any]) -> Callable[..., Any]:
         """Set what ``bind`` runs eagerly (decorator); it receives the operands
