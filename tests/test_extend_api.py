@@ -20,6 +20,7 @@ import plait.numpy as jnp
 from plait import Pile, pile_axis
 from plait.extend import backend, source_info_util
 from plait.extend import linear_util as lu
+from plait.extend._flatten import debug_info, flatten_fun, flatten_fun_nokwargs
 from plait.extend.core import (
     ClosedJaxpr,
     Effect,
@@ -714,3 +715,30 @@ def test_bind_with_trace_and_take_current_trace() -> None:
     with pytest.raises(TypeError, match="the params dict comes last"):
         sin_p.bind_with_trace(current_trace(), (X,))
     assert not (sin_p.call_primitive or sin_p.map_primitive)
+
+
+def test_lazy_init_in_the_manner_of_flax() -> None:
+    """flax's ``lazy_init``: flatten the call, partially evaluate with the
+    ShapeDtypeStruct arguments unknown; the outputs must all be known."""
+
+    def init(params: Any, x: Any) -> Any:
+        return {"w": params["scale"] * jnp.ones(3), "shape_only": x.shape[0]}
+
+    args = ({"scale": np.float32(2.0)}, ShapeDtypeStruct((5,), np.float32))
+    leaves, in_tree = plait.tree_util.tree_flatten((args, {}))
+    f_flat, out_tree = flatten_fun(
+        lu.wrap_init(init, debug_info=debug_info("lazy_init", init, args, {})), in_tree
+    )
+    in_pvals = [
+        pe.PartialVal.unknown(ShapedArray(x.shape, x.dtype))
+        if isinstance(x, ShapeDtypeStruct)
+        else pe.PartialVal.known(x)
+        for x in leaves
+    ]
+    _, out_pvals, _ = pe.trace_to_jaxpr_nounits(f_flat, in_pvals)
+    assert all(pv is None for pv, _ in out_pvals)
+    out = plait.tree_util.tree_unflatten(out_tree(), [const for _, const in out_pvals])
+    np.testing.assert_allclose(out["w"], np.full(3, 2.0))
+    assert out["shape_only"] == 5
+    g, g_tree = flatten_fun_nokwargs(lu.wrap_init(lambda a, b: a * b), plait.tree_util.tree_structure((1, 2)))
+    assert g.call_wrapped(3, 4) == [12] and g_tree().num_leaves == 1
