@@ -481,8 +481,10 @@ def test_wrong_rule_results_are_reported() -> None:
 
 
 def test_wrong_registrations_are_refused() -> None:
-    with pytest.raises(TypeError, match="sin is one of plait's own primitives"):
-        ad.primitive_jvps[primitives.sin_p] = lambda p, t: (p, t)
+    with pytest.raises(
+        TypeError, match=r"expected a primitive \(plait\.extend\.core\.Primitive\), got 'sin'"
+    ):
+        ad.primitive_jvps["sin"] = lambda p, t: (p, t)  # type: ignore[index]
     with pytest.raises(TypeError, match=r"not a primitive made with plait\.extend\.core\.Primitive"):
         mlir.register_lowering(primitives.sin_p, mlir.lower_fun(jnp.sin))
     with pytest.raises(ValueError, match="defjvp: sincos has multiple results"):
@@ -742,3 +744,27 @@ def test_lazy_init_in_the_manner_of_flax() -> None:
     assert out["shape_only"] == 5
     g, g_tree = flatten_fun_nokwargs(lu.wrap_init(lambda a, b: a * b), plait.tree_util.tree_structure((1, 2)))
     assert g.call_wrapped(3, 4) == [12] and g_tree().num_leaves == 1
+
+
+def test_a_library_gives_one_of_plaits_primitives_a_rule() -> None:
+    """lineax gives stop_gradient a transpose rule at import, as JAX allows; it
+    then replaces plait's refusal (in a fresh process: it is global)."""
+    program = textwrap.dedent("""
+        import numpy as np
+        import plait
+        from plait.extend.core import primitives
+        from plait.interpreters import ad
+
+        f = lambda x: plait.lax.stop_gradient(x) * 2.0
+        ones = np.ones(2, np.float32)
+        try:
+            plait.linear_transpose(f, ones)(ones)
+        except TypeError as e:
+            print("before:", type(e).__name__)
+        ad.primitive_transposes[primitives.stop_gradient_p] = lambda ct, x: (ct,)
+        print("after:", plait.linear_transpose(f, ones)(ones)[0].tolist())
+        print("grad:", plait.grad(lambda x: (plait.lax.stop_gradient(x) * x).sum())(ones).tolist())
+        """)
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["before: NonlinearError", "after: [2.0, 2.0]", "grad: [1.0, 1.0]"]

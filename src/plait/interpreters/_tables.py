@@ -7,8 +7,11 @@ JAX calls it and checks what it returns.  Reading ``table[p]`` gives the rule
 last set through the table, or, for a primitive with no such rule, plait's
 own rule when its calling convention is JAX's (``primitive_jvps`` and
 ``primitive_transposes``: plait's JVP and transpose rules are called as
-JAX's are).  plait's own primitives cannot be given rules here: their rules
-belong to their interpreter's package.
+JAX's are).
+
+As in JAX, a library may also set the rule of one of plait's own primitives
+(lineax gives ``stop_gradient`` a transpose rule at import): the adapter then
+replaces plait's rule, for every program of the process.
 """
 
 from __future__ import annotations
@@ -20,21 +23,17 @@ from plait.extend._primitive import Primitive
 from plait_core import Primitive as CorePrimitive
 from plait_core import RuleRegistry, all_primitives
 
-__all__ = ["RuleTable", "check_extension"]
+__all__ = ["RuleTable", "check_primitive"]
 
-Adapter = Callable[[Primitive, Callable[..., Any]], Callable[..., Any]]
+Adapter = Callable[[CorePrimitive, Callable[..., Any]], Callable[..., Any]]
 
 
-def check_extension(prim: Any, where: str) -> Primitive:
-    """``prim`` if it is an extension primitive; a ``TypeError`` naming ``where`` else."""
-    if isinstance(prim, Primitive):
-        return prim
+def check_primitive(prim: Any, where: str) -> CorePrimitive:
+    """``prim`` if it is a primitive (made with ``plait.extend.core.Primitive``,
+    or one of plait's own); a ``TypeError`` naming ``where`` else."""
     if isinstance(prim, CorePrimitive):
-        raise TypeError(
-            f"{where}: {prim.name} is one of plait's own primitives, whose rules live in its interpreters' "
-            "packages; only primitives made with plait.extend.core.Primitive take rules here"
-        )
-    raise TypeError(f"{where}: expected a primitive made with plait.extend.core.Primitive, got {prim!r}")
+        return prim
+    raise TypeError(f"{where}: expected a primitive (plait.extend.core.Primitive), got {prim!r}")
 
 
 class RuleTable:
@@ -51,10 +50,10 @@ class RuleTable:
         self._registry = registry
         self._adapter = adapter
         self._shares = shares_convention
-        self._given: dict[Primitive, Callable[..., Any]] = {}
+        self._given: dict[CorePrimitive, Callable[..., Any]] = {}
 
-    def __setitem__(self, prim: Primitive, rule: Callable[..., Any]) -> None:
-        prim = check_extension(prim, f"{self.name}[...] = rule")
+    def __setitem__(self, prim: CorePrimitive, rule: Callable[..., Any]) -> None:
+        prim = check_primitive(prim, f"{self.name}[...] = rule")
         if not callable(rule):
             raise TypeError(f"{self.name}[{prim.name}]: the rule must be callable, got {type(rule).__name__}")
         self._given[prim] = rule

@@ -22,10 +22,11 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from plait.extend._primitive import Primitive, on_new_primitive
-from plait.interpreters._tables import RuleTable, check_extension
+from plait.interpreters._tables import RuleTable, check_primitive
 from plait_autodiff import JVPTrace, JVPTracer, UndefinedPrimal, Zero, jvp_rules, transpose_rules
 from plait_autodiff.tangents import add_tangents, instantiate, zeros_of
 from plait_autodiff.transpose import is_undefined
+from plait_core import Primitive as AnyPrimitive
 from plait_core.primitives.ad_helpers import add_any_p
 
 __all__ = [
@@ -75,7 +76,7 @@ def zeros_like_aval(aval: Any) -> Any:
     return zeros_of(aval)
 
 
-def _jvp_adapter(prim: Primitive, rule: JaxRule) -> JaxRule:
+def _jvp_adapter(prim: AnyPrimitive, rule: JaxRule) -> JaxRule:
     def jvp(primals: Sequence[Any], tangents: Sequence[Any], **params: Any) -> tuple[Any, Any]:
         out = rule(primals, tangents, **params)
         if not (isinstance(out, (tuple, list)) and len(out) == 2):
@@ -101,7 +102,7 @@ def _jvp_adapter(prim: Primitive, rule: JaxRule) -> JaxRule:
     return jvp
 
 
-def _transpose_adapter(prim: Primitive, rule: JaxRule) -> JaxRule:
+def _transpose_adapter(prim: AnyPrimitive, rule: JaxRule) -> JaxRule:
     def transpose(ct: Any, *operands: Any, **params: Any) -> list[Any]:
         cts = rule(ct, *operands, **params)
         if not isinstance(cts, (list, tuple)):
@@ -140,7 +141,7 @@ def get_primitive_transpose(prim: Any) -> JaxRule:
     return rule  # type: ignore[no-any-return]
 
 
-def _single_result(prim: Primitive, what: str) -> None:
+def _single_result(prim: AnyPrimitive, what: str) -> None:
     if prim.multiple_results:
         raise ValueError(
             f"{what}: {prim.name} has multiple results; register its JVP with "
@@ -148,26 +149,26 @@ def _single_result(prim: Primitive, what: str) -> None:
         )
 
 
-def defjvp(prim: Primitive, *jvp_fns: JaxRule | None) -> None:
+def defjvp(prim: AnyPrimitive, *jvp_fns: JaxRule | None) -> None:
     """The JVP of the single-result primitive ``prim`` as a sum over operands:
     ``jvp_fns[i](tangent_i, *primals, **params)`` is operand ``i``'s
     contribution (``None``: the operand does not matter).  As in JAX, operands
     past the last function contribute nothing."""
-    prim = check_extension(prim, "ad.defjvp")
+    prim = check_primitive(prim, "ad.defjvp")
     _single_result(prim, "ad.defjvp")
     primitive_jvps[prim] = functools.partial(_standard_jvp, prim, jvp_fns, False)
 
 
-def defjvp2(prim: Primitive, *jvp_fns: JaxRule | None) -> None:
+def defjvp2(prim: AnyPrimitive, *jvp_fns: JaxRule | None) -> None:
     """As :func:`defjvp`, each function also given the primal output:
     ``jvp_fns[i](tangent_i, primal_out, *primals, **params)``."""
-    prim = check_extension(prim, "ad.defjvp2")
+    prim = check_primitive(prim, "ad.defjvp2")
     _single_result(prim, "ad.defjvp2")
     primitive_jvps[prim] = functools.partial(_standard_jvp, prim, jvp_fns, True)
 
 
 def _standard_jvp(
-    prim: Primitive, jvp_fns: Sequence[JaxRule | None], with_out: bool, primals: Sequence[Any],
+    prim: AnyPrimitive, jvp_fns: Sequence[JaxRule | None], with_out: bool, primals: Sequence[Any],
     tangents: Sequence[Any], **params: Any,
 ) -> tuple[Any, Any]:  # fmt: skip
     out = prim.bind(*primals, **params)
@@ -181,7 +182,7 @@ def _standard_jvp(
 
 
 def _linear_jvp(
-    prim: Primitive, primals: Sequence[Any], tangents: Sequence[Any], **params: Any
+    prim: AnyPrimitive, primals: Sequence[Any], tangents: Sequence[Any], **params: Any
 ) -> tuple[Any, Any]:
     out = prim.bind(*primals, **params)
     if all(type(t) is Zero for t in tangents):
@@ -202,27 +203,27 @@ def _linear_transpose(rule: JaxRule, with_operands: bool, ct: Any, *operands: An
     return rule(ct, *operands, **params) if with_operands else rule(ct, **params)
 
 
-def deflinear(prim: Primitive, transpose_rule: JaxRule) -> None:
+def deflinear(prim: AnyPrimitive, transpose_rule: JaxRule) -> None:
     """``prim`` is linear in all its operands: its JVP applies it to the
     tangents, and ``transpose_rule(ct, **params)`` gives one cotangent per operand."""
-    prim = check_extension(prim, "ad.deflinear")
+    prim = check_primitive(prim, "ad.deflinear")
     primitive_jvps[prim] = functools.partial(_linear_jvp, prim)
     primitive_transposes[prim] = functools.partial(_linear_transpose, transpose_rule, False)
 
 
-def deflinear2(prim: Primitive, transpose_rule: JaxRule) -> None:
+def deflinear2(prim: AnyPrimitive, transpose_rule: JaxRule) -> None:
     """As :func:`deflinear`, the transpose rule also given the operands
     (``UndefinedPrimal`` for the linear ones): ``transpose_rule(ct, *operands, **params)``."""
-    prim = check_extension(prim, "ad.deflinear2")
+    prim = check_primitive(prim, "ad.deflinear2")
     primitive_jvps[prim] = functools.partial(_linear_jvp, prim)
     primitive_transposes[prim] = functools.partial(_linear_transpose, transpose_rule, True)
 
 
-def defbilinear(prim: Primitive, lhs_rule: JaxRule, rhs_rule: JaxRule) -> None:
+def defbilinear(prim: AnyPrimitive, lhs_rule: JaxRule, rhs_rule: JaxRule) -> None:
     """``prim(x, y)`` is linear in each operand separately: its JVP is
     ``prim(tx, y) + prim(x, ty)``; ``lhs_rule(ct, x, y, **params)`` is the
     cotangent of ``x`` (``x`` undefined), ``rhs_rule`` that of ``y``."""
-    prim = check_extension(prim, "ad.defbilinear")
+    prim = check_primitive(prim, "ad.defbilinear")
 
     def lhs_jvp(t: Any, x: Any, y: Any, **params: Any) -> Any:
         return prim.bind(t, y, **params)

@@ -26,10 +26,11 @@ from typing import Any
 
 import plait_core.numpy as pnp
 from plait.extend._primitive import Primitive, on_new_primitive
-from plait.interpreters._tables import RuleTable, check_extension
+from plait.interpreters._tables import RuleTable, check_primitive
 from plait_batching import register_vmappable
 from plait_batching.registries import batching_rules
 from plait_batching.trace import AxisData
+from plait_core import Primitive as AnyPrimitive
 from plait_core import get_aval
 
 __all__ = [
@@ -51,7 +52,7 @@ JaxRule = Callable[..., Any]
 not_mapped = None
 
 
-def _check_dim(prim: Primitive, value: Any, dim: Any, k: int | None) -> int | None:
+def _check_dim(prim: AnyPrimitive, value: Any, dim: Any, k: int | None) -> int | None:
     where = f"the batching rule of {prim.name}" + ("" if k is None else f" (result {k})")
     if dim is None:
         return None
@@ -66,7 +67,7 @@ def _check_dim(prim: Primitive, value: Any, dim: Any, k: int | None) -> int | No
 
 
 def _adapter(call: Callable[[JaxRule, AxisData, Sequence[Any], Sequence[Any], dict[str, Any]], Any]) -> Any:
-    def make(prim: Primitive, rule: JaxRule) -> JaxRule:
+    def make(prim: AnyPrimitive, rule: JaxRule) -> JaxRule:
         def batch(axis: AxisData, args: Sequence[Any], dims: Sequence[Any], **params: Any) -> tuple[Any, Any]:
             if all(d is None for d in dims):
                 out = prim.bind(*args, **params)
@@ -114,11 +115,11 @@ axis_primitive_batchers = RuleTable(
 )  # fmt: skip
 
 
-def defvectorized(prim: Primitive) -> None:
+def defvectorized(prim: AnyPrimitive) -> None:
     """``prim`` acts elementwise on operands of one shape: under ``vmap`` it is
     applied to the batched operands as they are (every operand must be batched
     along the same dimension)."""
-    prim = check_extension(prim, "batching.defvectorized")
+    prim = check_primitive(prim, "batching.defvectorized")
 
     def rule(args: Sequence[Any], dims: Sequence[Any], **params: Any) -> tuple[Any, Any]:
         if len(set(dims)) != 1:
