@@ -768,3 +768,18 @@ def test_a_library_gives_one_of_plaits_primitives_a_rule() -> None:
     done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == ["before: NonlinearError", "after: [2.0, 2.0]", "grad: [1.0, 1.0]"]
+
+
+def test_rule_tables_behave_as_mappings() -> None:
+    p = _bare("deletable")
+    batching.primitive_batchers[p] = lambda args, dims: (p.bind(*args), dims[0])
+    ys = np.ones((2, 3), np.float32)
+    np.testing.assert_allclose(plait.vmap(lambda x: p.bind(x))(ys), ys)
+    assert p in batching.primitive_batchers and p in dict(batching.primitive_batchers.items())
+    del batching.primitive_batchers[p]
+    assert p not in batching.primitive_batchers
+    with pytest.raises(NotImplementedError, match=r"its rule was deleted from batching\.primitive_batchers"):
+        plait.vmap(lambda x: p.bind(x))(ys)
+    with pytest.raises(KeyError):
+        del batching.primitive_batchers[p]
+    assert primitives.sin_p in set(ad.primitive_jvps.keys())

@@ -16,7 +16,7 @@ replaces plait's rule, for every program of the process.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from plait.extend._primitive import Primitive
@@ -36,7 +36,7 @@ def check_primitive(prim: Any, where: str) -> CorePrimitive:
     raise TypeError(f"{where}: expected a primitive (plait.extend.core.Primitive), got {prim!r}")
 
 
-class RuleTable:
+class RuleTable(Mapping[CorePrimitive, Callable[..., Any]]):
     """One of JAX's rule tables over the plait registry ``registry``.
 
     ``adapter(prim, rule)`` makes the plait rule from a JAX rule;
@@ -51,13 +51,23 @@ class RuleTable:
         self._adapter = adapter
         self._shares = shares_convention
         self._given: dict[CorePrimitive, Callable[..., Any]] = {}
+        self._replaced: dict[CorePrimitive, Any] = {}  # plait's rule a set entry replaced
 
     def __setitem__(self, prim: CorePrimitive, rule: Callable[..., Any]) -> None:
         prim = check_primitive(prim, f"{self.name}[...] = rule")
         if not callable(rule):
             raise TypeError(f"{self.name}[{prim.name}]: the rule must be callable, got {type(rule).__name__}")
+        if prim not in self._given:
+            self._replaced[prim] = self._registry.get(prim)
         self._given[prim] = rule
         self._registry[prim] = self._adapter(prim, rule)
+
+    def __delitem__(self, prim: CorePrimitive) -> None:
+        if prim not in self._given:
+            raise KeyError(prim)
+        del self._given[prim]
+        before = self._replaced.pop(prim)
+        self._registry[prim] = before if before is not None else _deleted(self.name, self._registry, prim)
 
     def __getitem__(self, prim: Any) -> Callable[..., Any]:
         rule = self._given.get(prim)
@@ -69,16 +79,6 @@ class RuleTable:
                 return own
         raise KeyError(prim)
 
-    def get(self, prim: Any, default: Any = None) -> Any:
-        """The rule for ``prim``, or ``default``."""
-        try:
-            return self[prim]
-        except KeyError:
-            return default
-
-    def __contains__(self, prim: object) -> bool:
-        return self.get(prim) is not None
-
     def __iter__(self) -> Iterator[CorePrimitive]:
         yield from self._given
         if self._shares:
@@ -89,3 +89,12 @@ class RuleTable:
 
     def __repr__(self) -> str:
         return f"<{self.name}: a view of plait's registry {self._registry.interpreter!r}>"
+
+
+def _deleted(table: str, registry: RuleRegistry[Any], prim: CorePrimitive) -> Callable[..., Any]:
+    def rule(*args: Any, **params: Any) -> Any:
+        raise NotImplementedError(
+            f"{registry.interpreter} does not support {prim.name}: its rule was deleted from {table}"
+        )
+
+    return rule

@@ -138,7 +138,7 @@ def get_primitive_transpose(prim: Any) -> JaxRule:
     rule = primitive_transposes.get(prim)
     if rule is None:
         raise NotImplementedError(f"the primitive {getattr(prim, 'name', prim)} has no transpose rule")
-    return rule  # type: ignore[no-any-return]
+    return rule
 
 
 def _single_result(prim: AnyPrimitive, what: str) -> None:
