@@ -153,19 +153,41 @@ def glu(x: Array, axis: int = -1) -> Array:
     return a * sigmoid(b)
 
 
-def logsumexp(x: Array, axis: Axis = None, keepdims: bool = False, b: Array | None = None) -> Array:
-    """``log(sum(b * exp(x)))`` over ``axis``, stable: the maximum is subtracted first."""
-    x = pnp.asarray(x)
-    m = lax.stop_gradient(pnp.max(x, axis=axis, keepdims=True))
+def logsumexp(a: Array, axis: Axis = None, b: Array | None = None, keepdims: bool = False,
+              return_sign: bool = False, where: Array | None = None) -> Array:
+    """``log(sum(b * exp(a)))`` over ``axis``, computed stably (the maximum is
+    subtracted first); the same function as ``plait.scipy.special.logsumexp``,
+    with JAX's signature (``b`` before ``keepdims``).
+
+    ``b`` scales the terms (broadcast against ``a``); ``where`` (a boolean mask
+    broadcast against ``a``) keeps only the selected terms (a sum of none is
+    ``-inf``).  When the scaled sum can be negative, pass ``return_sign=True``
+    to get ``(log|sum|, sign(sum))``; without it a negative sum gives NaN, as in
+    JAX."""
+    if b is None:
+        (a,) = promote_args_inexact("logsumexp", a)
+    else:
+        a, b = promote_args_inexact("logsumexp", a, b, keep_scalars=False)
+    if where is not None:
+        where = pnp.broadcast_to(pnp.asarray(where, dtype=bool), a.shape)
+        a = pnp.where(where, a, -np.inf)
+    # The shift only improves conditioning: no gradient flows through it, and an
+    # infinite maximum (all terms masked or -inf) is replaced by 0.
+    m = lax.stop_gradient(pnp.max(a, axis=axis, keepdims=True))
     m = pnp.where(pnp.isfinite(m), m, 0)
-    e = pnp.exp(x - m)
+    e = pnp.exp(a - m)
     if b is not None:
         e = e * b
+    if where is not None:
+        e = pnp.where(where, e, 0)
     s = pnp.sum(e, axis=axis, keepdims=True)
-    out = pnp.log(s) + m
+    sign = pnp.sign(s)
+    out = (pnp.log(pnp.abs(s)) if return_sign else pnp.log(s)) + m
     if not keepdims:
-        out = pnp.squeeze(out, axis=_normalize_axes(axis, x.ndim))
-    return out
+        axes = _normalize_axes(axis, a.ndim)
+        out = pnp.squeeze(out, axis=axes)
+        sign = pnp.squeeze(sign, axis=axes)
+    return (out, sign) if return_sign else out
 
 
 def _normalize_axes(axis: Axis, ndim: int) -> tuple[int, ...]:
@@ -177,7 +199,9 @@ def _normalize_axes(axis: Axis, ndim: int) -> tuple[int, ...]:
 
 
 def softmax(x: Array, axis: Axis = -1, where: Array | None = None) -> Array:
-    """``exp(x) / sum(exp(x))`` over ``axis``, stable."""
+    """``exp(x) / sum(exp(x))`` over ``axis``, stable; with ``where`` (a boolean
+    mask broadcast against ``x``) only the selected entries take part, and the
+    others are 0."""
     x = pnp.asarray(x)
     if where is not None:
         x = pnp.where(where, x, -np.inf)
@@ -188,19 +212,41 @@ def softmax(x: Array, axis: Axis = -1, where: Array | None = None) -> Array:
     return e / pnp.sum(e, axis=axis, keepdims=True)
 
 
-def log_softmax(x: Array, axis: Axis = -1) -> Array:
-    """``x - logsumexp(x)`` over ``axis``."""
+def log_softmax(x: Array, axis: Axis = -1, where: Array | None = None) -> Array:
+    """``x - logsumexp(x)`` over ``axis``, stable; with ``where`` (a boolean mask
+    broadcast against ``x``) only the selected entries take part, and the
+    others are ``-inf``.  The signature is JAX's: ``log_softmax(x, -1, None)``."""
     x = pnp.asarray(x)
-    shifted = x - lax.stop_gradient(pnp.max(x, axis=axis, keepdims=True))
-    return shifted - pnp.log(pnp.sum(pnp.exp(shifted), axis=axis, keepdims=True))
+    masked = x if where is None else pnp.where(where, x, -np.inf)
+    shifted = masked - lax.stop_gradient(pnp.max(masked, axis=axis, keepdims=True))
+    e = pnp.exp(shifted)
+    if where is not None:
+        e = pnp.where(where, e, 0)
+    out = shifted - pnp.log(pnp.sum(e, axis=axis, keepdims=True))
+    return out if where is None else pnp.where(where, out, -np.inf)
 
 
-def standardize(x: Array, axis: Axis = -1, epsilon: float = 1e-5) -> Array:
-    """``(x - mean) / sqrt(var + epsilon)`` over ``axis``."""
+_STANDARDIZE_ALGORITHMS = ("fast", "stable")
+
+
+def standardize(x: Array, axis: Axis = -1, mean: Array | None = None, variance: Array | None = None,
+                epsilon: Array = 1e-5, where: Array | None = None, *, algorithm: str = "fast") -> Array:
+    """``(x - mean) / sqrt(variance + epsilon)`` over ``axis``, with JAX's signature.
+
+    ``mean`` and ``variance`` default to those of ``x`` over ``axis`` (only the
+    entries selected by ``where``, a boolean mask, when given); pass them to
+    normalise with statistics computed elsewhere.  ``algorithm`` is ``"fast"``
+    or ``"stable"``; plait computes the variance as ``mean((x - mean)**2)``
+    for both (a documented deviation: JAX's ``"fast"`` one-pass
+    ``mean(x**2) - mean(x)**2`` cancels catastrophically in low precision)."""
+    if algorithm not in _STANDARDIZE_ALGORITHMS:
+        raise ValueError(f"standardize: unknown algorithm {algorithm!r}; expected 'fast' or 'stable'")
     x = pnp.asarray(x)
-    mean = pnp.mean(x, axis=axis, keepdims=True)
-    var = pnp.mean(pnp.square(x - mean), axis=axis, keepdims=True)
-    return (x - mean) * lax.rsqrt(var + epsilon)
+    if mean is None:
+        mean = pnp.mean(x, axis=axis, keepdims=True, where=where)
+    if variance is None:
+        variance = pnp.mean(pnp.square(x - mean), axis=axis, keepdims=True, where=where)
+    return (x - mean) * lax.rsqrt(variance + epsilon)
 
 
 def one_hot(x: Array, num_classes: int, dtype: Any = None, axis: int = -1) -> Array:

@@ -736,6 +736,25 @@ def to_numpy(buf: Buffer, dtype: np.dtype[Any]) -> np.ndarray:
         return np.from_dlpack(_Capsule(capsule)).view(dtype).copy()
 
 
+_DL_BYTE_OFFSET: Final[int] = 40  # DLManagedTensor.dl_tensor.byte_offset (data is at 0)
+
+
+def buffer_pointer(buf: Buffer) -> int:
+    """The address of ``buf``'s data in its device's memory.
+
+    ``ArrayImpl.unsafe_buffer_pointer`` calls back into ``jax``, so the address
+    is read from a DLPack export of the buffer (``data + byte_offset``), which
+    is dropped at once: unconsumed, its capsule's destructor releases the
+    external reference, under :data:`_hold_lock` as every view here is."""
+    with _hold_lock:
+        capsule = _jax.buffer_to_dlpack_managed_tensor(buf)
+        address = _capsule_pointer(capsule, b"dltensor")
+        data = ctypes.c_uint64.from_address(address).value
+        offset = ctypes.c_uint64.from_address(address + _DL_BYTE_OFFSET).value
+        del capsule
+    return int(data + offset)
+
+
 def dlpack_capsule(buf: Buffer, device: Device) -> Any:
     """A DLPack capsule of a private copy of ``buf``: the consumer may keep it
     as long as it likes while the original is deleted or donated."""

@@ -252,6 +252,16 @@ class Array:
         """Bytes the data occupies on its device."""
         return _jaxlib.nbytes_on_device(self._live_buffer("on_device_size_in_bytes"))
 
+    def unsafe_buffer_pointer(self) -> int:
+        """The address of the array's data in its device's memory (host memory
+        on CPU), as ``jax.Array.unsafe_buffer_pointer``.  Unsafe: it is valid
+        only while the array is alive, and nothing keeps it so.  Only for an
+        array on one device (``ValueError`` otherwise)."""
+        if self._device is None:
+            raise ValueError("unsafe_buffer_pointer() is supported only for arrays on one device; "
+                             "use one of its addressable_shards' data")
+        return _jaxlib.buffer_pointer(self._live_buffer("unsafe_buffer_pointer"))
+
     def copy(self) -> Array:
         """A new array with its own buffer on the same device(s) (same committedness)."""
         if self._device is None:

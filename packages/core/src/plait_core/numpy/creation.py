@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from plait_core import dtypes, lax
-from plait_core.abstract import get_aval
+from plait_core.abstract import ShapedArray, get_aval, is_known_value, to_numpy
 from plait_core.dims import Dim, Shape, SymbolicDim, canonicalize_shape, is_symbolic
 from plait_core.lax import _lenient
 from plait_core.numpy._util import (
@@ -218,8 +218,22 @@ def empty(shape: Any, dtype: Any = None) -> Array:
     return _full(shape, 0, _dtype_arg(dtype, "empty") or dtypes.default_float_dtype(), "empty")
 
 
+def _like_aval(a: Any, name: str) -> ShapedArray:
+    """The type a ``*_like`` function copies: an array's, or, as in JAX, that of
+    any object with ``shape`` and ``dtype`` (a ``ShapeDtypeStruct``, say; its
+    dtype canonicalised, its weak type ignored)."""
+    if not is_known_value(a) and hasattr(a, "shape") and hasattr(a, "dtype"):
+        shape = canonicalize_shape(a.shape, name)
+        try:
+            dt = dtypes.canonicalize_dtype(a.dtype)
+        except TypeError as e:
+            raise TypeError(f"argument 0 of {name}: {type(a).__name__} with an unsupported dtype ({e})") from None
+        return ShapedArray(shape, dt, False)
+    return get_aval(a, f"argument 0 of {name}")
+
+
 def _like(a: ArrayLike, dtype: Any, shape: Any, name: str) -> tuple[Shape, DType, builtins.bool]:
-    aval = get_aval(a, f"argument 0 of {name}")
+    aval = _like_aval(a, name)
     dt = _dtype_arg(dtype, name)
     shp = aval.shape if shape is None else shape_arg(shape, name)
     if dt is None:
@@ -228,7 +242,10 @@ def _like(a: ArrayLike, dtype: Any, shape: Any, name: str) -> tuple[Shape, DType
 
 
 def full_like(a: ArrayLike, fill_value: ArrayLike, dtype: Any = None, shape: Any = None) -> Array:
-    """An array shaped like ``a`` (its dtype by default) filled with ``fill_value``."""
+    """An array shaped like ``a`` (its dtype by default) filled with ``fill_value``.
+
+    ``a`` is an array or, as in JAX, anything with ``shape`` and ``dtype``
+    (a ``ShapeDtypeStruct``); ``shape`` and ``dtype`` override its own."""
     shp, dt, weak = _like(a, dtype, shape, "full_like")
     value = convert(as_array(fill_value, "full_like", "fill_value"), dt, weak)
     if get_aval(value).ndim == 0:
@@ -262,9 +279,11 @@ def _is_dim(x: Any) -> builtins.bool:
 def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None) -> Array:
     """Evenly spaced values in ``[start, stop)`` with spacing ``step``, as ``numpy.arange``.
 
-    Bounds must be concrete, except that a symbolic dimension may be given for
-    ``start``/``stop`` with unit step (``arange(x.shape[0])`` under masking).
-    Integers give the default integer dtype, floats the default float dtype."""
+    Bounds must be concrete (Python or NumPy scalars, or concrete 0-d arrays,
+    whose dtypes take part in the result's), except that a symbolic dimension
+    may be given for ``start``/``stop`` with unit step (``arange(x.shape[0])``
+    under masking).  Integers give the default integer dtype, floats the
+    default float dtype."""
     dt = _dtype_arg(dtype, "arange")
     if step is None and (isinstance(start, Tracer) or isinstance(stop, Tracer)):
         start = dim_or_concrete(start, "arange: the start argument")
@@ -274,6 +293,11 @@ def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None) ->
     start = concrete_or_error(start, "arange: the start argument")
     stop = concrete_or_error(stop, "arange: the stop argument")
     step = concrete_or_error(step, "arange: the step argument")
+    # Concrete arrays of a backend (``arange(jnp.array(3))``) count by their value and dtype.
+    start, stop, step = (
+        to_numpy(v) if v is not None and not isinstance(v, (np.ndarray, np.generic)) and is_array(v) else v
+        for v in (start, stop, step)
+    )
     for nm, v in (("start", start), ("stop", stop), ("step", step)):
         if v is not None and not (is_python_scalar(v) or isinstance(v, (np.ndarray, np.generic))):
             raise TypeError(f"arange: {nm} must be a number, got {type(v).__name__}")

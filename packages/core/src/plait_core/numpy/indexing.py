@@ -591,7 +591,8 @@ def getitem(x: ArrayLike, idx: Any, *, mode: Any = None, fill_value: Any = None,
     """``x[idx]`` with NumPy's semantics (see the module docs).  ``mode`` is ``None``
     (out-of-bounds positions clamp, static ints as array indices), ``"clip"``, ``"fill"``
     (out-of-bounds reads give ``fill_value``: NaN, the most negative integer, ...)
-    or ``"promise_in_bounds"``."""
+    or ``"promise_in_bounds"``.  An empty result is zeros of its shape, whatever the
+    operand (as in JAX; a non-empty one from an empty axis is an error)."""
     _check_mode(mode, ("clip", "fill", "promise_in_bounds", "drop"), "indexing")
     x = as_array(x, "indexing")
     shape = tuple(get_aval(x).shape)
@@ -622,6 +623,11 @@ def getitem(x: ArrayLike, idx: Any, *, mode: Any = None, fill_value: Any = None,
         else:
             adv_entries.append(_Adv(_normalize_index_array(e.value, shape[d])))
     plan = _plan(shape, adv_entries, index_dims_first)
+    if builtins.any(type(d) is int and d == 0 for d in plan.out_shape):
+        # As JAX: an empty result needs no gather (``zeros((0, 3))[array([], int)]``,
+        # whose operand could not serve a slice of one row).
+        aval = get_aval(x)
+        return lax.broadcast_in_dim(lax._convert_element_type(0, aval.dtype, aval.weak_type), plan.out_shape, ())
     dnums = lax.GatherDimensionNumbers(offset_dims=plan.offset_dims, collapsed_slice_dims=plan.collapsed,
                                        start_index_map=plan.index_map)
     gather_mode = "clip" if mode is None else ("fill" if mode == "drop" else mode)
@@ -647,6 +653,8 @@ def _basic(x: Array, shape: tuple[Dim, ...], entries: Sequence[_Entry]) -> Array
             squeeze.append(d)
         else:
             assert isinstance(e, _DynInt)
+            if type(shape[d]) is int and shape[d] == 0:  # no position to clamp to, as JAX says
+                raise IndexError(f"index is out of bounds for axis {d} with size 0")
             bounds.append(None)
             dynamic[d] = e.value
             squeeze.append(d)

@@ -46,6 +46,7 @@ from plait_core.numpy._util import (
     slice_axis,
     to_inexact,
 )
+from plait_core.numpy.complex_extrema import reduce_max_complex, reduce_min_complex
 from plait_core.primitive import Primitive
 from plait_core.primitives import reductions as _rp
 from plait_core.trace import EvalTrace as _EvalTrace
@@ -213,8 +214,8 @@ def _extremum(name: str, reduce: Callable[[Array, tuple[int, ...]], Array],
     _no_out(name, out)
     x = as_array(a, name)
     axes = canonicalize_axes(axis, x.ndim, name)
-    if dtypes.is_complex(dtype_of(x)):
-        raise TypeError(f"{name} does not accept complex inputs")
+    if dtypes.is_complex(dtype_of(x)):  # lexicographic, as JAX's
+        reduce = reduce_max_complex if reduce is _reduce_max else reduce_min_complex
     x = convert(x, dtype_of(x))  # a reduction is strongly typed
     if initial is None:
         if where is not None:
@@ -242,14 +243,16 @@ def _extremum(name: str, reduce: Callable[[Array, tuple[int, ...]], Array],
 def max(a: ArrayLike, axis: Any = None, out: None = None, keepdims: builtins.bool = False,
         initial: ArrayLike | None = None, where: ArrayLike | None = None) -> Array:
     """The maximum over ``axis``; NaN if any element is NaN.  An empty reduction
-    needs ``initial`` (``ValueError`` otherwise)."""
+    needs ``initial`` (``ValueError`` otherwise).  Complex numbers are ordered
+    lexicographically (real part, then imaginary part), as in JAX."""
     return _extremum("max", _reduce_max, lax.max, a, axis, out, keepdims, initial, where)
 
 
 def min(a: ArrayLike, axis: Any = None, out: None = None, keepdims: builtins.bool = False,
         initial: ArrayLike | None = None, where: ArrayLike | None = None) -> Array:
     """The minimum over ``axis``; NaN if any element is NaN.  An empty reduction
-    needs ``initial`` (``ValueError`` otherwise)."""
+    needs ``initial`` (``ValueError`` otherwise).  Complex numbers are ordered
+    lexicographically (real part, then imaginary part), as in JAX."""
     return _extremum("min", _reduce_min, lax.min, a, axis, out, keepdims, initial, where)
 
 

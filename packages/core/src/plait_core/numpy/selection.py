@@ -65,12 +65,17 @@ def _prepare_take_indices(indices: Array, size: Dim, mode: str, name: str) -> tu
     return indices, mode
 
 
+def _statically_empty(shape: Sequence[Dim]) -> builtins.bool:
+    return builtins.any(type(d) is int and d == 0 for d in shape)
+
+
 def take(a: ArrayLike, indices: ArrayLike, axis: int | None = None, out: None = None,
          mode: str | None = None, unique_indices: builtins.bool = False,
          indices_are_sorted: builtins.bool = False, fill_value: Any = None) -> Array:
     """Elements of ``a`` at ``indices`` along ``axis`` (of the flattened array when
     ``axis`` is None).  ``mode``: ``"fill"`` (default, as JAX: out-of-bounds gives
-    ``fill_value``), ``"clip"``, ``"wrap"`` or ``"raise"`` (concrete indices only)."""
+    ``fill_value``), ``"clip"``, ``"wrap"`` or ``"raise"`` (concrete indices only).
+    Non-empty ``indices`` into an empty axis are an ``IndexError``, as in JAX."""
     if out is not None:
         raise TypeError("take: the out argument is not supported (plait arrays are immutable)")
     x = as_array(a, "take")
@@ -84,8 +89,12 @@ def take(a: ArrayLike, indices: ArrayLike, axis: int | None = None, out: None = 
         ax = 0
     else:
         ax = canonicalize_axis(axis, get_aval(x).ndim, "take")
+    size = get_aval(x).shape[ax]
+    if type(size) is int and size == 0 and not _statically_empty(get_aval(idx).shape):
+        raise IndexError(f"take: cannot take a non-empty selection from an empty axis (axis {ax} of "
+                         f"shape {shape_str(tuple(get_aval(x).shape))})")
     m = _take_mode(mode, "take")
-    idx, m = _prepare_take_indices(idx, get_aval(x).shape[ax], m, "take")
+    idx, m = _prepare_take_indices(idx, size, m, "take")
     key: tuple[Any, ...] = (*(_FULL,) * ax, idx)
     if get_aval(idx).ndim == 0:
         one = np.asarray(idx).reshape(1) if isinstance(idx, np.ndarray) else lax.expand_dims(idx, (0,))
@@ -123,6 +132,10 @@ def take_along_axis(arr: ArrayLike, indices: ArrayLike, axis: int | None, mode: 
     out_shape = list(broadcast_shapes("take_along_axis", xshape[:ax] + (1,) + xshape[ax + 1:],
                                       ishape[:ax] + (1,) + ishape[ax + 1:]))
     out_shape[ax] = ishape[ax]
+    if _statically_empty(xshape[ax:ax + 1]):
+        # As JAX: nothing to read from an empty axis; the result is zeros of its shape.
+        aval = get_aval(x)
+        return lax.broadcast_in_dim(lax._convert_element_type(0, aval.dtype, aval.weak_type), tuple(out_shape), ())
     m = _take_mode(mode, "take_along_axis")
     idx, m = _prepare_take_indices(idx, xshape[ax], m, "take_along_axis")
     idx = broadcast_to_shape(idx, tuple(out_shape), "take_along_axis")

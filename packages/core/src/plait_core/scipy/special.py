@@ -86,39 +86,7 @@ def digamma(x: Array) -> Array:
     return lax.digamma(_inexact("digamma", x))
 
 
-def logsumexp(a: Array, axis: Axis = None, b: Array | None = None, keepdims: bool = False,
-              return_sign: bool = False, where: Array | None = None) -> Array:
-    """``log(sum(b * exp(a)))`` over ``axis``, computed stably (the maximum is
-    subtracted first).
-
-    ``b`` scales the terms (broadcast against ``a``); ``where`` (a boolean mask
-    broadcast against ``a``) keeps only the selected terms.  When the scaled sum
-    can be negative, pass ``return_sign=True`` to get ``(log|sum|, sign(sum))``;
-    without it a negative sum gives NaN, as in JAX."""
-    if b is None:
-        a = _inexact("logsumexp", a)
-    else:
-        a, b = promote_args_inexact("logsumexp", a, b, keep_scalars=False)
-    if where is not None:
-        where = pnp.broadcast_to(pnp.asarray(where, dtype=bool), a.shape)
-        a = pnp.where(where, a, -np.inf)
-    # The shift only improves conditioning: no gradient flows through it, and an
-    # infinite maximum (all terms masked or -inf) is replaced by 0.
-    m = lax.stop_gradient(pnp.max(a, axis=axis, keepdims=True))
-    m = pnp.where(pnp.isfinite(m), m, 0)
-    e = pnp.exp(a - m)
-    if b is not None:
-        e = e * b
-    if where is not None:
-        e = pnp.where(where, e, 0)
-    s = pnp.sum(e, axis=axis, keepdims=True)
-    sign = pnp.sign(s)
-    out = (pnp.log(pnp.abs(s)) if return_sign else pnp.log(s)) + m
-    if not keepdims:
-        axes = tuple(range(a.ndim)) if axis is None else axis
-        out = pnp.squeeze(out, axis=axes)
-        sign = pnp.squeeze(sign, axis=axes)
-    return (out, sign) if return_sign else out
+logsumexp = nn.logsumexp  # the same function, as in JAX (``jax.nn.logsumexp is jax.scipy.special.logsumexp``)
 
 
 def _xlog_jvp(log_fn: Any, dlog_fn: Any) -> Any:
