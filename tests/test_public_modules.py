@@ -65,6 +65,22 @@ def test_core_names_mean_plaits_objects() -> None:
     assert core.valid_jaxtype(1.0) and not core.valid_jaxtype("a") and core.is_constant_shape((2, 3))
     with core.ensure_compile_time_eval():
         assert core.eval_context is core.ensure_compile_time_eval
+    assert not any(isinstance(a, core.DropVar) for e in closed.jaxpr.eqns for a in e.outvars)
+    with pytest.raises(NotImplementedError, match="plait's jaxprs have no DropVar"):
+        core.DropVar()
+
+
+def test_pytype_aval_mappings_registers_an_array_type() -> None:
+    class Wrapped(np.ndarray):
+        pass
+
+    value = np.arange(3.0, dtype=np.float32).view(Wrapped)
+    with pytest.raises(TypeError):
+        pnp.sin(value)
+    core.pytype_aval_mappings[Wrapped] = core.pytype_aval_mappings[np.ndarray]
+    assert Wrapped in core.pytype_aval_mappings and np.ndarray in core.pytype_aval_mappings
+    np.testing.assert_allclose(np.asarray(plait.jit(pnp.sin)(value)), np.sin(np.arange(3.0)), rtol=1e-6)
+    assert core.get_aval(value) == plait.ShapedArray((3,), np.float32)
 
 
 # --- ops --------------------------------------------------------------------------
@@ -150,6 +166,12 @@ def test_dlpack_profiler_stages() -> None:
     with pytest.raises(RuntimeError, match="No profile started"):
         profiler.stop_trace()
     assert "no-op" in (profiler.TraceAnnotation.__doc__ or "")
+    options = profiler.ProfileOptions()
+    assert (options.host_tracer_level, options.python_tracer_level, options.duration_ms) == (2, 1, 0)
+    with profiler.trace("/tmp/unused", profiler_options=options):
+        pass
+    with pytest.raises(TypeError, match="profiler_options must be a ProfileOptions, got dict"):
+        profiler.start_trace("/tmp/unused", profiler_options={})
     lowered = plait.jit(lambda x: x * 2).lower(1.0)
     assert isinstance(lowered, stages.Lowered) and isinstance(lowered.compile(), stages.Compiled)
     assert float(lowered.compile()(3.0)) == 6.0
@@ -177,6 +199,24 @@ def test_custom_derivatives_helpers() -> None:
     assert isinstance(sym, custom_derivatives.SymbolicZero) and sym.shape == (2,)
     primal = custom_derivatives.CustomVJPPrimal(3.0, perturbed=True)
     assert custom_derivatives.custom_vjp_primal_tree_values([primal, 4.0]) == [3.0, 4.0]
+
+
+def test_linear_call_uses_the_given_transpose() -> None:
+    def scale(r: Any, x: Any) -> Any:
+        return r * x
+
+    def fake_transpose(r: Any, ct: Any) -> Any:  # deliberately not scale's true transpose, to see it used
+        return 3 * r * ct
+
+    def g(r: Any, x: Any) -> Any:
+        return custom_derivatives.linear_call(scale, fake_transpose, r, x)
+
+    assert float(g(2.0, 5.0)) == 10.0
+    assert float(plait.grad(g, 1)(2.0, 5.0)) == 6.0 and float(plait.jit(plait.grad(g, 1))(2.0, 5.0)) == 6.0
+    with pytest.raises(TypeError, match="linear_call: the residual arguments cannot be differentiated"):
+        plait.grad(g, 0)(2.0, 5.0)
+    with pytest.raises(TypeError, match="can't apply forward-mode differentiation"):
+        plait.jvp(lambda x: g(2.0, x), (5.0,), (1.0,))
 
 
 # --- checkify ------------------------------------------------------------------------

@@ -30,8 +30,10 @@ GENERATOR = ROOT / "tools" / "record_public_names.py"
 RECORDED: dict[str, Any] = json.loads(DATA.read_text())
 MODULES: dict[str, list[str]] = RECORDED["modules"]
 
-# Coverage of implemented names may only go up (raise it as names land).
-COVERAGE_FLOOR = 0.96
+# Coverage of implemented names may only go up (raise it as names land).  0.958 since the walk took in ten
+# more modules (jax.typing, core, ops, image, dlpack, profiler, stages, custom_batching, custom_derivatives,
+# experimental.checkify: 93 names, of which plait lacks profiler's data and server functions and remat_opt_p).
+COVERAGE_FLOOR = 0.958
 
 
 def _plait_module(jax_name: str) -> Any:

@@ -40,6 +40,16 @@ MODULES = [
     "jax.example_libraries.stax",
     "jax.example_libraries.optimizers",
     "jax.test_util",
+    "jax.typing",
+    "jax.core",
+    "jax.ops",
+    "jax.image",
+    "jax.dlpack",
+    "jax.profiler",
+    "jax.stages",
+    "jax.custom_batching",
+    "jax.custom_derivatives",
+    "jax.experimental.checkify",
 ]
 
 

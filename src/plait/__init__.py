@@ -21,15 +21,15 @@ from plait import core as core
 from plait import custom_batching as custom_batching
 from plait import custom_derivatives as custom_derivatives
 from plait import debug as debug
+from plait import distributed as distributed
 from plait import dlpack as dlpack
+from plait import experimental as experimental
 from plait import image as image
 from plait import ops as ops
 from plait import profiler as profiler
+from plait import sharding as sharding
 from plait import stages as stages
 from plait import typing as typing
-from plait import distributed as distributed
-from plait import experimental as experimental
-from plait import sharding as sharding
 from plait._jax_extras import (
     check_tracer_leaks,
     checking_leaks,

@@ -72,6 +72,18 @@ NOT_SUPPORTED: dict[str, dict[str, str]] = {
     },
     "jax.nn": _all("get_scaled_dot_general_config scaled_dot_general scaled_matmul", _MICROSCALING),
     "jax.random": dict(_random.NOT_SUPPORTED),
+    "jax.profiler": {
+        **_all("ProfileData ProfileEvent ProfilePlane",
+               "JAX's profile data (XSpace planes and events): plait records no profiles, so there is no data to "
+               "read (its trace annotations are documented no-ops)"),
+        **_all("device_memory_profile save_device_memory_profile",
+               "a pprof profile of device memory: plait records no profiles and has no allocator profile to dump"),
+        **_all("start_server stop_server register_subprocess",
+               "JAX's profiler server for TensorBoard / remote capture: plait runs no profiler server"),
+    },
+    "jax.custom_derivatives": {
+        "remat_opt_p": "an internal primitive of JAX's remat optimisation; plait's checkpoint is its own primitive",
+    },
     "jax.tree_util": {
         "default_registry": "JAX's C++ PyTreeRegistry object; plait's registry is behind register_pytree_node",
     },

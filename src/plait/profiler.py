@@ -8,7 +8,8 @@ the annotations (``TraceAnnotation``, ``StepTraceAnnotation``,
 ``start_trace`` while a trace is running and ``stop_trace`` without one raise
 ``RuntimeError`` as JAX's do.  Each says in its docstring that it records
 nothing.  The memory-profile and server functions, which must return or serve
-real data, are not provided (see ``plait._not_supported``).
+real data, are not provided (see ``plait._not_supported``); ``ProfileOptions``
+holds JAX's session options, which change nothing here.
 """
 
 from __future__ import annotations
@@ -20,11 +21,32 @@ from collections.abc import Callable, Iterator
 from types import TracebackType
 from typing import Any, TypeVar
 
-__all__ = ["StepTraceAnnotation", "TraceAnnotation", "annotate_function", "start_trace", "stop_trace", "trace"]
+__all__ = [
+    "ProfileOptions", "StepTraceAnnotation", "TraceAnnotation", "annotate_function", "start_trace", "stop_trace",
+    "trace",
+]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 _active_trace: list[str] = []
+
+
+class ProfileOptions:
+    """The options of a profiling session (``start_trace(...,
+    profiler_options=...)``), with JAX's fields and defaults.  plait records no
+    profiles, so the options are kept and checked but change nothing."""
+
+    def __init__(self) -> None:
+        self.host_tracer_level = 2
+        self.python_tracer_level = 1
+        self.enable_hlo_proto = True
+        self.include_dataset_ops = True
+        self.start_timestamp_ns = 0
+        self.duration_ms = 0
+        self.repository_path = ""
+        self.session_id = ""
+        self.raise_error_on_start_failure = False
+        self.advanced_configuration: dict[str, Any] = {}
 
 
 class TraceAnnotation(contextlib.ContextDecorator):
@@ -73,6 +95,8 @@ def start_trace(log_dir: str | os.PathLike[str], create_perfetto_link: bool = Fa
     """Start a profiling session that would write to ``log_dir``.  plait records
     no profiles and writes nothing there; a second ``start_trace`` before
     ``stop_trace`` raises ``RuntimeError``, as JAX's does."""
+    if profiler_options is not None and not isinstance(profiler_options, ProfileOptions):
+        raise TypeError(f"start_trace: profiler_options must be a ProfileOptions, got {type(profiler_options).__name__}")
     if _active_trace:
         raise RuntimeError("Profile has already been started. Only one profile may be run at a time.")
     _active_trace.append(os.fspath(log_dir))
