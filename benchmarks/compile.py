@@ -18,20 +18,44 @@ differs only where the StableHLO they hand it differs, and the rest of the
 first call (tracing, lowering, the run) is the framework's own cost.  The
 four measurements (first call and compile, plait and JAX) take turns within
 each round.
+
+Issue 26's repro (:mod:`benchmarks.compile_programs.sample_grid`: Threefry
+Bernoulli samples tiled into a grid with vstack/hstack/transpose) has a row of
+its own: the first call, a new seed (a new program) per repetition.
+
+The compile-time corpus (:func:`corpus_section`) runs every program of
+``tests/programs/`` and ``benchmarks/compile_programs/`` (JAX programs; on
+plait through ``plait.compat``) in a fresh process per framework and round,
+the frameworks taking turns, and sums per program the seconds of every
+compilation (jitted functions and eager operations alike): tracing plus
+lowering (each framework's own work) and XLA's compile, from plait-dispatch's
+counters and JAX's duration events (:mod:`benchmarks.compile_driver`).  A
+program's ratio is the median over rounds of plait's total over JAX's total
+in the same round; the geometric mean summarises the corpus.  The examples
+of ``examples/`` are plait programs of features JAX lacks (piles, masks,
+invertible networks) or plait's own API, so they have no JAX side to compare
+and are not in the corpus.
 """
 
 from __future__ import annotations
 
 import importlib
 import itertools
+import json
+import math
+import os
 import statistics
+import subprocess
+import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from benchmarks.harness import Result
+from benchmarks.compile_programs.sample_grid import DATA, W1, W2, make_sample
+from benchmarks.harness import Result, fmt_seconds, interleaved_ratio
 from benchmarks.training import LEARNING_RATE, cnn_batch, cnn_loss, cnn_params, mlp_params, sgd_step
 
 MLP_SIZES = (784, 512, 512, 10)
@@ -154,6 +178,141 @@ def compile_results(jax: Any | None, repeats: int = 9) -> list[Result]:
     return out
 
 
+class _FreshSamples:
+    """Each call builds issue 26's sampler with a new seed (a new program) and
+    returns nothing; timing it times the first call."""
+
+    def __init__(self, lib: Any) -> None:
+        self.lib, self.seeds = lib, itertools.count(100)
+
+    def __call__(self) -> None:
+        mean, image = make_sample(self.lib, next(self.seeds))(W1, W2, DATA)
+        self.lib.block_until_ready((mean, image))
+
+
+def sample_grid_results(jax: Any | None, repeats: int = 5) -> list[Result]:
+    """The first call of issue 26's repro (Threefry Bernoulli samples tiled into
+    a grid), plait against JAX; the target is the issue's."""
+    plait = _plait()
+    if plait is None:
+        return []
+    p_fn, j_fn = _FreshSamples(plait), (None if jax is None else _FreshSamples(jax))
+    p_fn()  # the first compile of a process also loads and initialises things
+    if j_fn is not None:
+        j_fn()
+    p, j, ratio = interleaved_ratio(p_fn, j_fn, repeats)
+    name = "compile time, issue 26 repro (`bernoulli` samples tiled by vstack/hstack/transpose): first call"
+    return [Result(name, p, j, "≤ 1.2× JAX", ratio)]
+
+
+# ---------------------------------------------------------------------------
+# The compile-time corpus.
+
+ROOT = Path(__file__).resolve().parent.parent
+DRIVER = Path(__file__).with_name("compile_driver.py")
+_SOURCES = ("packages/core/src", "packages/autodiff/src", "packages/batching/src", "packages/masking/src",
+            "packages/dispatch/src", "src")
+
+
+def corpus_programs() -> list[Path]:
+    """The corpus: the JAX programs of ``tests/programs/`` and
+    ``benchmarks/compile_programs/`` (helpers, named with a leading ``_``, left out)."""
+    dirs = (ROOT / "tests" / "programs", Path(__file__).with_name("compile_programs"))
+    return [p for d in dirs for p in sorted(d.glob("*.py")) if not p.name.startswith("_")]
+
+
+def _run_corpus(framework: str, programs: list[Path]) -> dict[str, dict[str, Any]]:
+    """One process of ``framework`` running every program; its reports by name."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT / s) for s in _SOURCES] + [env.get("PYTHONPATH", "")])
+    env.pop("PLAIT_COMPILATION_CACHE_DIR", None)
+    hook = ["-m", "plait.compat"] if framework == "plait" else []
+    cmd = [sys.executable, *hook, str(DRIVER), framework, *map(str, programs)]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=1800, env=env, cwd=ROOT)
+    reports = [json.loads(line[3:]) for line in done.stdout.splitlines() if line.startswith("@@ ")]
+    if done.returncode != 0 or len(reports) != len(programs):
+        raise RuntimeError(f"the {framework} corpus run failed (exit {done.returncode}): {done.stderr[-2000:]}")
+    return {r["name"]: r for r in reports}
+
+
+def _geomean(xs: list[float]) -> float:
+    return math.exp(statistics.fmean(math.log(x) for x in xs))
+
+
+def corpus_section(jax: Any | None, rounds: int = 3) -> str:
+    """The corpus table (markdown): per program, plait's and JAX's seconds of
+    tracing + lowering and of XLA compile (medians over ``rounds``), the
+    number of XLA compilations, and plait / JAX of the totals and of XLA
+    alone (medians of the rounds' ratios); then their geometric means."""
+    if _plait() is None:
+        return "plait is not importable: the corpus was not run."
+    programs = corpus_programs()
+    frameworks = ["plait"] if jax is None else ["plait", "jax"]
+    runs: dict[str, list[dict[str, dict[str, Any]]]] = {f: [] for f in frameworks}
+    for k in range(rounds):
+        for f in frameworks if k % 2 == 0 else frameworks[::-1]:
+            runs[f].append(_run_corpus(f, programs))
+    lines = [
+        "| program | plait trace + lower | plait XLA | JAX trace + lower | JAX XLA | XLA compiles (plait / JAX) "
+        "| plait / JAX, total | plait / JAX, XLA |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    totals: list[float] = []
+    xlas: list[float] = []
+    measured: list[str] = []
+    failed: list[str] = []
+
+    def med(f: str, name: str, key: str) -> float:
+        return statistics.median(
+            sum(r[name][k] for k in key.split("+")) for r in runs[f]
+        )
+
+    for prog in programs:
+        name = prog.stem
+        if not all(r[name]["ok"] for f in frameworks for r in runs[f]):
+            failed.append(name)
+            continue
+        p_tl, p_x = med("plait", name, "trace+lower"), med("plait", name, "xla")
+        p_n = int(med("plait", name, "compiles"))
+        if jax is None:
+            lines.append(f"| {name} | {fmt_seconds(p_tl)} | {fmt_seconds(p_x)} | — | — | {p_n} / — | — | — |")
+            continue
+        j_tl, j_x = med("jax", name, "trace+lower"), med("jax", name, "xla")
+        j_n = int(med("jax", name, "compiles"))
+        pairs = list(zip(runs["plait"], runs["jax"]))
+        total = statistics.median(
+            (p[name]["trace"] + p[name]["lower"] + p[name]["xla"]) / (j[name]["trace"] + j[name]["lower"] + j[name]["xla"])
+            for p, j in pairs
+        )
+        xla = statistics.median(p[name]["xla"] / j[name]["xla"] for p, j in pairs)
+        totals.append(total)
+        xlas.append(xla)
+        measured.append(name)
+        lines.append(
+            f"| {name} | {fmt_seconds(p_tl)} | {fmt_seconds(p_x)} | {fmt_seconds(j_tl)} | {fmt_seconds(j_x)} "
+            f"| {p_n} / {j_n} | {total:.2f}× | {xla:.2f}× |"
+        )
+    out = [
+        "## Compile-time corpus: every program's compilations, plait against JAX",
+        "",
+        f"{len(programs)} programs, {rounds} rounds (a fresh process per framework and round, the frameworks "
+        "taking turns); seconds are sums over each program's compilations, medians over the rounds.",
+        "",
+        *lines,
+        "",
+    ]
+    if totals:
+        worst = max(zip(totals, measured))
+        out.append(
+            f"Geometric mean of plait / JAX over {len(totals)} programs: total (trace + lower + XLA) "
+            f"{_geomean(totals):.2f}× (target ≤ 0.9×), XLA alone {_geomean(xlas):.2f}×; "
+            f"the highest total: {worst[1]} at {worst[0]:.2f}× (target: none above 1.2×)."
+        )
+    if failed:
+        out.append(f"Not measured (a run failed): {', '.join(failed)}.")
+    return "\n".join(out)
+
+
 if __name__ == "__main__":
     from benchmarks.harness import markdown_table
 
@@ -161,4 +320,6 @@ if __name__ == "__main__":
         _jax: Any | None = importlib.import_module("jax")
     except ImportError:
         _jax = None
-    print(markdown_table(compile_results(_jax)))
+    print(markdown_table(compile_results(_jax) + sample_grid_results(_jax)))
+    print()
+    print(corpus_section(_jax))

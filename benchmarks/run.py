@@ -78,7 +78,13 @@ SECTIONS = [
             _rows("tracing", "bench_make_jaxpr_chain"),
             _rows("dispatch", "bench_trace_lower_chain"),
             _rows("compile", "compile_results"),
+            _rows("compile", "sample_grid_results"),
         ),
+    ),
+    Section(
+        "compile_corpus",
+        "Compile-time corpus: every program's compilations, plait against JAX",
+        text=lambda jax: str(importlib.import_module("benchmarks.compile").corpus_section(jax)),
     ),
     Section(
         "training",
