@@ -47,9 +47,10 @@ def test_grad_through_shard_map(mesh: Mesh) -> None:
 
 def test_transposes_of_the_collectives(mesh: Mesh) -> None:
     # all_gather's transpose sums and keeps this device's slot; pmean's averages.
+    # JAX 0.10's all_gather is varying, so out_specs=P() needs the unchecked mode.
     def f(x: object) -> object:
         g = plait.shard_map(lambda a: lax.all_gather(a, "x", tiled=True) * pnp.arange(8.0)[:, None],
-                            mesh=mesh, in_specs=P("x"), out_specs=P())
+                            mesh=mesh, in_specs=P("x"), out_specs=P(), check_vma=False)
         return pnp.sum(g(x) ** 2)
 
     want = 2 * X * (np.arange(8.0)[:, None] ** 2) * 2  # replicated over 'y' (2 copies)
@@ -132,7 +133,9 @@ def test_sharded_arrays_through_mask_and_vmap(mesh: Mesh) -> None:
 )
 def test_transposes_pass_the_dot_product_test(mesh: Mesh, name: str, body: object, in_spec: P, out_spec: P) -> None:
     # For a linear f: <f(x), c> == <x, grad(<f(.), c>)(x)> for any x and c.
-    f = plait.shard_map(body, mesh=mesh, in_specs=in_spec, out_specs=out_spec)
+    # all_gather over 'y' leaves a value varying over 'y' that out_spec P('x') takes as
+    # equal: JAX 0.10 refuses that unless check_vma=False.
+    f = plait.shard_map(body, mesh=mesh, in_specs=in_spec, out_specs=out_spec, check_vma=name != "all_gather")
     rng = np.random.default_rng(3)
     x = rng.standard_normal(X.shape).astype(np.float32)
     fx = np.asarray(f(x))

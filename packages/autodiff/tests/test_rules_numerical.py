@@ -414,6 +414,8 @@ ELSEWHERE = {
     # Need a mesh of real devices: checked on 8 CPU devices (grad of shard_map, the dot-product test of
     # each collective's transpose) in tests/multidevice_program_checks.py.
     **{name: "tests/multidevice_program_checks.py" for name in ("shard_map", "ppermute", "psum_scatter", "all_to_all")},
+    # pvary's transpose (a psum over the devices) is checked on 8 CPU devices.
+    "pvary": "tests/shard_map_vma_checks.py",
     "callback": "test_callbacks.py",
     **{name: "test_factorizations.py" for name in ("cholesky", "triangular_solve", "lu", "qr", "eigh", "svd", "eig")},
 }  # fmt: skip

@@ -286,7 +286,7 @@ TESTED_ELSEWHERE = {
     **dict.fromkeys(["cond", "while", "scan"], "test_control_flow.py"),
     **dict.fromkeys(["cholesky", "triangular_solve", "lu", "qr", "eigh", "svd", "eig"], "test_factorizations.py"),
     **dict.fromkeys(["psum", "pmax", "pmin", "pmean", "all_gather", "axis_index", "ppermute", "psum_scatter",
-                     "all_to_all"], "test_collectives.py"),
+                     "all_to_all", "pvary"], "test_collectives.py"),
     # shard_map runs on a mesh of real devices: vmap of it is checked on 8 CPU devices.
     "shard_map": "tests/multidevice_program_checks.py (test_vmap_of_shard_map)",
     **dict.fromkeys(

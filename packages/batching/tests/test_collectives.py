@@ -205,3 +205,13 @@ def test_new_collectives_check_their_operands() -> None:
         vmap(lambda v: lax.ppermute(v, "i", [(0, 1), (2, 1)]), axis_name="i")(X)
     with pytest.raises(NotImplementedError, match="mixing a vmap axis \\('j'\\) with other axes"):
         vmap(vmap(lambda v: lax.ppermute(v, ("i", "j"), [(0, 1)]), axis_name="j"), axis_name="i")(np.zeros((3, 2), f32))
+
+
+def test_pvary_is_the_identity_over_vmap_and_outer_names() -> None:
+    # pvary only types a value as varying (inside shard_map); under vmap it changes no value,
+    # over this vmap's own name or an outer one, batched or not.
+    y = rng.standard_normal(4).astype(f32)
+    out = vmap(lambda v: lax.pvary(v, "i") * 2 + lax.pvary(y, "i"), axis_name="i")(X)
+    np.testing.assert_allclose(out, X * 2 + y, rtol=1e-6)
+    nested = vmap(vmap(lambda v: lax.pvary(v, ("i", "j")) + 1, axis_name="j"), axis_name="i")(X)
+    np.testing.assert_allclose(nested, X + 1, rtol=1e-6)

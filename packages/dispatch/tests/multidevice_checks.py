@@ -195,7 +195,9 @@ def test_donating_a_sharded_array_deletes_every_shard(mesh: Mesh) -> None:
     ],
 )
 def test_collectives_in_shard_map(mesh: Mesh, name: str, body: object, in_spec: P, out_spec: P, expected: np.ndarray) -> None:
-    f = shard_map(body, mesh=mesh, in_specs=in_spec, out_specs=out_spec)
+    # all_gather's result varies over the gathered axis (JAX 0.10's typing), so out specs
+    # that leave that axis out take the pieces as equal unchecked (check_vma=False).
+    f = shard_map(body, mesh=mesh, in_specs=in_spec, out_specs=out_spec, check_vma=not name.startswith("all_gather"))
     np.testing.assert_allclose(np.asarray(f(X)), expected, rtol=1e-6)
     np.testing.assert_allclose(np.asarray(jit(f)(X)), expected, rtol=1e-6)
 

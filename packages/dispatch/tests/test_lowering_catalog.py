@@ -567,7 +567,7 @@ ELSEWHERE = {"custom_lin": "test_lowering_linearized.py", "invertible_lin": "tes
              **dict.fromkeys(("cholesky", "triangular_solve", "lu", "qr", "eigh", "svd", "eig"),
                              "test_lowering_factorizations.py"),
              **dict.fromkeys(("all_gather", "all_to_all", "axis_index", "pmax", "pmean", "pmin", "ppermute", "psum",
-                              "psum_scatter", "shard_map", "sharding_constraint"), "multidevice_checks.py")}
+                              "psum_scatter", "pvary", "shard_map", "sharding_constraint"), "multidevice_checks.py")}
 
 
 def test_every_lowered_primitive_has_cases() -> None:

@@ -467,7 +467,7 @@ def test_rule_matches_numpy_on_the_logical_part(case: Case) -> None:
 # Collectives and shard_map need an axis bound by a mapping (vmap, shard_map); their
 # masking rules are exercised in tests/multidevice_program_checks.py (mask of sharded data).
 NEEDS_AXIS = {"psum", "pmax", "pmin", "pmean", "all_gather", "axis_index", "ppermute", "psum_scatter", "all_to_all",
-              "shard_map"}
+              "shard_map", "pvary"}
 
 
 def test_every_rule_has_a_case() -> None:

@@ -22,19 +22,33 @@ from plait_core.dims import Dim, InconclusiveDimensionOperation, Shape, Symbolic
 DType = np.dtype[Any]
 
 
-class ShapedArray:
-    """The abstract value of an array: its shape, dtype and whether it is weakly typed."""
+_NO_AXES: frozenset[Any] = frozenset()
 
-    __slots__ = ("_hash", "dtype", "shape", "weak_type")
+
+class ShapedArray:
+    """The abstract value of an array: its shape, dtype and whether it is weakly typed.
+
+    Inside a ``shard_map`` body (with ``check_vma``), ``vma`` is the set of mesh
+    axes the value varies over (its *varying manual axes*; empty: the same on
+    every device of those axes).  It is part of the type JAX users see
+    (``typeof(x).vma``), but not of equality or hashing: programs are compared
+    by shape and dtype, and the axes matter only to ``shard_map``'s checks and to
+    transposition (see :mod:`plait_core.vma`)."""
+
+    __slots__ = ("_hash", "dtype", "shape", "vma", "weak_type")
 
     shape: Shape
     dtype: DType
     weak_type: bool
+    vma: frozenset[Any]
 
-    def __init__(self, shape: Sequence[Dim], dtype: Any, weak_type: bool = False) -> None:
+    def __init__(
+        self, shape: Sequence[Dim], dtype: Any, weak_type: bool = False, vma: frozenset[Any] = _NO_AXES
+    ) -> None:
         self.shape = shape if type(shape) is tuple else tuple(shape)
         self.dtype = dtype if isinstance(dtype, np.dtype) else np.dtype(dtype)
         self.weak_type = weak_type
+        self.vma = vma
         self._hash = -1
 
     @property
@@ -55,22 +69,25 @@ class ShapedArray:
         shape: Sequence[Dim] | None = None,
         dtype: Any = None,
         weak_type: bool | None = None,
+        vma: frozenset[Any] | None = None,
     ) -> ShapedArray:
         """A copy with some fields replaced."""
         return ShapedArray(
             self.shape if shape is None else tuple(shape),
             self.dtype if dtype is None else dtype,
             self.weak_type if weak_type is None else weak_type,
+            self.vma if vma is None else vma,
         )
 
     def strip_weak_type(self) -> ShapedArray:
         """The same abstract value, strongly typed."""
-        return ShapedArray(self.shape, self.dtype, False) if self.weak_type else self
+        return ShapedArray(self.shape, self.dtype, False, self.vma) if self.weak_type else self
 
     def str_short(self) -> str:
-        """Compact type, e.g. ``f32[3,4]``."""
+        """Compact type, e.g. ``f32[3,4]`` (``f32[3]{V:x}`` when it varies over mesh axis ``x``)."""
         dims = ",".join(str(d) for d in self.shape)
-        return f"{dtypes.dtype_short_name(self.dtype)}[{dims}]"
+        varying = "{V:" + ",".join(sorted(str(a) for a in self.vma)) + "}" if self.vma else ""
+        return f"{dtypes.dtype_short_name(self.dtype)}[{dims}]{varying}"
 
     def __repr__(self) -> str:
         weak = ", weak_type=True" if self.weak_type else ""
@@ -282,4 +299,4 @@ def to_tangent_type(aval: ShapedArray) -> ShapedArray:
     is the one definition every package uses."""
     if dtypes.is_inexact(aval.dtype):
         return aval.strip_weak_type()
-    return ShapedArray(aval.shape, dtypes.float0, False)
+    return ShapedArray(aval.shape, dtypes.float0, False, aval.vma)

@@ -10,7 +10,14 @@ from typing import Any
 
 from plait_core.abstract import get_aval
 from plait_core.primitives.calls import fun_name, hoist_consts
-from plait_core.primitives.sharding import mesh_axis_env, shard_aval, shard_map_p, sharding_constraint_p
+from plait_core.primitives.sharding import (
+    mesh_axis_env,
+    shard_aval,
+    shard_map_p,
+    sharding_constraint_p,
+    unmentioned_axes,
+    varying_axes,
+)
 from plait_core.sharding import Mesh, NamedSharding, PartitionSpec, Sharding, get_mesh
 from plait_core.staging import check_output_leaves, trace_to_jaxpr
 from plait_core.tree_util import tree_flatten, tree_map, tree_unflatten
@@ -76,21 +83,31 @@ def shard_map(
     :class:`~plait_core.sharding.PartitionSpec`\\ s: argument dimensions
     named in a spec are split over those mesh axes (they must be divisible);
     ``f`` sees the per-device shapes.  ``out_specs`` (a prefix of ``f``'s
-    output) says how the outputs' pieces are put back together; over mesh
-    axes an out spec does not name, the pieces must be equal (reduce them
-    with ``lax.psum`` first: plait does not check it, as with
-    ``check_rep=False`` in JAX).  Inside ``f`` the mesh axis names are bound
-    for ``lax.psum``, ``pmean``, ``pmax``, ``pmin``, ``all_gather``,
-    ``psum_scatter``, ``ppermute``, ``all_to_all`` and ``axis_index``.
+    output) says how the outputs' pieces are put back together.  Inside ``f``
+    the mesh axis names are bound for ``lax.psum``, ``pmean``, ``pmax``,
+    ``pmin``, ``all_gather``, ``psum_scatter``, ``ppermute``, ``all_to_all``
+    and ``axis_index``.
+
+    With ``check_vma=True`` (the default, as in JAX 0.10) every value inside
+    ``f`` knows the mesh axes it varies over (``plait.typeof(x).vma``): an
+    argument split over ``x`` varies over ``x``, a replicated one (``P()``)
+    does not.  Combining an invariant value with a varying one casts it with
+    ``lax.pvary`` first, whose transpose is ``psum``: so ``grad`` inside ``f``
+    of a loss of replicated parameters and split data is the gradient summed
+    over devices, as in JAX.  An output whose out spec leaves out an axis it
+    varies over is a ``ValueError`` naming the axis (reduce it with
+    ``lax.psum`` first, or name the axis in the spec).  ``check_vma=False``
+    (or JAX's older ``check_rep=False``) turns this off: nothing is checked,
+    the pieces over an axis an out spec leaves out are assumed equal, and
+    ``grad`` inside ``f`` is each device's own.
 
     ``out_specs`` may also be a function of the output's tree structure
     returning the specs, for callers that learn them while ``f`` is traced
     (``pmap`` does).
 
-    ``mesh`` defaults to the context mesh (``with mesh:``); ``check_rep``,
-    ``check_vma`` and ``axis_names`` are accepted for JAX compatibility
-    (``axis_names``, a subset of the mesh's axes to map manually, must be
-    all of them or ``None``).  Works under ``jit``, ``grad`` and ``vmap``.
+    ``mesh`` defaults to the context mesh (``with mesh:``); ``axis_names``
+    (a subset of the mesh's axes to map manually) must be all of them or
+    ``None``.  Works under ``jit``, ``grad`` and ``vmap``.
     """
     if f is None:
         return functools.partial(
@@ -111,6 +128,7 @@ def shard_map(
         )
     name = fun_name(f)
     where = f"shard_map of {name}"
+    check = bool(check_rep if check_vma is None else check_vma)
 
     @functools.wraps(f)
     def mapped(*args: Any) -> Any:
@@ -124,6 +142,8 @@ def shard_map(
         specs = _broadcast_specs(tuple(in_specs) if isinstance(in_specs, list) else in_specs, args, "in_specs", where)
         avals = [get_aval(x, f"an argument of {where}") for x in leaves]
         shard_avals = [shard_aval(a, s, the_mesh, f"{where}, argument leaf {k}") for k, (a, s) in enumerate(zip(avals, specs))]
+        if check:
+            shard_avals = [a.update(vma=varying_axes(s, the_mesh)) for a, s in zip(shard_avals, specs)]
         out_trees: list[Any] = []
 
         def flat(*xs: Any) -> list[Any]:
@@ -135,7 +155,7 @@ def shard_map(
 
         _tracing.meshes.append(the_mesh)
         try:
-            with mesh_axis_env(the_mesh):
+            with mesh_axis_env(the_mesh, check):
                 closed = trace_to_jaxpr(flat, shard_avals)
         finally:
             _tracing.meshes.pop()
@@ -147,6 +167,8 @@ def shard_map(
         else:
             given = tuple(out_specs) if isinstance(out_specs, list) else out_specs
         ospecs = _broadcast_specs(given, placeholder, "out_specs", where)
+        if check:
+            _check_out_vma(body.out_avals, ospecs, the_mesh, where)
         outs = shard_map_p.bind(
             *consts,
             *leaves,
@@ -154,10 +176,25 @@ def shard_map(
             mesh=the_mesh,
             in_specs=(PartitionSpec(),) * len(consts) + tuple(specs),
             out_specs=tuple(ospecs),
+            check_vma=check,
         )
         return tree_unflatten(out_tree, outs)
 
     return mapped
+
+
+def _check_out_vma(avals: Any, specs: list[PartitionSpec], mesh: Mesh, where: str) -> None:
+    """``ValueError`` for an output that varies over a mesh axis its out spec
+    leaves out (it would be put together from one device's piece)."""
+    for k, (aval, spec) in enumerate(zip(avals, specs)):
+        bad = [a for a in unmentioned_axes(mesh, spec) if a in aval.vma]
+        if bad:
+            raise ValueError(
+                f"{where}: the out spec {spec!r} of output leaf {k} ({aval.str_short()}) says it is "
+                f"replicated over the mesh axes {tuple(bad)}, but it varies over them (it depends on values split over "
+                f"them, or on axis_index). Reduce it over those axes (lax.psum / pmean / all_gather), name them in "
+                f"the out spec, or pass check_vma=False to take the pieces as equal unchecked"
+            )
 
 
 class _InferAxes:

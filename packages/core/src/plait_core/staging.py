@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from plait_core import dtypes
+from plait_core import vma as _vma
 from plait_core.abstract import ShapedArray, ShapeDtypeStruct, get_aval, to_numpy
 from plait_core.config import config
 from plait_core.jaxpr import Atom, ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
@@ -100,11 +101,46 @@ class StagingTrace(Trace):
                 a = self.const_atom(x, prim)
                 atoms.append(a)
                 avals.append(a.aval)
+        if _vma.active and (prim in _vma.vma_rules or any(a.vma for a in avals)):
+            return self._process_varying(prim, args, atoms, avals, params)
         out = prim.abstract_eval(*avals, **params)
         if prim.fold_literals and all(type(a) is Literal for a in atoms):
             value = prim.impl(*[to_numpy(a.val) for a in atoms], **params)  # type: ignore[union-attr]
             if np.shape(value) == ():
                 return StagingTracer(self, out, Literal(np.asarray(value, out.dtype), out))
+        if prim.multiple_results:
+            outvars = [Var(a) for a in out]
+            self.eqns.append(JaxprEqn(prim, atoms, outvars, params))
+            return [StagingTracer(self, v.aval, v) for v in outvars]
+        var = Var(out)
+        self.eqns.append(JaxprEqn(prim, atoms, [var], params))
+        return StagingTracer(self, out, var)
+
+    def _process_varying(
+        self, prim: Primitive, args: Sequence[Any], atoms: list[Atom], avals: list[ShapedArray], params: dict[str, Any]
+    ) -> Any:
+        """``process_primitive`` inside a ``shard_map`` body with varying values
+        (:mod:`plait_core.vma`): operands of this trace that vary over fewer mesh
+        axes than the others are cast with ``pvary`` first, and the results carry
+        their varying axes."""
+        rule = _vma.vma_rules.get(prim)
+        union = frozenset().union(*(a.vma for a in avals))
+        if rule is not None:
+            casts, vmas = rule(*avals, **params)
+        elif prim.family in _vma.no_insertion:
+            casts, vmas = [], None
+        else:
+            casts, vmas = [union - a.vma for a in avals], None
+        if any(casts):
+            pvary = _vma.pvary_primitive()
+            for k, (x, missing) in enumerate(zip(args, casts)):
+                if missing and type(x) is StagingTracer and x._trace is self:
+                    cast = self.process_primitive(pvary, [x], {"axes": tuple(sorted(missing, key=str))})
+                    atoms[k], avals[k] = cast.atom, cast.aval
+        out = prim.abstract_eval(*avals, **params)
+        if vmas is None:
+            vmas = [union | r.vma for r in (out if prim.multiple_results else [out])]
+        out = _vma.with_vma(out, vmas, prim.multiple_results)
         if prim.multiple_results:
             outvars = [Var(a) for a in out]
             self.eqns.append(JaxprEqn(prim, atoms, outvars, params))

@@ -317,7 +317,10 @@ def _build(
         def specs(out_tree: Any) -> Any:
             return tree_unflatten(out_tree, [_spec_at(a, name) for a in out_axes_leaves[-1]])
 
-        mapped = shard_map(body, mesh=mesh, in_specs=tuple(_spec_at(a, name) for a in axes), out_specs=specs)
+        # pmap's semantics are JAX's unchecked ones (no varying-axes types, as JAX's pmap).
+        mapped = shard_map(
+            body, mesh=mesh, in_specs=tuple(_spec_at(a, name) for a in axes), out_specs=specs, check_vma=False
+        )
         outs = mapped(*leaves)
         return tree_unflatten(out_trees[0], outs)
 

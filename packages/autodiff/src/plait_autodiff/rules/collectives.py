@@ -21,8 +21,37 @@ from plait_core.primitives import collectives as co
 from plait_core.primitives import structural as st
 
 defjvp_zero(co.axis_index_p)
-deflinear(co.psum_p, lambda ct, x, *, axes: [co.psum_p.bind(ct, axes=axes)])
-deflinear(co.pmean_p, lambda ct, x, *, axes: [co.pmean_p.bind(ct, axes=axes)])
+
+
+def _reduction_transpose(mean: bool) -> Any:
+    """``psum``/``pmean``'s transpose.  Over the axes the operand varies over (a
+    ``shard_map`` body with ``check_vma``), the sum made it invariant and the
+    transpose hands each device the cotangent itself (``pvary``: a copy), divided
+    by the count for the mean; over the axes it does not vary over (or where no
+    varying axes are tracked: ``vmap``, ``pmap``), the transpose is the same sum
+    again, as the sum of equal copies is ``n`` times each."""
+
+    def rule(ct: Any, x: Any, *, axes: Any) -> list[Any]:
+        varying = tuple(a for a in co.axis_names(axes) if a in x.aval.vma)
+        rest = tuple(a for a in co.axis_names(axes) if a not in x.aval.vma)
+        out = ct
+        if rest:
+            out = (co.pmean_p if mean else co.psum_p).bind(out, axes=rest)
+        if varying:
+            if mean:
+                n = co.axis_size(varying, "pmean")
+                out = ops.div(out, ops.full((), n, ops.aval(out).dtype))
+            out = co.pvary_p.bind(out, axes=varying)
+        return [out]
+
+    return rule
+
+
+deflinear(co.psum_p, _reduction_transpose(False))
+deflinear(co.pmean_p, _reduction_transpose(True))
+# pvary is the identity on values; its transpose sums the varying cotangent
+# over the devices, where the invariant operand was one value for all of them.
+deflinear(co.pvary_p, lambda ct, x, *, axes: [co.psum_p.bind(ct, axes=axes)])
 
 
 def _extremum_jvp(prim: Any) -> Any:

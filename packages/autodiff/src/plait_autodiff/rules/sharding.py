@@ -4,12 +4,16 @@
   cotangent keep the same layout.
 * ``shard_map``'s JVP is a ``shard_map`` of the JVP of its body (tangents
   split as their primals).  Its transpose is a ``shard_map`` of the
-  transposed body, with one correction on each side for the values that are
-  replicated over mesh axes a spec does not name: an output's cotangent is
-  divided by the number of devices holding the same piece (each device's
-  body transposes a copy of it), and an input's cotangent is summed over
-  those axes (each device contributed to the one replicated input).  With
-  this, ``psum``'s transpose stays ``psum`` (as under ``vmap``).
+  transposed body.  With ``check_vma`` the body says where values stop
+  varying and start (``psum`` of a varying value, ``pvary`` of an invariant
+  one) and those transpose to each other, so the transposed body is right as
+  it stands.  Without it (``check_vma=False``, ``pmap``) there is one
+  correction on each side for the values that are replicated over mesh axes
+  a spec does not name: an output's cotangent is divided by the number of
+  devices holding the same piece (each device's body transposes a copy of
+  it), and an input's cotangent is summed over those axes (each device
+  contributed to the one replicated input); ``psum``'s transpose stays
+  ``psum`` there (as under ``vmap``).
 
 Bodies are traced again with the mesh's axis names bound, as ``shard_map``
 binds them.
@@ -43,9 +47,10 @@ def _shard_map_jvp(
     mesh: Mesh,
     in_specs: tuple[PartitionSpec, ...],
     out_specs: tuple[PartitionSpec, ...],
+    check_vma: bool,
 ) -> tuple[list[Any], list[Any]]:
     nz = [type(t) is not Zero for t in tangents]
-    with mesh_axis_env(mesh):
+    with mesh_axis_env(mesh, check_vma):
         body, out_nz = jvp_jaxpr(jaxpr, nz, False)
     body, consts = hoist_consts(body)
     given = [t for t in tangents if type(t) is not Zero]
@@ -57,6 +62,7 @@ def _shard_map_jvp(
         mesh=mesh,
         in_specs=(PartitionSpec(),) * len(consts) + in_specs + tuple(s for s, z in zip(in_specs, nz) if z),
         out_specs=out_specs + tuple(s for s, z in zip(out_specs, out_nz) if z),
+        check_vma=check_vma,
     )
     n = len(jaxpr.out_avals)
     it = iter(outs[n:])
@@ -71,6 +77,7 @@ def _shard_map_transpose(
     mesh: Mesh,
     in_specs: tuple[PartitionSpec, ...],
     out_specs: tuple[PartitionSpec, ...],
+    check_vma: bool,
 ) -> list[Any]:
     linear = [is_undefined(x) for x in args]
     ct_nz = [type(ct) is not Zero for ct in cts]
@@ -81,6 +88,8 @@ def _shard_map_transpose(
 
     def body(*xs: Any) -> list[Any]:
         res, given = xs[: len(res_avals)], list(xs[len(res_avals) :])
+        if check_vma:
+            return eval_jaxpr(transposed.jaxpr, transposed.consts, *res, *given)
         for k, spec in enumerate(ct_specs):
             copies = mesh_axis_sizes(mesh, unmentioned_axes(mesh, spec))
             if copies > 1 and dtypes.is_inexact(ops.aval(given[k]).dtype):
@@ -92,7 +101,7 @@ def _shard_map_transpose(
             out.append(psum_p.bind(ct, axes=axes) if axes and dtypes.is_inexact(ops.aval(ct).dtype) else ct)
         return out
 
-    with mesh_axis_env(mesh):
+    with mesh_axis_env(mesh, check_vma):
         transposed = transpose_jaxpr(jaxpr, linear, ct_nz)
         closed = trace_to_jaxpr(body, [*res_avals, *ct_avals])
     closed, consts = hoist_consts(closed)
@@ -109,6 +118,7 @@ def _shard_map_transpose(
             + tuple(s for s, lin in zip(in_specs, linear) if not lin)
             + tuple(ct_specs),
             out_specs=tuple(lin_specs),
+            check_vma=check_vma,
         )
     )
     return [next(outs) if lin else None for lin in linear]

@@ -252,7 +252,18 @@ batching_rules[c.ppermute_p] = _ppermute_rule
 batching_rules[c.psum_scatter_p] = _psum_scatter_rule
 batching_rules[c.all_to_all_p] = _all_to_all_rule
 
+def _pvary_rule(axis: AxisData, args: Sequence[Any], dims: Sequence[BDim], /, *, axes: tuple[Hashable, ...]) -> tuple[Any, BDim]:
+    # pvary is the identity on values; over this vmap's own axis it says nothing
+    # more (a value the same in every element is already every element's).
+    (x,), (d,) = args, dims
+    _, rest = _split_names(axis, axes)
+    return (c.pvary_p.bind(x, axes=rest) if rest else x), d
+
+
+batching_rules[c.pvary_p] = _pvary_rule
+
 always_run.update({
+    c.pvary_p,
     c.psum_p, c.pmax_p, c.pmin_p, c.pmean_p, c.all_gather_p, c.axis_index_p, c.ppermute_p, c.psum_scatter_p,
     c.all_to_all_p,
 })

@@ -39,6 +39,7 @@ def _check_collective(env: RaggedEnv, prim: Primitive, ops: Sequence[Operand], p
 
 for _p in (coll.psum_p, coll.pmax_p, coll.pmin_p, coll.pmean_p, coll.all_gather_p, coll.ppermute_p):
     ragged_rules[_p] = padded_rule(_check_collective)
+ragged_rules[coll.pvary_p] = padded_rule()  # the identity on values
 ragged_rules.not_supported(coll.axis_index_p, "it has no operands, so it is never ragged")
 for _p in (coll.psum_scatter_p, coll.all_to_all_p):
     ragged_rules.not_supported(

@@ -47,9 +47,10 @@ def _shard_map_rule(
     mesh: Mesh,
     in_specs: tuple[PartitionSpec, ...],
     out_specs: tuple[PartitionSpec, ...],
+    check_vma: bool,
 ) -> tuple[list[Any], list[BDim]]:
     in_b = [d is not None for d in dims]
-    with mesh_axis_env(mesh):
+    with mesh_axis_env(mesh, check_vma):
         batched, _ = batch_jaxpr(jaxpr, axis, in_b, True)
     body, hoisted = hoist_consts(batched)
     ops = [front_if_batched(x, d) for x, d in zip(args, dims)]
@@ -60,6 +61,7 @@ def _shard_map_rule(
         mesh=mesh,
         in_specs=(PartitionSpec(),) * len(hoisted) + tuple(_front(s) if b else s for s, b in zip(in_specs, in_b)),
         out_specs=tuple(_front(s) for s in out_specs),
+        check_vma=check_vma,
     )
     return list(outs), [0] * len(outs)
 

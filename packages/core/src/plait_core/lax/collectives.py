@@ -20,6 +20,7 @@ from plait_core import dtypes
 from plait_core.abstract import get_aval
 from plait_core.dims import Dim
 from plait_core.primitive import Primitive
+from plait_core.primitives import collectives as _c
 from plait_core.primitives.collectives import (
     all_gather_p,
     all_to_all_p,
@@ -37,7 +38,7 @@ from plait_core.tree_util import tree_flatten, tree_unflatten
 
 __all__ = [
     "all_gather", "all_to_all", "axis_index", "axis_size", "pbroadcast", "pmax", "pmean", "pmin", "ppermute",
-    "pshuffle", "psum", "psum_scatter", "pswapaxes",
+    "pcast", "pshuffle", "psum", "psum_scatter", "pswapaxes", "pvary",
 ]
 
 
@@ -238,3 +239,26 @@ def pswapaxes(x: Any, axis_name: Any, axis: int, *, axis_index_groups: Any = Non
     """Swap the named axis with the array axis ``axis`` (whose size must be the
     axis size): ``all_to_all(x, axis_name, axis, axis)``."""
     return all_to_all(x, axis_name, axis, axis, axis_index_groups=axis_index_groups)
+
+
+def pvary(x: Any, axis_name: Any) -> Any:
+    """``x`` (every leaf of a pytree) cast to varying over the named mesh axes,
+    inside a ``shard_map`` body: the same values, typed as differing from device
+    to device (``typeof(y).vma`` gains the axes).  Its transpose is ``psum``.
+    plait inserts it where an invariant value meets a varying one, so calling it
+    is rarely needed.  (JAX 0.10 spells it ``pcast(x, axis_name, to='varying')``.)"""
+    axes = _names("pvary", axis_name)
+    return _map_leaves("pvary", x, lambda leaf: _c.pvary_p.bind(leaf, axes=axes))
+
+
+def pcast(x: Any, axis_name: Any, *, to: str) -> Any:
+    """Change how ``x`` is typed over the named mesh axes: ``to='varying'`` is
+    :func:`pvary`.  The other targets of JAX (``'reduced'``, ``'unreduced'``,
+    ``'invariant'``) belong to its explicit-sharding types, which plait does not
+    have: ``NotImplementedError``."""
+    if to != "varying":
+        raise NotImplementedError(
+            f"pcast(to={to!r}): only to='varying' is supported; the reduced/unreduced types of JAX's explicit "
+            "sharding are not part of plait"
+        )
+    return pvary(x, axis_name)

@@ -35,6 +35,8 @@ from plait_core.axes import axis_frame_size
 from plait_core.dims import Dim
 from plait_core.errors import UnboundAxisNameError
 from plait_core.primitive import Primitive
+from plait_core.vma import active as _active_vma
+from plait_core.vma import register_pvary, vma_rules
 
 __all__ = [
     "all_gather_p",
@@ -48,6 +50,7 @@ __all__ = [
     "ppermute_p",
     "psum_p",
     "psum_scatter_p",
+    "pvary_p",
 ]
 
 psum_p = Primitive("psum", family="collective")
@@ -59,6 +62,7 @@ axis_index_p = Primitive("axis_index", family="collective")
 ppermute_p = Primitive("ppermute", family="collective")
 psum_scatter_p = Primitive("psum_scatter", family="collective")
 all_to_all_p = Primitive("all_to_all", family="collective")
+pvary_p = Primitive("pvary", family="collective")
 
 
 def axis_names(axis_name: Any) -> tuple[Hashable, ...]:
@@ -265,3 +269,44 @@ def _all_to_all_impl(x: np.ndarray, **params: Any) -> np.ndarray:
 
 all_to_all_p.def_abstract_eval(_all_to_all_abstract_eval)
 all_to_all_p.def_impl(_all_to_all_impl)
+
+
+# ---------------------------------------------------------------------------
+# pvary and the varying-axes rules (plait_core.vma): inside a shard_map body
+# with check_vma, which mesh axes each result varies over.
+
+
+def _pvary_abstract_eval(x: ShapedArray, *, axes: Any) -> ShapedArray:
+    names = axis_names(axes)
+    return x.update(vma=x.vma | frozenset(names)) if _active_vma else x
+
+
+pvary_p.def_abstract_eval(_pvary_abstract_eval)
+pvary_p.def_impl(lambda x, *, axes: x)
+register_pvary(pvary_p)
+
+
+def _mesh_axes(names: Any) -> frozenset[Any]:
+    """The named axes that are manual axes of the shard_map being traced."""
+    return frozenset(axis_names(names)) & _active_vma[-1] if _active_vma else frozenset()
+
+
+def _reducing(x: ShapedArray, *, axes: Any) -> tuple[list[frozenset[Any]], list[frozenset[Any]]]:
+    # psum over an axis the operand does not vary over sums equal copies (n * x), as
+    # JAX's; the result is invariant over the axes either way.
+    return [frozenset()], [x.vma - frozenset(axis_names(axes))]
+
+
+def _varying(x: ShapedArray, *, axis_name: Any, **params: Any) -> tuple[list[frozenset[Any]], list[frozenset[Any]]]:
+    # These exchange pieces between devices: the operand is cast to varying first
+    # (so that its transpose sums over the devices), and so is the result.
+    axes = _mesh_axes(axis_name)
+    return [axes - x.vma], [x.vma | axes]
+
+
+for _p in (psum_p, pmax_p, pmin_p, pmean_p):
+    vma_rules[_p] = _reducing
+for _p in (all_gather_p, ppermute_p, psum_scatter_p, all_to_all_p):
+    vma_rules[_p] = _varying
+vma_rules[axis_index_p] = lambda *, axis_name: ([], [_mesh_axes(axis_name)])
+vma_rules[pvary_p] = lambda x, *, axes: ([frozenset()], [x.vma | frozenset(axis_names(axes))])

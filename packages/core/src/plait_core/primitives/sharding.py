@@ -1,6 +1,6 @@
 """Primitives of the sharding family: programs laid out over a device mesh.
 
-``shard_map(*operands; jaxpr, mesh, in_specs, out_specs)``
+``shard_map(*operands; jaxpr, mesh, in_specs, out_specs, check_vma)``
     Runs ``jaxpr`` once per device of ``mesh`` on that device's pieces of
     the operands: operand ``i`` is split as ``in_specs[i]`` (a
     :class:`~plait_core.sharding.PartitionSpec`) says, so ``jaxpr`` sees
@@ -10,6 +10,12 @@
     mesh's axis names are bound, so the named-axis collectives (``psum``,
     ``all_gather``, ``axis_index``, ...) act across devices.  ``jaxpr`` is a
     closed jaxpr without constants; constants travel as replicated operands.
+    With ``check_vma`` the body's values know the mesh axes they vary over
+    (:mod:`plait_core.vma`): mixing an invariant value into a varying one is an
+    explicit ``pvary``, whose transpose sums over devices, so the body is
+    transposed as it stands.  Without it (JAX's ``check_vma=False``, and
+    ``pmap``), transposition corrects at the boundary for values replicated
+    over axes a spec does not name.
 
 ``sharding_constraint(x; sharding)``
     ``x`` itself, laid out as ``sharding`` from here on (a hint for XLA's
@@ -36,6 +42,7 @@ from plait_core.primitives.structural import reshape_p
 from plait_core.sharding import Mesh, PartitionSpec, Sharding, mesh_axis_sizes
 from plait_core.staging import trace_to_jaxpr
 from plait_core.trace import set_current_trace
+from plait_core.vma import tracking
 
 __all__ = [
     "mesh_axis_env",
@@ -44,6 +51,7 @@ __all__ = [
     "sharding_constraint_p",
     "unmentioned_axes",
     "unshard_aval",
+    "varying_axes",
 ]
 
 shard_map_p = Primitive("shard_map", family="sharding", multiple_results=True)
@@ -51,10 +59,17 @@ sharding_constraint_p = Primitive("sharding_constraint", family="sharding")
 
 
 @contextlib.contextmanager
-def mesh_axis_env(mesh: Mesh) -> Iterator[None]:
-    """Bind the mesh's axis names to their sizes (inside a ``shard_map`` body)."""
-    with extend_axis_env(list(mesh.shape.items())):
+def mesh_axis_env(mesh: Mesh, check_vma: bool = False) -> Iterator[None]:
+    """Bind the mesh's axis names to their sizes (inside a ``shard_map`` body);
+    with ``check_vma``, staging also tracks which of them each value varies over
+    (:mod:`plait_core.vma`)."""
+    with extend_axis_env(list(mesh.shape.items())), tracking(frozenset(mesh.axis_names) if check_vma else None):
         yield
+
+
+def varying_axes(spec: PartitionSpec, mesh: Mesh) -> frozenset[Any]:
+    """The mesh axes a piece split as ``spec`` varies over: those the spec names."""
+    return frozenset(n for n in spec.all_names() if n in mesh.axis_names)
 
 
 def shard_aval(aval: ShapedArray, spec: PartitionSpec, mesh: Mesh, what: str) -> ShapedArray:
@@ -98,6 +113,8 @@ def _check(params: dict[str, Any], n: int) -> tuple[ClosedJaxpr, Mesh, tuple[Par
         raise TypeError("shard_map: the param jaxpr must be a ClosedJaxpr without constants")
     if not isinstance(mesh, Mesh):
         raise TypeError(f"shard_map: the param mesh must be a Mesh, got {mesh!r}")
+    if not isinstance(params.get("check_vma"), bool):
+        raise TypeError(f"shard_map: the param check_vma must be a bool, got {params.get('check_vma')!r}")
     if len(in_specs) != n or len(jaxpr.in_avals) != n:
         raise TypeError(f"shard_map: {n} operands but {len(in_specs)} in_specs and {len(jaxpr.in_avals)} jaxpr inputs")
     if len(out_specs) != len(jaxpr.out_avals):
@@ -154,7 +171,7 @@ def _all_axes(mesh: Mesh) -> PartitionSpec:
 def _shard_map_partial_eval(trace: PartialEvalTrace, args: Sequence[Any], params: dict[str, Any]) -> list[Any]:
     closed, mesh, in_specs, out_specs = _check(params, len(args))
     in_unknowns = [trace.is_unknown(x) for x in args]
-    with mesh_axis_env(mesh):
+    with mesh_axis_env(mesh, params["check_vma"]):
         known, unknown, out_unknowns, num_res = partial_eval_jaxpr(closed, in_unknowns)
         nk = len(known.out_avals) - num_res
         res_avals = known.out_avals[nk:]
@@ -169,7 +186,8 @@ def _shard_map_partial_eval(trace: PartialEvalTrace, args: Sequence[Any], params
             return eval_jaxpr(unknown.jaxpr, unknown.consts, *res, *xs[num_res:])
 
         known_wrapped = trace_to_jaxpr(known_fun, known.in_avals)
-        lifted = [ShapedArray((1, *a.shape), a.dtype, a.weak_type) for a in res_avals]
+        # A residual keeps its varying axes: an invariant one has equal pieces on every device.
+        lifted = [ShapedArray((1, *a.shape), a.dtype, a.weak_type, a.vma) for a in res_avals]
         unknown_wrapped = trace_to_jaxpr(unknown_fun, [*lifted, *unknown.in_avals[num_res:]])
     known_body, known_consts = hoist_consts(known_wrapped)
     unknown_body, unknown_consts = hoist_consts(unknown_wrapped)
@@ -185,6 +203,7 @@ def _shard_map_partial_eval(trace: PartialEvalTrace, args: Sequence[Any], params
             mesh=mesh,
             in_specs=(PartitionSpec(),) * len(known_consts) + known_in,
             out_specs=known_out,
+            check_vma=params["check_vma"],
         )
     unknown_outs: list[Any] = []
     if any(out_unknowns):

@@ -28,12 +28,13 @@ from plait_core.primitives.collectives import (
     ppermute_p,
     psum_p,
     psum_scatter_p,
+    pvary_p,
 )
 from plait_masking.env import MaskEnv, is_ragged
 from plait_masking.registry import masking_rules
 from plait_masking.rules._common import register_passthrough
 
-register_passthrough(psum_p, pmax_p, pmin_p, pmean_p, axis_index_p, ppermute_p)
+register_passthrough(psum_p, pmax_p, pmin_p, pmean_p, axis_index_p, ppermute_p, pvary_p)
 
 
 def _all_gather_rule(

@@ -44,6 +44,7 @@ from plait_core.primitives.collectives import (
     ppermute_p,
     psum_p,
     psum_scatter_p,
+    pvary_p,
 )
 from plait_core.sharding import Mesh
 from plait_dispatch.lowering import ops
@@ -121,6 +122,8 @@ def _pmean_rule(ctx: RuleContext, x: Value, *, axes: tuple[Hashable, ...]) -> li
 
 
 lowering_rules[pmean_p] = _pmean_rule
+# pvary only changes the type (the value becomes varying over mesh axes): nothing to emit.
+lowering_rules[pvary_p] = lambda ctx, x, *, axes: [x]
 
 
 def _all_gather_rule(ctx: RuleContext, x: Value, *, axis_name: Any, axis: int, tiled: bool) -> list[Value]:

@@ -73,6 +73,7 @@ def _shard_map_rule(
     mesh: Mesh,
     in_specs: Sequence[PartitionSpec],
     out_specs: Sequence[PartitionSpec],
+    check_vma: bool,
 ) -> list[Value]:
     if current_mesh() is not None:
         raise LoweringError("shard_map inside the body of another shard_map is not supported")
