@@ -20,7 +20,7 @@ import plait.numpy as pnp
 from plait import core, custom_batching, custom_derivatives, dlpack, image, ops, profiler, stages
 from plait import typing as ptyping
 from plait._jax_private import MODULE_ONLY, PRIVATE, Live, private_modules
-from plait.experimental import checkify, jet, ode
+from plait.experimental import checkify, jet, layout, ode
 from plait.experimental import shard_map as experimental_shard_map
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -328,6 +328,34 @@ def test_jet_taylor_coefficients() -> None:
     with pytest.raises(ValueError, match="every series must have the same length"):
         jet.jet(lambda x, y: x * y, (1.0, 2.0), ((1.0,), (1.0, 0.0)))
     assert experimental_shard_map.shard_map is plait.shard_map
+
+
+def test_layouts_are_checked_and_values_pass_through() -> None:
+    row_major, col_major = layout.Layout((0, 1)), layout.Layout((1, 0))
+    assert col_major == layout.Layout((1, 0)) and col_major.update(major_to_minor=(0, 1)) == row_major
+    x = pnp.arange(6.0).reshape(2, 3)
+    out = plait.jit(lambda v: layout.with_layout_constraint(v, col_major))(x)
+    np.testing.assert_array_equal(np.asarray(out), np.arange(6.0).reshape(2, 3))
+    with pytest.raises(ValueError, match="Length of major_to_minor and the rank of the value should match"):
+        layout.with_layout_constraint(pnp.ones(3), col_major)
+    with pytest.raises(ValueError, match="must be a permutation of the axes"):
+        layout.Layout((0, 0))
+    assert layout.Format().layout is None and repr(layout.Format(layout.Layout.AUTO).layout) == "AUTO"
+    with pytest.raises(TypeError, match="Invalid value received for the layout argument"):
+        layout.Format(3)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="Sharding has to be concrete"):
+        layout.Format(row_major)
+    single = plait.sharding.SingleDeviceSharding(plait.devices()[0])
+    assert layout.Format(row_major, single).sharding == single
+
+
+def test_lax_primitive_objects_are_plaits_primitives() -> None:
+    assert plait.lax.stop_gradient_p.name == "stop_gradient" and plait.lax.tanh_p.name == "tanh"
+    closed = plait.make_jaxpr(lambda x: plait.lax.stop_gradient(pnp.tanh(x)))(1.0)
+    assert [e.primitive for e in closed.jaxpr.eqns] == [plait.lax.tanh_p, plait.lax.stop_gradient_p]
+    assert not hasattr(plait.lax, "no_such_primitive_p")
+    with pytest.raises(AttributeError, match="plait has no primitive named 'no_such_primitive'"):
+        _ = plait.lax.no_such_primitive_p
 
 
 # --- plait.compat: versions and private paths -----------------------------------------

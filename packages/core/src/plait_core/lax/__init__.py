@@ -22,3 +22,7 @@ from plait_core.lax.windowed import *
 # Compositions of the above (they use plait.numpy and plait.scipy.special, which use the above), last.
 from plait_core.lax.extras import *
 from plait_core.lax.ragged import *
+
+# isort: split
+# JAX's ``lax.<name>_p`` primitive objects (libraries key their rule tables by them).
+from plait_core.lax.primitive_names import __getattr__ as __getattr__
