@@ -312,6 +312,37 @@ def test_more_compositions(name: str, run: Any, expected: Any) -> None:
     np.testing.assert_allclose(np.asarray(run()), expected, rtol=1e-5, atol=1e-6)
 
 
+def _make_ste_round() -> Primitive:
+    """A straight-through estimator: rounds, differentiates as the identity
+    (so its JVP rule is not the derivative of its lower_fun function)."""
+    p = Primitive("ste_round")
+    p.def_impl(lambda x: np.round(np.asarray(x)))
+    p.def_abstract_eval(lambda x: ShapedArray(x.shape, x.dtype))
+    ad.defjvp(p, lambda g, x: g)
+    mlir.register_lowering(p, mlir.lower_fun(jnp.round, multiple_results=False))
+    return p
+
+
+ste_p = _make_ste_round()
+R = np.array([0.3, 1.7, 2.2, 5.0], np.float32)
+
+
+def _ste_loss(x: Any) -> Any:
+    return (ste_p.bind(x) * x).sum()
+
+
+def test_mask_and_piles_keep_the_primitives_jvp_rule() -> None:
+    expected = np.round(R) + R  # d/dx round(x) * x with round's derivative taken as 1
+    np.testing.assert_allclose(plait.grad(_ste_loss)(R), expected, rtol=1e-6)
+    masked = plait.mask(_ste_loss, ["n"], "")
+    np.testing.assert_allclose(masked([R], dict(n=3)), (np.round(R) * R)[:3].sum(), rtol=1e-6)
+    g = plait.jit(plait.grad(lambda d: masked([d], dict(n=3))))(R)
+    np.testing.assert_allclose(g, [*expected[:3], 0.0], rtol=1e-6)
+    pile = Pile.from_arrays([R[:2], R[:3]])
+    grads = plait.vmap(plait.grad(_ste_loss), in_axes=pile_axis, out_axes=pile_axis)(pile).unpack()
+    np.testing.assert_allclose(grads[1], expected[:3], rtol=1e-6)
+
+
 def test_mask_and_piles_refuse_a_primitive_without_lower_fun() -> None:
     p = Primitive("unlowered")
     p.def_abstract_eval(lambda x: x)

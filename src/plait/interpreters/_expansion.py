@@ -9,6 +9,16 @@ there the primitive is replaced by ``f``'s jaxpr, which they interpret
 equation by equation.  A primitive without such a function is refused there
 with an error naming it.
 
+So that a derivative taken outside ``mask`` (``grad(mask(f))``) or of a
+pile's elements still uses the primitive's own JVP rule rather than the
+derivative of ``f`` (they differ for a straight-through estimator, or for
+equinox's ``nondifferentiable``), the jaxpr those two interpreters follow is
+not ``f``'s itself but one ``custom_jvp_call`` of it whose JVP is the
+primitive's rule (:class:`ExtensionJvp`).  ``mask`` and piles already
+interpret ``custom_jvp_call`` by binding it again with its rule wrapped for
+their sizes (``plait_core.rebound_rules``), which is what carries the rule
+through.
+
 :func:`expansion_jaxpr` stages ``f`` for given operand types and params (once
 per types and hashable params) and checks that it returns what the
 primitive's abstract evaluation promises.
@@ -20,16 +30,19 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from plait.extend._primitive import Primitive, on_new_primitive
+from plait_autodiff import Zero, jvp_rules
 from plait_batching.registries import ragged_rules
 from plait_batching.trace import BatchTrace
-from plait_core import ClosedJaxpr, ShapedArray, Tracer, get_aval, set_current_trace
+from plait_core import ClosedJaxpr, ShapedArray, Tracer, get_aval, set_current_trace, to_tangent_type
+from plait_core.custom_derivatives import JvpJaxpr
 from plait_core.jaxpr import eval_jaxpr
+from plait_core.primitives.calls import custom_jvp_call_p, hoist_consts
 from plait_core.staging import trace_to_jaxpr
 from plait_masking.env import MaskEnv
 from plait_masking.registry import masking_rules
 from plait_masking.trace import eval_masked
 
-__all__ = ["LowerFun", "expansion_jaxpr", "expansion_of"]
+__all__ = ["ExtensionJvp", "LowerFun", "expansion_as_custom_jvp", "expansion_jaxpr", "expansion_of"]
 
 
 class LowerFun:
@@ -131,9 +144,77 @@ def expansion_jaxpr(
     return closed
 
 
+class ExtensionJvp:
+    """``jvp_jaxpr_fun`` of the ``custom_jvp_call`` an extension primitive becomes
+    under ``mask`` and piles: the primitive's JVP rule (plait-autodiff's
+    registry) staged for the call's operand types.  The call's leading
+    ``num_consts`` operands are the constants of the ``lower_fun`` jaxpr, which
+    the rule does not see."""
+
+    __slots__ = ("__weakref__", "_memo", "avals", "const_avals", "name", "params", "prim")
+
+    def __init__(
+        self, prim: Primitive, const_avals: Sequence[ShapedArray], avals: Sequence[ShapedArray], params: dict[str, Any]
+    ) -> None:  # fmt: skip
+        self.prim, self.name, self.params = prim, prim.name, params
+        self.const_avals, self.avals = tuple(const_avals), tuple(avals)
+        self._memo: dict[tuple[bool, ...], JvpJaxpr] = {}
+
+    def __repr__(self) -> str:
+        return f"jvp_jaxpr_fun({self.name})"
+
+    def __call__(self, in_nonzeros: Sequence[bool]) -> JvpJaxpr:
+        nz = tuple(bool(b) for b in in_nonzeros)
+        hit = self._memo.get(nz)
+        if hit is not None:
+            return hit
+        k, n, prim = len(self.const_avals), len(self.avals), self.prim
+        if len(nz) != k + n or any(nz[:k]):
+            raise ValueError(
+                f"jvp_jaxpr_fun of {self.name}: bad flags {nz} for {k} constants and {n} operands"
+            )
+        flags = nz[k:]
+        rule = jvp_rules[prim]  # the primitive's own refusal when it has none
+        out_nz: list[bool] = []
+
+        def fun(*xs: Any) -> list[Any]:
+            given = iter(xs[k + n :])
+            tangents = [next(given) if z else Zero(to_tangent_type(a)) for a, z in zip(self.avals, flags)]
+            primal_out, tangent_out = rule(list(xs[k : k + n]), tangents, **self.params)
+            primals = list(primal_out) if prim.multiple_results else [primal_out]
+            outs = list(tangent_out) if prim.multiple_results else [tangent_out]
+            out_nz[:] = [type(t) is not Zero for t in outs]
+            return [*primals, *(t for t in outs if type(t) is not Zero)]
+
+        tangent_avals = [to_tangent_type(a) for a, z in zip(self.avals, flags) if z]
+        closed = trace_to_jaxpr(fun, [*self.const_avals, *self.avals, *tangent_avals])
+        out = JvpJaxpr(closed, tuple(out_nz))
+        if not any(isinstance(c, Tracer) for c in closed.consts):
+            self._memo[nz] = out
+        return out
+
+
+def expansion_as_custom_jvp(
+    prim: Primitive, where: str, avals: Sequence[ShapedArray], params: dict[str, Any]
+) -> ClosedJaxpr:
+    """A jaxpr over operands of types ``avals`` holding one ``custom_jvp_call``
+    of ``prim``'s ``lower_fun`` function, with ``prim``'s JVP rule as its rule."""
+    closed = expansion_jaxpr(prim, expansion_of(prim, None, where), avals, params)
+    body, consts = hoist_consts(closed)
+    jvp = ExtensionJvp(prim, body.in_avals[: len(consts)], avals, params)
+
+    def fun(*xs: Any) -> list[Any]:
+        outs = custom_jvp_call_p.bind(
+            *consts, *xs, call_jaxpr=body, jvp_jaxpr_fun=jvp, num_consts=len(consts), symbolic_zeros=False
+        )
+        return list(outs)
+
+    return trace_to_jaxpr(fun, list(avals))
+
+
 def _mask_rule(prim: Primitive) -> Callable[..., Any]:
     def rule(env: MaskEnv, vals: Sequence[Any], avals: Sequence[ShapedArray], **params: Any) -> Any:
-        closed = expansion_jaxpr(prim, expansion_of(prim, None, "mask"), avals, params)
+        closed = expansion_as_custom_jvp(prim, "mask", avals, params)
         outs = eval_masked(env, closed, vals)
         return outs if prim.multiple_results else outs[0]
 
@@ -143,7 +224,7 @@ def _mask_rule(prim: Primitive) -> Callable[..., Any]:
 def _ragged_rule(trace: BatchTrace, prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> Any:
     assert isinstance(prim, Primitive)
     avals = [x.aval if isinstance(x, Tracer) else get_aval(x) for x in args]
-    closed = expansion_jaxpr(prim, expansion_of(prim, None, "vmap over piles"), avals, params)
+    closed = expansion_as_custom_jvp(prim, "vmap over piles", avals, params)
     with set_current_trace(trace):
         outs = eval_jaxpr(closed.jaxpr, closed.consts, *args)
     return outs if prim.multiple_results else outs[0]
