@@ -47,6 +47,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -203,6 +204,58 @@ def sample_grid_results(jax: Any | None, repeats: int = 5) -> list[Result]:
     p, j, ratio = interleaved_ratio(p_fn, j_fn, repeats)
     name = "compile time, issue 26 repro (`bernoulli` samples tiled by vstack/hstack/transpose): first call"
     return [Result(name, p, j, "≤ 1.2× JAX", ratio)]
+
+
+# ---------------------------------------------------------------------------
+# The persistent compilation cache: a second process.
+
+_CACHED_RUN = """
+import sys, time
+import plait
+from benchmarks.compile_programs.sample_grid import DATA, W1, W2, make_sample
+plait.config.update("jax_compilation_cache_dir", sys.argv[1])
+plait.config.update("jax_persistent_cache_min_compile_time_secs", 0)
+t = time.perf_counter()
+plait.block_until_ready(make_sample(plait, 7)(W1, W2, DATA))
+s = __import__("plait_dispatch").stats.snapshot()
+print("@@", time.perf_counter() - t, s["xla_compiles"], s["persistent_cache_hits"])
+"""
+
+
+def persistent_cache_results(jax: Any | None, repeats: int = 3) -> list[Result]:
+    """Issue 26's repro run by two processes sharing a fresh cache directory:
+    the second one's first call against the first one's (target: at most 0.2 of it)."""
+    if _plait() is None:
+        return []
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT / s) for s in (*_SOURCES, ".")] + [env.get("PYTHONPATH", "")])
+    firsts, seconds = [], []
+    for _ in range(repeats):
+        with tempfile.TemporaryDirectory() as cache_dir:
+            for out in (firsts, seconds):
+                done = subprocess.run(
+                    [sys.executable, "-c", _CACHED_RUN, cache_dir], capture_output=True, text=True,
+                    timeout=600, env=env, cwd=ROOT,
+                )
+                line = [ln for ln in done.stdout.splitlines() if ln.startswith("@@ ")]
+                if done.returncode != 0 or not line:
+                    raise RuntimeError(f"the persistent-cache run failed: {done.stderr[-2000:]}")
+                t, compiles, hits = line[0].split()[1:]
+                out.append((float(t), int(compiles), int(hits)))
+    if any(c != 0 or h == 0 for _, c, h in seconds):
+        raise RuntimeError(f"the second process compiled: {seconds}")
+    first, second = statistics.median(t for t, _, _ in firsts), statistics.median(t for t, _, _ in seconds)
+    ratio = second / first
+    verdict = "met" if ratio <= 0.2 else "NOT met"
+    return [
+        Result(
+            "persistent compilation cache, issue 26 repro: first call in a second process (0 XLA compiles) "
+            "against the first process's",
+            second,
+            None,
+            f"= {ratio:.2f}× of {fmt_seconds(first)} (target ≤ 0.2×), {verdict}",
+        )
+    ]
 
 
 # ---------------------------------------------------------------------------

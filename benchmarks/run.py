@@ -79,6 +79,7 @@ SECTIONS = [
             _rows("dispatch", "bench_trace_lower_chain"),
             _rows("compile", "compile_results"),
             _rows("compile", "sample_grid_results"),
+            _rows("compile", "persistent_cache_results"),
         ),
     ),
     Section(
