@@ -407,6 +407,8 @@ def test_compat_private_table_resolves_every_entry(tmp_path: Path) -> None:
     ("import jax\njax._src.not_a_name\n", "AttributeError", "plait does not have jax._src.not_a_name"),
     ("from jax._src.flatten_util import nope\n", "ImportError", "plait does not have jax._src.flatten_util.nope"),
     ("import jax.export\n", "ModuleNotFoundError", "plait does not have the module jax.export: not supported"),
+    ("from jax.experimental import hijax\n", "ImportError",
+     "plait does not have the module jax.experimental.hijax: not supported: JAX's experimental 'higher-order' types"),
     ("from jax._src.state.types import AbstractRef\nAbstractRef()\n", "NotImplementedError",
      "plait has no mutable array references"),
 ])

@@ -127,6 +127,7 @@ PRIVATE: dict[str, Any] = {
     "jax._src.dtypes.canonicalize_dtype": _dtypes.canonicalize_dtype,
     "jax._src.dtypes.result_type": _dtypes.result_type,
     "jax._src.dtypes.float0": _dtypes.float0,
+    "jax._src.dtypes.DType": _dtypes.DType,  # the type of dtypes (numpy.dtype), for annotations
     # abstract values: flax linen fp8_ops
     "jax._src.core.ShapedArray": ShapedArray,
     # the primitive of lax.stop_gradient: lineax registers a transpose rule for it

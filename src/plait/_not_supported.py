@@ -95,5 +95,9 @@ NOT_SUPPORTED_MODULES: dict[str, str] = {
     "jax.export": "JAX's serialization of staged programs (Exported, StableHLO with a calling-convention version, "
                   "deserialized and called by any later JAX): plait's lowered programs are not versioned for "
                   "reloading by another process; use jit(f).lower(...).as_text() to read the StableHLO",
+    "jax.experimental.hijax": "JAX's experimental 'higher-order' types (HiType, MutableHiType, HiPrimitive, "
+                              "aval methods, quasi-dynamic data): user-defined abstract values with their own "
+                              "lowering and mutation rules, which plait's language (ShapedArray values, typed "
+                              "keys, Piles) has no place for",
 }
 """JAX modules plait does not have at all, with why (``plait.compat`` says it on import)."""

@@ -223,6 +223,12 @@ def _explain(err: ImportError) -> ImportError | None:
     name, alias = match.groups()
     if alias == _PRIVATE_PREFIX or alias.startswith(_PRIVATE_PREFIX + "."):
         return ImportError(_missing_private(f"{alias}.{name}"), name=alias)
+    if f"{alias}.{name}" in NOT_SUPPORTED_MODULES:
+        return ImportError(
+            f"plait does not have the module {alias}.{name}: not supported: {NOT_SUPPORTED_MODULES[f'{alias}.{name}']}; "
+            "plait.compat never falls back to JAX",
+            name=alias,
+        )
     return ImportError(_missing(alias, name), name=alias)
 
 
