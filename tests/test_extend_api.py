@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 import plait
+import plait.extend.core as xcore
 import plait.numpy as jnp
 from plait import Pile, pile_axis
 from plait.extend import backend, source_info_util
@@ -814,3 +815,21 @@ def test_rule_tables_behave_as_mappings() -> None:
     with pytest.raises(KeyError):
         del batching.primitive_batchers[p]
     assert primitives.sin_p in set(ad.primitive_jvps.keys())
+
+
+def test_trace_queries() -> None:
+    seen: dict[str, Any] = {}
+
+    def f(x: Any) -> Any:
+        seen["jit"] = xcore.unsafe_am_i_under_a_jit_DO_NOT_USE()
+        seen["vmap"] = xcore.unsafe_am_i_under_a_vmap_DO_NOT_USE()
+        seen["names"] = xcore.unsafe_get_axis_names_DO_NOT_USE()
+        seen["top_is_x"] = xcore.find_top_trace([np.float32(1.0), x]) is x._trace
+        return x
+
+    plait.jit(plait.vmap(f, axis_name="rows"))(np.ones((2, 3), np.float32))
+    assert seen == {"jit": True, "vmap": True, "names": ("rows",), "top_is_x": True}
+    assert not xcore.unsafe_am_i_under_a_jit_DO_NOT_USE() and not xcore.unsafe_am_i_under_a_vmap_DO_NOT_USE()
+    assert xcore.find_top_trace([1.0]) is current_trace()
+    v = xcore.gensym()(ShapedArray((2,), np.dtype(np.float32)))
+    assert isinstance(v, xcore.Var) and not isinstance(v, xcore.DropVar)

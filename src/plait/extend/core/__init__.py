@@ -9,13 +9,14 @@ through :mod:`plait.interpreters`.  The jaxpr classes are plait-core's own
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
 import plait.interpreters  # registers the rules of last resort every new Primitive gets
 from plait.extend._primitive import Primitive
 from plait.extend.core import primitives as primitives
+from plait_batching.trace import BatchTrace
 from plait_core import (
     ClosedJaxpr,
     InconclusiveDimensionOperation,
@@ -34,10 +35,14 @@ from plait_core import (
     jaxpr_as_fun,
 )
 from plait_core import set_current_trace as _set_current_trace
+from plait_core.axes import bound_axis_names
 from plait_core.jaxpr import sub_jaxprs
+from plait_core.staging import StagingTrace
+from plait_core.trace import Tracer
 
 __all__ = [
     "ClosedJaxpr",
+    "DropVar",
     "Effect",
     "Effects",
     "InconclusiveDimensionOperation",
@@ -50,6 +55,8 @@ __all__ = [
     "Var",
     "check_jaxpr",
     "concrete_or_error",
+    "find_top_trace",
+    "gensym",
     "get_opaque_trace_state",
     "jaxpr_as_fun",
     "jaxprs_in_params",
@@ -62,6 +69,9 @@ __all__ = [
     "subjaxprs",
     "take_current_trace",
     "unmapped_aval",
+    "unsafe_am_i_under_a_jit_DO_NOT_USE",
+    "unsafe_am_i_under_a_vmap_DO_NOT_USE",
+    "unsafe_get_axis_names_DO_NOT_USE",
     "valid_jaxtype",
 ]
 
@@ -204,3 +214,55 @@ def subjaxprs(jaxpr: Jaxpr) -> Iterator[Jaxpr]:
     """The jaxprs held in the params of ``jaxpr``'s equations (one level down)."""
     for eqn in jaxpr.eqns:
         yield from sub_jaxprs(eqn)
+
+
+class DropVar(Var):
+    """JAX's class of an equation output nothing reads.  plait's jaxprs give
+    every output a variable, so none is ever a ``DropVar``."""
+
+    __slots__ = ()
+
+
+def gensym(suffix: str = "") -> Callable[[ShapedArray], Var]:
+    """A maker of fresh jaxpr variables: ``gensym()(aval)`` is a new ``Var``."""
+    return Var
+
+
+def find_top_trace(xs: Any) -> Trace:
+    """The innermost trace among those of the tracers in ``xs`` (the current
+    trace when there is none: plait's values outside tracers are constants to
+    every trace)."""
+    best: Trace | None = None
+    best_depth = -1
+    for x in xs:
+        if isinstance(x, Tracer):
+            depth, t = 0, x._trace.parent
+            while t is not None:
+                depth, t = depth + 1, t.parent
+            if depth > best_depth:
+                best, best_depth = x._trace, depth
+    return current_trace() if best is None else best
+
+
+def _enclosing(kind: type) -> bool:
+    t: Trace | None = current_trace()
+    while t is not None:
+        if isinstance(t, kind):
+            return True
+        t = t.parent
+    return False
+
+
+def unsafe_am_i_under_a_jit_DO_NOT_USE() -> bool:
+    """Whether the code runs while being staged to a program (``jit``, ``make_jaxpr``, ...)."""
+    return _enclosing(StagingTrace)
+
+
+def unsafe_am_i_under_a_vmap_DO_NOT_USE() -> bool:
+    """Whether the code runs under ``vmap``."""
+    return _enclosing(BatchTrace)
+
+
+def unsafe_get_axis_names_DO_NOT_USE() -> tuple[Any, ...]:
+    """The names of the mapped axes bound around the code, outermost first."""
+    return bound_axis_names()
