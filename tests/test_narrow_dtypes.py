@@ -29,7 +29,7 @@ import pytest
 
 import plait
 import plait.numpy as pnp
-from plait import dtypes
+from plait_core import dtypes
 
 HERE = Path(__file__).resolve().parent
 RECORDED = HERE / "data" / "narrow_dtypes_0.10.2.json"

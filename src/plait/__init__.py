@@ -23,6 +23,7 @@ from plait import custom_derivatives as custom_derivatives
 from plait import debug as debug
 from plait import distributed as distributed
 from plait import dlpack as dlpack
+from plait import dtypes as dtypes
 from plait import experimental as experimental
 from plait import image as image
 from plait import ops as ops
@@ -94,7 +95,6 @@ from plait_core import (
     make_jaxpr,
     remat,
 )
-from plait_core import dtypes as dtypes
 from plait_core import errors as errors
 from plait_core import flatten_util as flatten_util
 from plait_core import lax as lax

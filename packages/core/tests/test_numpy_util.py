@@ -164,16 +164,20 @@ def test_scalar_type_converts_a_traced_value() -> None:
     assert closed.out_avals[0].dtype == np.float16
 
 
-def test_dtype_function_canonicalises() -> None:
-    assert pnp.dtype("float64") == np.float32
-    assert pnp.dtype(int) == np.int32
-    assert pnp.dtype(float) == np.float32
-    assert pnp.dtype(bool) == np.bool_
-    assert pnp.dtype(np.zeros(2, np.int64)) == np.int32
-    with plait_core.enable_x64():
-        assert pnp.dtype("float64") == np.float64
-    with pytest.raises(TypeError, match="cannot interpret 'nope' as a data type"):
+def test_dtype_is_numpy_dtype() -> None:
+    # As jax.numpy.dtype: NumPy's own class (isinstance checks work), not canonicalising.
+    assert pnp.dtype is np.dtype and isinstance(np.dtype("f4"), pnp.dtype)
+    assert pnp.dtype("float64") == np.float64 and pnp.dtype(int) == np.dtype(int)
+    assert pnp.dtype(pnp.bfloat16) == np.dtype(ml_dtypes.bfloat16) and pnp.dtype(pnp.int8) == np.int8
+    with pytest.raises(TypeError, match="data type 'nope' not understood"):
         pnp.dtype("nope")
+
+
+def test_scalar_types_hash_and_compare_as_numpy_s() -> None:
+    assert np.int32 in {pnp.int32} and pnp.int32 in {np.int32}
+    assert {np.float32: "f"}[pnp.float32] == "f" and hash(pnp.bfloat16) == hash(ml_dtypes.bfloat16)
+    assert pnp.int32 == np.int32 and pnp.int32 == np.dtype("int32") and pnp.int32 != np.int64
+    assert len({pnp.float32, np.float32, pnp.float16}) == 2
 
 
 def test_finfo_iinfo_can_cast() -> None:

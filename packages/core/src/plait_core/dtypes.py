@@ -386,6 +386,8 @@ def dtype_and_weakness(x: Any) -> tuple[DType, bool]:
     t = type(x)
     if t in _PY_SCALAR_TYPES:
         return python_scalar_dtype(x), t is not builtins.bool
+    if isinstance(x, type) and issubclass(x, np.generic):  # numpy.float16: its ``dtype`` is a descriptor
+        return canonicalize_dtype(x), False
     aval = getattr(x, "aval", None)
     if aval is not None:
         return aval.dtype, aval.weak_type
@@ -435,10 +437,40 @@ _CATEGORY_NAMES = {c.__name__: c for c in (np.floating, np.inexact, np.number, n
                                             np.unsignedinteger, np.integer)}
 
 
+class extended(np.generic):
+    """The abstract scalar type of plait's extended dtypes, those NumPy does not
+    know (the dtype of typed PRNG keys): ``issubdtype(random.key(0).dtype,
+    extended)`` holds, as with ``jax.dtypes.extended``.  An extended dtype is
+    an object whose ``type`` attribute is a subclass of this class."""
+
+
+class prng_key(extended):
+    """The scalar type of typed PRNG key dtypes (``jax.dtypes.prng_key``)."""
+
+
+def extended_scalar_type(x: Any) -> type | None:
+    """The scalar type of an extended dtype (``None`` for anything else)."""
+    if isinstance(x, (np.dtype, type, str)):
+        return None
+    t = getattr(x, "type", None)
+    return t if isinstance(t, type) and issubclass(t, extended) else None
+
+
 def issubdtype(a: Any, b: Any) -> bool:
     """``numpy.issubdtype`` that also knows ``bfloat16`` and the narrow floats
     are floating types and ``int4`` etc. integer types (NumPy sees ml_dtypes'
-    types as bare ``numpy.generic``)."""
+    types as bare ``numpy.generic``), and extended dtypes (typed keys): a key
+    dtype is a sub-dtype of :class:`prng_key`, :class:`extended`,
+    ``numpy.generic`` and itself only."""
+    ta = extended_scalar_type(a)
+    if ta is not None:
+        if extended_scalar_type(b) is not None:
+            return bool(a == b)
+        return isinstance(b, type) and issubclass(ta, b)
+    if extended_scalar_type(b) is not None:
+        return False
+    if isinstance(a, type) and issubclass(a, extended):  # the abstract classes themselves
+        return isinstance(b, type) and issubclass(a, b)
     da = np.dtype(a)
     categories = _EXTENSION_CATEGORIES.get(da)
     if categories is not None:

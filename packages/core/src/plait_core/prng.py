@@ -245,6 +245,7 @@ class KeyDType:
 
     name = "key<fry>"
     impl = IMPL_NAME
+    type = dtypes.prng_key  # an extended dtype: issubdtype(KEY_DTYPE, dtypes.prng_key)
 
     def __repr__(self) -> str:
         return self.name

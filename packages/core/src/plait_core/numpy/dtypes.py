@@ -41,10 +41,12 @@ class _ScalarMeta(type):
             return False
 
     def __ne__(cls, other: object) -> bool:
-        return not cls.__eq__(other)
+        return not _ScalarMeta.__eq__(cls, other)  # (``cls.__eq__`` would be the class's own, object's)
 
     def __hash__(cls) -> int:
-        return hash(cls.dtype)
+        # NumPy's scalar type's hash, as JAX's: with ``==`` above, ``numpy.int32 in
+        # {plait.numpy.int32}`` and dict lookups across the two hold.
+        return hash(cls.dtype.type)
 
     def __repr__(cls) -> str:
         return f"plait.numpy.{cls.__name__}"
@@ -130,21 +132,11 @@ def issubdtype(arg1: Any, arg2: Any) -> builtins.bool:
     return _core_dtypes.issubdtype(arg1, arg2)
 
 
-def dtype(obj: Any, align: Any = False, copy: Any = False) -> DType:
-    """``numpy.dtype`` of ``obj`` (a dtype, a scalar type, a dtype name, or a value
-    with a ``dtype``), canonicalised: with ``x64`` off 64-bit types become 32-bit,
-    and a Python type gives plait's default for it."""
-    if obj is None:
-        return _core_dtypes.default_float_dtype()
-    if any(obj is t for t in (builtins.int, builtins.float, builtins.complex, builtins.bool)):
-        return _core_dtypes.dtype_and_weakness(obj)[0]
-    value_dtype = getattr(obj, "dtype", None)
-    if value_dtype is not None and not isinstance(obj, _ScalarMeta) and not isinstance(obj, type):
-        return _core_dtypes.canonicalize_dtype(value_dtype)
-    try:
-        return _core_dtypes.canonicalize_dtype(np.dtype(obj))
-    except TypeError as e:
-        raise TypeError(f"dtype: cannot interpret {obj!r} as a data type ({e})") from None
+dtype = np.dtype
+"""``plait.numpy.dtype`` is ``numpy.dtype`` itself, as ``jax.numpy.dtype`` is (so
+``isinstance(x, plait.numpy.dtype)`` holds for NumPy dtypes); it does not
+canonicalise: ``dtype("float64")`` is float64 also with x64 off.  The scalar
+types (``dtype(plait.numpy.float32)``) are accepted through their ``dtype``."""
 
 
 def promote_types(a: Any, b: Any) -> DType:
