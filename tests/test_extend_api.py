@@ -833,3 +833,13 @@ def test_trace_queries() -> None:
     assert xcore.find_top_trace([1.0]) is current_trace()
     v = xcore.gensym()(ShapedArray((2,), np.dtype(np.float32)))
     assert isinstance(v, xcore.Var) and not isinstance(v, xcore.DropVar)
+
+
+def test_apply_primitive_without_a_lowering_is_refused() -> None:
+    p = Primitive("no_lowering_apply")
+    p.def_impl(functools.partial(xla.apply_primitive, p))
+    p.def_abstract_eval(lambda x: ShapedArray(x.shape, x.dtype))
+    with pytest.raises(
+        NotImplementedError, match="apply_primitive: the primitive no_lowering_apply has no lowering"
+    ):
+        p.bind(X)

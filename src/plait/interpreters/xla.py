@@ -10,13 +10,17 @@ operations.  ``apply_primitive(p, *args, **params)`` binds ``p`` eagerly.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterator, MutableMapping
 from typing import Any
 
 import numpy as np
 
+from plait.extend._primitive import Primitive as ExtensionPrimitive
+from plait.interpreters._expansion import expansion_of
 from plait_core import ShapedArray, dtypes, eager_backend, get_aval, register_array_type
 from plait_core.primitive import Primitive
+from plait_dispatch import default_backend
 
 __all__ = ["apply_primitive", "canonicalize_dtype_handlers"]
 
@@ -65,5 +69,25 @@ def apply_primitive(prim: Primitive, *args: Any, **params: Any) -> Any:
     """Evaluate ``prim`` eagerly on concrete ``args`` (plait's eager backend:
     compiled by XLA through its lowering).  ``p.def_impl(functools.partial(
     apply_primitive, p))`` makes an extension primitive run its ``lower_fun``
-    function eagerly."""
+    function eagerly; without one that is a ``NotImplementedError`` naming it."""
+    if isinstance(prim, ExtensionPrimitive):
+        expansion_of(prim, default_backend(), "apply_primitive")
+        if prim in _applying.prims:
+            raise NotImplementedError(
+                f"apply_primitive: {prim.name} could not be compiled, and its implementation is apply_primitive "
+                "itself, so there is nothing else to run"
+            )
+        _applying.prims.add(prim)
+        try:
+            return eager_backend()(prim, args, dict(params))
+        finally:
+            _applying.prims.discard(prim)
     return eager_backend()(prim, args, dict(params))
+
+
+class _Applying(threading.local):
+    def __init__(self) -> None:
+        self.prims: set[Primitive] = set()
+
+
+_applying = _Applying()
