@@ -401,6 +401,13 @@ def test_compat_private_table_resolves_every_entry(tmp_path: Path) -> None:
     assert "jax._src.flatten_util" in private_modules() and "jax._src.state.types" in private_modules()
 
 
+def test_extended_dtype_base_knows_plaits_key_dtype() -> None:
+    assert isinstance(plait.random.key(0).dtype, PRIVATE["jax._src.dtypes.ExtendedDType"])
+    assert not isinstance(np.dtype(np.float32), PRIVATE["jax._src.dtypes.ExtendedDType"])
+    with pytest.raises(TypeError, match="abstract"):
+        PRIVATE["jax._src.dtypes.ExtendedDType"]()
+
+
 @pytest.mark.parametrize(("source", "error", "says"), [
     ("import jax._src.foo\n", "ModuleNotFoundError",
      "plait does not have jax._src.foo, a private JAX path that plait.compat does not map"),

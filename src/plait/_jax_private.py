@@ -14,6 +14,7 @@ Which libraries import what (optax 0.2.8, chex 0.1.92, flax 0.12.8, equinox
 
 from __future__ import annotations
 
+import abc
 import os
 import types
 from collections.abc import Callable
@@ -25,6 +26,7 @@ from plait_core import flatten_util as _flatten_util
 from plait_core import tree_util as _tree_util
 from plait_core.abstract import ShapedArray
 from plait_core.primitives.ad_helpers import stop_gradient_p
+from plait_core.prng import KeyDType
 from plait_dispatch import Array, _jaxlib, effects_barrier
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -91,6 +93,25 @@ class AbstractRef:
                                   "so there is no AbstractRef to make")
 
 
+class ExtendedDType(abc.ABC):
+    """JAX's base class of extended dtype objects, the dtypes NumPy does not
+    know.  plait recognises an extended dtype by its ``type`` attribute, a
+    subclass of ``dtypes.extended`` (``plait_core.dtypes.extended_scalar_type``);
+    its own, the typed-key dtype ``key<fry>``, is registered as a subclass, so
+    ``isinstance(random.key(0).dtype, ExtendedDType)`` holds as in JAX.  A
+    library may subclass it to define its own extended dtypes; plait's
+    primitives compute only on the extended dtypes plait defines and refuse
+    others where they are used."""
+
+    @property
+    @abc.abstractmethod
+    def type(self) -> type:
+        """The dtype's scalar type, a subclass of ``dtypes.extended``."""
+
+
+ExtendedDType.register(KeyDType)
+
+
 def _backends() -> dict[str, Any]:
     client = _jaxlib._client
     return {} if client is None else {"cpu": client}
@@ -128,6 +149,7 @@ PRIVATE: dict[str, Any] = {
     "jax._src.dtypes.result_type": _dtypes.result_type,
     "jax._src.dtypes.float0": _dtypes.float0,
     "jax._src.dtypes.DType": _dtypes.DType,  # the type of dtypes (numpy.dtype), for annotations
+    "jax._src.dtypes.ExtendedDType": ExtendedDType,  # the base of extended dtype objects (see above)
     # abstract values: flax linen fp8_ops
     "jax._src.core.ShapedArray": ShapedArray,
     # the primitive of lax.stop_gradient: lineax registers a transpose rule for it
