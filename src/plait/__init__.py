@@ -26,6 +26,7 @@ from plait import dlpack as dlpack
 from plait import dtypes as dtypes
 from plait import experimental as experimental
 from plait import image as image
+from plait import interpreters as interpreters
 from plait import ops as ops
 from plait import profiler as profiler
 from plait import sharding as sharding
@@ -231,6 +232,7 @@ __all__ = [
     "clear_caches",
     "debug",
     "experimental",
+    "interpreters",
     "pure_callback",
     "device_count",
     "dtypes",
