@@ -35,6 +35,7 @@ from plait.extend.core import (
 from plait.extend.random import threefry_2x32
 from plait.interpreters import ad, batching, mlir, xla
 from plait.interpreters import partial_eval as pe
+from plait_core import Primitive as CorePrimitive
 from plait_core import ShapedArray, ShapeDtypeStruct, all_primitives, current_trace, dce_jaxpr
 
 X = np.array([0.3, -1.2, 2.0], np.float32)
@@ -116,6 +117,12 @@ def test_jvp_and_jacobians() -> None:
 def test_extension_primitives_stay_out_of_the_catalog() -> None:
     assert sin_p not in all_primitives()
     assert Primitive("my_sin").name == sin_p.name  # JAX lets two primitives share a name
+    # Primitive.__init__ does not run core's (which enters the catalog): it must set every field core's sets
+    fresh = Primitive("fresh")
+    for slot in CorePrimitive.__slots__:
+        if slot != "__weakref__":
+            getattr(fresh, slot)
+    assert fresh.family == "extension" and not fresh.multiple_results
 
 
 # ---------------------------------------------------------------------------
