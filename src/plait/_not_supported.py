@@ -56,9 +56,6 @@ NOT_SUPPORTED: dict[str, dict[str, str]] = {
                "Threefry streams)"),
         **_all("after_all create_token", "XLA tokens are not part of plait's language (ordered effects thread "
                                          "their own)"),
-        "pcast": "a cast between shard_map's varying-manual-axes types (invariant -> varying, reduced, "
-                 "unreduced) whose errors and effects come from check_vma's type system; plait's shard_map does "
-                 "not type values by replication (as JAX with check_vma=False), so it could not be JAX's",
         **_all("psend precv", "point-to-point Send/Recv collectives ordered by XLA tokens, with NCCL's "
                               "semantics: JAX 0.10.2 implements them on GPU only (NotImplementedError on CPU); "
                               "plait's language has no tokens and runs on XLA CPU (lax.ppermute moves values)"),
