@@ -68,9 +68,11 @@ def _threefry_pair(k0: Array, k1: Array, x0: Array, x1: Array) -> tuple[Array, A
     draw read through many slices (a grid of images built from samples)
     compiled the cipher once per slice, ten times slower than JAX, whose CPU
     lowering rolls the rounds the same way (issue 26).  The loop's output is
-    computed once and then read.  The carry holds the key schedule at the
-    keys' own (small) shape, rotated each block, and the two rotation
-    vectors, swapped each block; the bits are those of the unrolled cipher."""
+    computed once and then read.  The carry holds the block number and the
+    key schedule at the keys' own (small) shape, rotated each block; a
+    block's rotation distances are literals chosen by its parity (no array
+    constants, which a jitted program would take as arguments).  The bits
+    are those of the unrolled cipher."""
     shape = tuple(x0.shape)
     kdims = tuple(range(len(k0.shape)))
 
@@ -82,18 +84,18 @@ def _threefry_pair(k0: Array, k1: Array, x0: Array, x1: Array) -> tuple[Array, A
     x1 = _lenient.add(x1, spread(k1))
 
     def block(state: tuple[Array, ...]) -> tuple[Array, ...]:
-        i, y0, y1, ka, kb, kc, rot, next_rot = state
-        for j in range(4):
-            r = lax.broadcast_in_dim(lax.index_in_dim(rot, j, 0, keepdims=False), shape, ())
+        i, y0, y1, ka, kb, kc = state
+        odd = _lenient.ne(_lenient.bitwise_and(i, np.uint32(1)), np.uint32(0))
+        for even_r, odd_r in zip(*_ROTATIONS):
+            r = _lenient.select(odd, np.uint32(odd_r), np.uint32(even_r))
             y0 = _lenient.add(y0, y1)
-            y1 = _lenient.bitwise_xor(_rotate_left(y1, r), y0)
+            y1 = _lenient.bitwise_xor(_rotate_left(y1, lax.broadcast_in_dim(r, shape, ())), y0)
         i = _lenient.add(i, np.uint32(1))
         y0 = _lenient.add(y0, spread(kb))
         y1 = _lenient.add(_lenient.add(y1, spread(kc)), lax.broadcast_in_dim(i, shape, ()))
-        return i, y0, y1, kb, kc, ka, next_rot, rot
+        return i, y0, y1, kb, kc, ka
 
-    rotations = np.array(_ROTATIONS, np.uint32)
-    init = (np.uint32(0), x0, x1, k0, k1, k2, rotations[0], rotations[1])
+    init = (np.uint32(0), x0, x1, k0, k1, k2)
     final = lax.while_loop(lambda state: lax.lt(state[0], np.uint32(5)), block, init)
     return final[1], final[2]
 
