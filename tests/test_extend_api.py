@@ -854,3 +854,41 @@ def test_apply_primitive_without_a_lowering_is_refused() -> None:
         NotImplementedError, match="apply_primitive: the primitive no_lowering_apply has no lowering"
     ):
         p.bind(X)
+
+
+def _make_badd() -> Primitive:
+    p = Primitive("broadcasting_add")
+    p.def_impl(lambda x, y: np.add(np.asarray(x), np.asarray(y)))
+    p.def_abstract_eval(
+        lambda x, y: ShapedArray(np.broadcast_shapes(x.shape, y.shape), np.result_type(x.dtype, y.dtype))
+    )
+    mlir.register_lowering(p, mlir.lower_fun(lambda x, y: x + y, multiple_results=False))
+    batching.defbroadcasting(p)
+    return p
+
+
+badd_p = _make_badd()
+
+
+@pytest.mark.parametrize(
+    ("x", "y", "in_axes"),
+    [
+        (np.ones((4, 3), np.float32), np.arange(12.0, dtype=np.float32).reshape(4, 3), (0, 0)),
+        (np.arange(12.0, dtype=np.float32).reshape(4, 3), np.arange(3.0, dtype=np.float32), (0, None)),
+        (np.arange(12.0, dtype=np.float32).reshape(3, 4), np.float32(5.0), (1, None)),
+        (np.arange(4.0, dtype=np.float32), np.arange(3.0, dtype=np.float32), (0, None)),
+        (np.arange(3.0, dtype=np.float32), np.arange(12.0, dtype=np.float32).reshape(3, 4), (None, 1)),
+    ],
+    ids=["both", "x only", "axis 1 and a scalar", "batched scalar", "y on axis 1"],
+)
+def test_defbroadcasting(x: Any, y: Any, in_axes: Any) -> None:
+    out = plait.jit(plait.vmap(lambda a, b: badd_p.bind(a, b), in_axes=in_axes))(x, y)
+    size = (x if in_axes[0] is not None else y).shape[in_axes[0] if in_axes[0] is not None else in_axes[1]]
+    expected = [
+        np.add(
+            x if in_axes[0] is None else np.take(x, i, in_axes[0]),
+            y if in_axes[1] is None else np.take(y, i, in_axes[1]),
+        )
+        for i in range(size)
+    ]
+    np.testing.assert_allclose(out, np.stack(expected), rtol=1e-6)

@@ -38,6 +38,7 @@ __all__ = [
     "axis_primitive_batchers",
     "bdim_at_front",
     "broadcast",
+    "defbroadcasting",
     "defvectorized",
     "fancy_primitive_batchers",
     "moveaxis",
@@ -129,6 +130,35 @@ def defvectorized(prim: AnyPrimitive) -> None:
             )
         out = prim.bind(*args, **params)
         return (out, [dims[0]] * len(out)) if prim.multiple_results else (out, dims[0])
+
+    primitive_batchers[prim] = rule
+
+
+def defbroadcasting(prim: AnyPrimitive) -> None:
+    """``prim`` broadcasts its operands as NumPy does over axes of size 1 (and
+    rank-0 operands): under ``vmap`` the batch dimension of every batched
+    operand is moved to the front, unbatched operands get a leading axis of
+    size 1, and batched operands of lower rank get trailing axes of size 1;
+    operands that already agree (one shape, one batch dimension) are passed
+    as they are."""
+    prim = check_primitive(prim, "batching.defbroadcasting")
+
+    def rule(args: Sequence[Any], dims: Sequence[Any], **params: Any) -> tuple[Any, Any]:
+        shapes = [tuple(get_aval(x).shape) for x in args]
+        batched = [(s, d) for s, d in zip(shapes, dims) if d is not None]
+        shape, dim = batched[0]
+        if all(s == shape and d == dim for s, d in zip(shapes, dims) if len(s)):
+            out = prim.bind(*args, **params)
+            return (out, [dim] * len(out)) if prim.multiple_results else (out, dim)
+        moved = [bdim_at_front(x, d, 1) if len(s) else x for x, s, d in zip(args, shapes, dims)]
+        rank = max(len(get_aval(x).shape) for x in moved)
+        moved = [
+            x if d is None or len(get_aval(x).shape) == rank
+            else pnp.reshape(x, (*get_aval(x).shape, *(1,) * (rank - len(get_aval(x).shape))))
+            for x, d in zip(moved, dims)
+        ]  # fmt: skip
+        out = prim.bind(*moved, **params)
+        return (out, [0] * len(out)) if prim.multiple_results else (out, 0)
 
     primitive_batchers[prim] = rule
 
