@@ -25,6 +25,12 @@ def test_every_name_is_there_or_says_why(name: str) -> None:
         assert callable(getattr(plait.sharding, name))
 
 
+def test_abstract_mesh_exists_but_cannot_be_made() -> None:
+    assert not isinstance(plait.sharding.make_mesh((1,), ("a",)), plait.sharding.AbstractMesh)
+    with pytest.raises(NotImplementedError, match=r"AbstractMesh is not supported: .*explicit-sharding"):
+        plait.sharding.AbstractMesh((2,), ("a",))
+
+
 def test_single_process_sharding_basics() -> None:
     d = plait.devices()[0]
     s = plait.sharding.make_single_device_sharding(d)

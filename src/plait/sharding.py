@@ -6,8 +6,11 @@ come from plait-dispatch.  The names of ``jax.sharding`` that belong to
 JAX's *explicit sharding* mode (sharding in types, checked at trace time)
 are not supported: plait's shardings are layouts of values, decided by
 XLA's partitioner from the requests of ``jit``, ``device_put``,
-``with_sharding_constraint`` and ``shard_map``.  Using one raises
-``NotImplementedError`` saying so (:data:`NOT_SUPPORTED` lists them).
+``with_sharding_constraint`` and ``shard_map``.  Reading one raises an
+``AttributeError`` saying so (:data:`NOT_SUPPORTED` lists them), so that
+``hasattr`` answers False.  ``AbstractMesh`` is the exception: libraries
+name it in annotations and ``isinstance`` checks at import, so the class
+exists, no plait value is one, and making one raises ``NotImplementedError``.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from plait_dispatch import device_put, make_mesh
 
 __all__ = [
     "NOT_SUPPORTED",
+    "AbstractMesh",
     "Mesh",
     "NamedSharding",
     "P",
@@ -53,7 +57,6 @@ _EXPLICIT = (
 
 NOT_SUPPORTED: dict[str, str] = {
     "AbstractDevice": f"AbstractDevice {_EXPLICIT}",
-    "AbstractMesh": f"AbstractMesh {_EXPLICIT}",
     "AxisType": f"AxisType {_EXPLICIT} (every mesh axis is 'auto' in plait)",
     "ManualAxisType": f"ManualAxisType {_EXPLICIT}",
     "auto_axes": f"auto_axes {_EXPLICIT}",
@@ -62,6 +65,18 @@ NOT_SUPPORTED: dict[str, str] = {
     "use_abstract_mesh": f"use_abstract_mesh {_EXPLICIT}; use `with mesh:`",
 }
 """The public names of ``jax.sharding`` plait does not provide, with why."""
+
+
+class AbstractMesh:
+    """JAX's device-free mesh (axis sizes, names and types), the mesh of JAX's
+    explicit-sharding mode.  plait has no abstract meshes: its meshes are
+    :class:`Mesh` es of devices, and shardings are layouts decided by XLA.  The
+    class exists so that code naming it (annotations, ``isinstance``) runs; no
+    plait value is an ``AbstractMesh``, and making one raises
+    ``NotImplementedError``."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        raise NotImplementedError(f"plait.sharding.AbstractMesh is not supported: AbstractMesh {_EXPLICIT}")
 
 
 def __getattr__(name: str) -> Any:
