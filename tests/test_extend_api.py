@@ -892,3 +892,20 @@ def test_defbroadcasting(x: Any, y: Any, in_axes: Any) -> None:
         for i in range(size)
     ]
     np.testing.assert_allclose(out, np.stack(expected), rtol=1e-6)
+
+
+def test_batching_tables_share_one_registry() -> None:
+    p = _bare("two_tables")
+    plain = lambda args, dims: (p.bind(*args), dims[0])  # noqa: E731
+    fancy = lambda axis, args, dims: (p.bind(*args) * axis.size, dims[0])  # noqa: E731
+    batching.primitive_batchers[p] = plain
+    batching.fancy_primitive_batchers[p] = fancy  # the later registration is the rule
+    ys = np.ones((2, 3), np.float32)
+    np.testing.assert_allclose(plait.vmap(lambda x: p.bind(x))(ys), 2 * ys)
+    assert p not in batching.primitive_batchers and batching.fancy_primitive_batchers[p] is fancy
+    with pytest.raises(KeyError):
+        del batching.primitive_batchers[p]
+    del batching.fancy_primitive_batchers[p]  # back to the rule it replaced
+    np.testing.assert_allclose(plait.vmap(lambda x: p.bind(x))(ys), ys)
+    assert batching.primitive_batchers[p] is plain and p not in batching.fancy_primitive_batchers
+    assert list(ad.primitive_jvps).count(primitives.sin_p) == 1

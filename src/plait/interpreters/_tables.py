@@ -27,6 +27,10 @@ __all__ = ["RuleTable", "check_primitive"]
 
 Adapter = Callable[[CorePrimitive, Callable[..., Any]], Callable[..., Any]]
 
+#: Per (registry, primitive), the table whose rule is in the registry now
+#: (JAX's three batching tables share plait's one batching registry).
+_owner: dict[tuple[int, CorePrimitive], RuleTable] = {}
+
 
 def check_primitive(prim: Any, where: str) -> CorePrimitive:
     """``prim`` if it is a primitive (made with ``plait.extend.core.Primitive``,
@@ -51,27 +55,34 @@ class RuleTable(Mapping[CorePrimitive, Callable[..., Any]]):
         self._adapter = adapter
         self._shares = shares_convention
         self._given: dict[CorePrimitive, Callable[..., Any]] = {}
-        self._replaced: dict[CorePrimitive, Any] = {}  # plait's rule a set entry replaced
+        #: Per primitive, the rule a set entry replaced and the table that had set it (or None).
+        self._replaced: dict[CorePrimitive, tuple[Any, RuleTable | None]] = {}
 
     def __setitem__(self, prim: CorePrimitive, rule: Callable[..., Any]) -> None:
         prim = check_primitive(prim, f"{self.name}[...] = rule")
         if not callable(rule):
             raise TypeError(f"{self.name}[{prim.name}]: the rule must be callable, got {type(rule).__name__}")
-        if prim not in self._given:
-            self._replaced[prim] = self._registry.get(prim)
+        if _owner.get((id(self._registry), prim)) is not self:
+            self._replaced[prim] = (self._registry.get(prim), _owner.get((id(self._registry), prim)))
         self._given[prim] = rule
         self._registry[prim] = self._adapter(prim, rule)
+        _owner[(id(self._registry), prim)] = self
 
     def __delitem__(self, prim: CorePrimitive) -> None:
-        if prim not in self._given:
+        if prim not in self._given or _owner.get((id(self._registry), prim)) is not self:
             raise KeyError(prim)
         del self._given[prim]
-        before = self._replaced.pop(prim)
+        key = (id(self._registry), prim)
+        before, owner = self._replaced.pop(prim)
         self._registry[prim] = before if before is not None else _deleted(self.name, self._registry, prim)
+        if owner is None:
+            del _owner[key]
+        else:
+            _owner[key] = owner
 
     def __getitem__(self, prim: Any) -> Callable[..., Any]:
         rule = self._given.get(prim)
-        if rule is not None:
+        if rule is not None and _owner.get((id(self._registry), prim)) is self:
             return rule
         if self._shares and not isinstance(prim, Primitive) and isinstance(prim, CorePrimitive):
             own: Callable[..., Any] | None = self._registry.get(prim)
@@ -80,9 +91,10 @@ class RuleTable(Mapping[CorePrimitive, Callable[..., Any]]):
         raise KeyError(prim)
 
     def __iter__(self) -> Iterator[CorePrimitive]:
-        yield from self._given
+        mine = [p for p in self._given if _owner.get((id(self._registry), p)) is self]
+        yield from mine
         if self._shares:
-            yield from (p for p in all_primitives() if p in self._registry)
+            yield from (p for p in all_primitives() if p in self._registry and p not in mine)
 
     def __len__(self) -> int:
         return sum(1 for _ in self)
