@@ -425,6 +425,8 @@ def test_platform_specific_lowering() -> None:
         plait.jit(lambda x: p.bind(x))(X)
     mlir.register_lowering(p, mlir.lower_fun(lambda x: -x, multiple_results=False), platform="cpu")
     np.testing.assert_allclose(plait.jit(lambda x: p.bind(x))(X), -X)
+    masked = plait.mask(lambda x: p.bind(x), ["n"], "n")([X], dict(n=2))  # mask follows the platform's lowering
+    np.testing.assert_allclose(masked[:2], -X[:2])
 
 
 def test_effectful_equations_survive_dead_code_elimination() -> None:

@@ -38,6 +38,7 @@ from plait_core.custom_derivatives import JvpJaxpr
 from plait_core.jaxpr import eval_jaxpr
 from plait_core.primitives.calls import custom_jvp_call_p, hoist_consts
 from plait_core.staging import trace_to_jaxpr
+from plait_dispatch import default_backend
 from plait_masking.env import MaskEnv
 from plait_masking.registry import masking_rules
 from plait_masking.trace import eval_masked
@@ -78,8 +79,6 @@ def expansion_of(prim: Primitive, platform: str | None, where: str) -> LowerFun:
         if key in rules:
             found = rules[key]
             break
-    if found is None and platform is None and len(rules) == 1:
-        found = next(iter(rules.values()))
     if found is None:
         on = f" for the platform {platform!r}" if platform is not None else ""
         raise NotImplementedError(
@@ -199,7 +198,7 @@ def expansion_as_custom_jvp(
 ) -> ClosedJaxpr:
     """A jaxpr over operands of types ``avals`` holding one ``custom_jvp_call``
     of ``prim``'s ``lower_fun`` function, with ``prim``'s JVP rule as its rule."""
-    closed = expansion_jaxpr(prim, expansion_of(prim, None, where), avals, params)
+    closed = expansion_jaxpr(prim, expansion_of(prim, default_backend(), where), avals, params)
     body, consts = hoist_consts(closed)
     jvp = ExtensionJvp(prim, body.in_avals[: len(consts)], avals, params)
 
