@@ -73,8 +73,13 @@ def test_config_contexts() -> None:
         _close(pnp.dot(pnp.ones(3), pnp.ones(3)), 3.0)
     with pytest.raises(NotImplementedError, match=r"jax.debug_nans\(True\) is not supported by plait"):
         plait.debug_nans(True).__enter__()
-    with pytest.raises(NotImplementedError, match="accepts only 'allow'"):
-        plait.numpy_rank_promotion("raise").__enter__()
+    with plait.numpy_rank_promotion("raise"), pytest.raises(
+        ValueError, match=r"add: operands of shapes \(3,\) \(2, 3\) have different ranks"
+    ):
+        pnp.ones(3) + pnp.ones((2, 3))
+    assert plait.config.jax_numpy_rank_promotion == "allow"
+    with pytest.raises(ValueError, match=r"numpy_rank_promotion must be one of 'allow', 'warn', 'raise'; got 'no'"):
+        plait.numpy_rank_promotion("no").__enter__()
     before = plait.config.check_tracer_leaks
     with plait.check_tracer_leaks(not before):
         assert plait.config.check_tracer_leaks is (not before)

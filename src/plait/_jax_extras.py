@@ -209,11 +209,33 @@ debug_nans = _fixed_context("debug_nans", (False,), "plait does not re-run compu
 debug_infs = _fixed_context("debug_infs", (False,), "plait does not re-run computations to locate infinities.")
 debug_key_reuse = _fixed_context("debug_key_reuse", (False,), "plait does not track PRNG key reuse.")
 enable_checks = _fixed_context("enable_checks", (False,), "plait's internal checks are always the same.")
-numpy_rank_promotion = _fixed_context(
-    "numpy_rank_promotion", ("allow",), "plait always broadcasts ranks as NumPy does."
+def _option_context(option: str, doc: str) -> Callable[[Any], contextlib.AbstractContextManager[None]]:
+    """A context manager setting the configuration option ``option`` inside its
+    block (the value checked as ``config.update`` checks it)."""
+
+    @contextlib.contextmanager
+    def context(value: Any) -> Iterator[None]:
+        previous = config.read(option)
+        config.update(option, value)
+        try:
+            yield
+        finally:
+            config.update(option, previous)
+
+    context.__name__ = option
+    context.__doc__ = f"Context manager for JAX's ``{option}`` option. {doc}"
+    return context
+
+
+numpy_rank_promotion = _option_context(
+    "numpy_rank_promotion",
+    "Broadcasting operands of different ranks in NumPy's binary functions: 'allow' (NumPy's rule), 'warn' "
+    "(a UserWarning) or 'raise' (ValueError).",
 )
-numpy_dtype_promotion = _fixed_context(
-    "numpy_dtype_promotion", ("standard",), "plait always uses JAX's standard promotion lattice."
+numpy_dtype_promotion = _option_context(
+    "numpy_dtype_promotion",
+    "'standard' (JAX's promotion lattice) or 'strict' (only weakly typed values promote implicitly; other "
+    "mixed dtypes are a TypePromotionError).",
 )
 threefry_partitionable = _fixed_context(
     "threefry_partitionable", (True,), "plait draws JAX 0.10.2's default partitionable Threefry streams."

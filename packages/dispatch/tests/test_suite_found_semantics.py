@@ -1,10 +1,13 @@
-"""Array behaviour the optax/chex test suites rely on (issue 25): device
-arrays' ``unsafe_buffer_pointer`` and concrete 0-d device arrays as
-``arange`` bounds."""
+"""Behaviour the optax/chex/equinox test suites rely on (issue 25): device
+arrays' ``unsafe_buffer_pointer``, concrete 0-d device arrays as ``arange``
+bounds, and the ``jax_num_cpu_devices`` option."""
 
 from __future__ import annotations
 
 import ctypes
+import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -38,3 +41,24 @@ def test_arange_takes_concrete_device_scalars() -> None:
         pnp.arange(pnp.array([3]))
     with pytest.raises(pc.ConcretizationTypeError, match=r"arange: the start argument needs a concrete value"):
         pd.jit(lambda n: pnp.arange(n))(3)
+
+
+_NUM_CPU_DEVICES_PROGRAM = """
+import plait_core as pc
+import plait_dispatch as pd
+pc.config.update("jax_num_cpu_devices", 3)
+print(len(pd.devices()), pc.config.jax_num_cpu_devices)
+pc.config.update("jax_num_cpu_devices", 3)  # the count it has: fine
+try:
+    pc.config.update("jax_num_cpu_devices", 2)
+except RuntimeError as e:
+    print("RuntimeError", "already exists with 3 device(s)" in str(e), pc.config.jax_num_cpu_devices)
+"""
+
+
+def test_num_cpu_devices_option_before_and_after_the_first_device() -> None:
+    env = {k: v for k, v in os.environ.items() if k != "PLAIT_NUM_CPU_DEVICES"}
+    done = subprocess.run([sys.executable, "-c", _NUM_CPU_DEVICES_PROGRAM], capture_output=True, text=True,
+                          env=env, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["3", "3", "RuntimeError", "True", "3"]

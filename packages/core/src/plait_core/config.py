@@ -40,6 +40,14 @@ class Config:
         self.compilation_cache_dir: str | None = os.environ.get("PLAIT_COMPILATION_CACHE_DIR") or None
         self.persistent_cache_min_compile_time_secs: float = 1.0
         self.persistent_cache_min_entry_size_bytes: int = 0
+        # JAX's NumPy-semantics options: implicit rank promotion in binary
+        # functions ("allow", "warn", "raise") and the promotion lattice
+        # ("standard", or "strict": no implicit promotion between dtypes).
+        self.numpy_rank_promotion: str = "allow"
+        self.numpy_dtype_promotion: str = "standard"
+        # CPU devices plait-dispatch makes (-1: its default, $PLAIT_NUM_CPU_DEVICES
+        # or 1); settable only before the first device is used.
+        self.num_cpu_devices: int = -1
         self.validators: dict[str, Callable[[Any], Any]] = {}
 
     _ALIASES: ClassVar[dict[str, str]] = {
@@ -55,6 +63,9 @@ class Config:
         "compilation_cache_dir": "compilation_cache_dir",
         "persistent_cache_min_compile_time_secs": "persistent_cache_min_compile_time_secs",
         "persistent_cache_min_entry_size_bytes": "persistent_cache_min_entry_size_bytes",
+        "numpy_rank_promotion": "numpy_rank_promotion",
+        "numpy_dtype_promotion": "numpy_dtype_promotion",
+        "num_cpu_devices": "num_cpu_devices",
     }
 
     _VALUED: ClassVar[dict[str, Callable[[str, Any], Any]]] = {}
@@ -90,15 +101,14 @@ class Config:
         if attr is None:
             known = ", ".join(sorted(self._ALIASES))
             raise AttributeError(f"unknown configuration option {name!r}; known options: {known}")
-        validate = self.validators.get(attr)
+        valued = attr in self._VALUED or attr == "default_device"
+        if attr in self._VALUED:
+            value = self._VALUED[attr](name, value)
+        validate = self.validators.get(attr)  # an interpreter's check, after core's
         if validate is not None:
             setattr(self, attr, validate(value))
-        elif attr == "default_device":
-            setattr(self, attr, value)
-        elif attr in self._VALUED:
-            setattr(self, attr, self._VALUED[attr](name, value))
         else:
-            setattr(self, attr, bool(value))
+            setattr(self, attr, value if valued else bool(value))
         if attr == "x64_enabled":
             from plait_core import dtypes
 
@@ -114,6 +124,28 @@ class Config:
         if attr is None:
             raise AttributeError(f"unknown configuration option {name!r}")
         return getattr(self, attr)
+
+    def __getattr__(self, name: str) -> Any:
+        # Only for names not found as attributes: ``config.jax_enable_x64``
+        # reads an option by its JAX name, as in JAX.
+        if name.startswith(("jax_", "plait_")):
+            try:
+                return self.read(name)
+            except AttributeError:
+                pass
+        raise AttributeError(f"'Config' object has no attribute {name!r}")
+
+    @property
+    def values(self) -> dict[str, Any]:
+        """Every option's current value by its JAX name (``config.values["jax_enable_x64"]``)."""
+        return {f"jax_{key}": getattr(self, attr) for key, attr in self._ALIASES.items() if key != "x64_enabled"}
+
+    def config_with_absl(self) -> None:
+        """Does nothing: plait has no absl flags (JAX defines its options as absl
+        flags here); set options with :meth:`update` or environment variables."""
+
+    def parse_flags_with_absl(self) -> None:
+        """Does nothing: plait has no absl flags to parse (see :meth:`config_with_absl`)."""
 
 
 def _cache_dir(name: str, value: Any) -> str | None:
@@ -134,8 +166,26 @@ def _non_negative(kind: type) -> Callable[[str, Any], Any]:
     return check
 
 
+def _one_of(*allowed: str) -> Callable[[str, Any], Any]:
+    def check(name: str, value: Any) -> Any:
+        if value not in allowed:
+            raise ValueError(f"{name} must be one of {', '.join(map(repr, allowed))}; got {value!r}")
+        return value
+
+    return check
+
+
+def _device_count(name: str, value: Any) -> Any:
+    if type(value) is not int or (value < 1 and value != -1):
+        raise ValueError(f"{name} must be a positive int (or -1 for the default), got {value!r}")
+    return value
+
+
 Config._VALUED.update(
     {
+        "numpy_rank_promotion": _one_of("allow", "warn", "raise"),
+        "numpy_dtype_promotion": _one_of("standard", "strict"),
+        "num_cpu_devices": _device_count,
         "compilation_cache_dir": _cache_dir,
         "persistent_cache_min_compile_time_secs": _non_negative(float),
         "persistent_cache_min_entry_size_bytes": _non_negative(int),

@@ -348,8 +348,42 @@ def _node(dtype: DType, weak: bool) -> Any:
 _promote_cache: dict[tuple[Any, Any], tuple[DType, bool]] = {}
 
 
+_WEAK_RANK = {_WEAK_INT: 0, _WEAK_FLOAT: 1, _WEAK_COMPLEX: 2}
+
+
+def _kind_rank(dtype: DType) -> int:
+    """Integers 0, floats 1, complex 2 (the weak kinds they take in); bool -1."""
+    if is_int(dtype):
+        return 0
+    if is_float(dtype):
+        return 1
+    if is_complex(dtype):
+        return 2
+    return -1
+
+
+def _check_strict(a: Any, b: Any) -> None:
+    """Under ``numpy_dtype_promotion="strict"`` (JAX's option), only weak types
+    promote implicitly: two weak kinds join; a weak kind joins a strong dtype
+    of its kind or a higher one (a Python int joins ``float16``, a Python
+    float does not join ``int32``); two different strong dtypes do not."""
+    wa, wb = a in _WEAK_RANK, b in _WEAK_RANK
+    if (wa and wb) or (not wa and not wb and a == b):
+        return
+    if wa != wb:
+        weak, strong = (a, b) if wa else (b, a)
+        if _kind_rank(strong) >= _WEAK_RANK[weak]:
+            return
+    raise TypePromotionError(
+        f"no implicit promotion between {_node_name(a)} and {_node_name(b)} under "
+        "numpy_dtype_promotion='strict'; convert one explicitly, or set the option to 'standard'"
+    )
+
+
 def _join_typed(a: DType, a_weak: bool, b: DType, b_weak: bool) -> tuple[DType, bool]:
     key = (_node(a, a_weak), _node(b, b_weak))
+    if config.numpy_dtype_promotion == "strict":
+        _check_strict(*key)
     hit = _promote_cache.get(key)
     if hit is not None:
         return hit
@@ -378,6 +412,8 @@ def promote_types(a: Any, b: Any) -> DType:
             raise TypeError(f"promote_types: plait does not support the dtype {d}")
     if da == db:
         return da
+    if config.numpy_dtype_promotion == "strict":
+        _check_strict(da, db)
     return _lattice_join(da, db)  # type: ignore[no-any-return]
 
 

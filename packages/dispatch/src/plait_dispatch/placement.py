@@ -161,6 +161,18 @@ def _check_default_device(value: Any) -> Any:
 config.register_validator("default_device", _check_default_device)
 
 
+def _check_num_cpu_devices(value: int) -> int:
+    """``config.update("jax_num_cpu_devices", n)``: ask for ``n`` CPU devices,
+    only before the first device is used (``RuntimeError`` after, unless the
+    client already has ``n``); -1 (the default's value) changes nothing."""
+    if value != -1:
+        _jaxlib.set_num_cpu_devices(value)
+    return value
+
+
+config.register_validator("num_cpu_devices", _check_num_cpu_devices)
+
+
 def _check_device(device: Any) -> Device:
     if not _jaxlib.is_device(device):
         raise TypeError(

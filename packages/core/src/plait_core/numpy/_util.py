@@ -11,6 +11,7 @@ from __future__ import annotations
 import builtins
 import math
 import operator
+import warnings
 from collections.abc import Sequence
 from typing import Any, cast
 
@@ -403,23 +404,51 @@ def _promoted_pair(a: Any, b: Any, keep_scalars: builtins.bool) -> list[Array] |
     return None
 
 
+def check_rank_promotion(name: str, args: Sequence[Any]) -> None:
+    """JAX's ``numpy_rank_promotion`` option: operands of different non-zero
+    ranks broadcast together are an error (``"raise"``: ``ValueError``) or a
+    ``UserWarning`` (``"warn"``); rank-0 operands never count.  Nothing
+    under the default ``"allow"``."""
+    mode = config.numpy_rank_promotion
+    if mode == "allow":
+        return
+    try:
+        shapes = [shape_of(x) for x in args]
+    except TypeError:  # not all arrays: promotion names the offending operand
+        return
+    if len({len(s) for s in shapes if len(s)}) < 2:
+        return
+    listed = " ".join(_shape_str(s) for s in shapes)
+    if mode == "raise":
+        raise ValueError(f"{name}: operands of shapes {listed} have different ranks, and implicit rank promotion "
+                         "is off (numpy_rank_promotion='raise'); add the leading axes explicitly (expand_dims, "
+                         "reshape, broadcast_to) or set the option to 'allow'")
+    warnings.warn(f"{name}: operands of shapes {listed} are broadcast to a common rank (NumPy's rank promotion); "
+                  "set the option numpy_rank_promotion to 'allow' to silence this warning", UserWarning,
+                  stacklevel=4)
+
+
 def promote_args(name: str, *args: Any, keep_scalars: builtins.bool = True) -> list[Array]:
     """Common dtype and common shape: the inputs of a NumPy binary function.
-    Rank-0 operands stay rank-0 unless ``keep_scalars=False``."""
+    Rank-0 operands stay rank-0 unless ``keep_scalars=False``.  Operands of
+    different ranks follow the option ``numpy_rank_promotion``."""
     if len(args) == 2:
         pair = _promoted_pair(args[0], args[1], keep_scalars)
-        if pair is not None:
+        if pair is not None:  # equal shapes, or an array and a scalar: no rank promotion
             return pair
+    check_rank_promotion(name, args)
     return broadcast_args(name, *promote_dtypes(name, *args), keep_scalars=keep_scalars)
 
 
 def promote_args_numeric(name: str, *args: Any, keep_scalars: builtins.bool = True) -> list[Array]:
     """As :func:`promote_args`, computing in a numeric dtype (booleans as ``int32``)."""
+    check_rank_promotion(name, args)
     return broadcast_args(name, *promote_dtypes_numeric(name, *args), keep_scalars=keep_scalars)
 
 
 def promote_args_inexact(name: str, *args: Any, keep_scalars: builtins.bool = True) -> list[Array]:
     """As :func:`promote_args`, computing in a floating (or complex) dtype."""
+    check_rank_promotion(name, args)
     return broadcast_args(name, *promote_dtypes_inexact(name, *args), keep_scalars=keep_scalars)
 
 
