@@ -425,7 +425,9 @@ def test_platform_specific_lowering() -> None:
         plait.jit(lambda x: p.bind(x))(X)
     mlir.register_lowering(p, mlir.lower_fun(lambda x: -x, multiple_results=False), platform="cpu")
     np.testing.assert_allclose(plait.jit(lambda x: p.bind(x))(X), -X)
-    masked = plait.mask(lambda x: p.bind(x), ["n"], "n")([X], dict(n=2))  # mask follows the platform's lowering
+    masked = plait.mask(lambda x: p.bind(x), ["n"], "n")(
+        [X], dict(n=2)
+    )  # mask follows the platform's lowering
     np.testing.assert_allclose(masked[:2], -X[:2])
 
 
@@ -846,6 +848,7 @@ def test_trace_queries() -> None:
     assert xcore.find_top_trace([1.0]) is current_trace()
     v = xcore.gensym()(ShapedArray((2,), np.dtype(np.float32)))
     assert isinstance(v, xcore.Var) and not isinstance(v, xcore.DropVar)
+    assert xcore.DropVar is plait.core.DropVar  # one class, as in JAX
 
 
 def test_apply_primitive_without_a_lowering_is_refused() -> None:

@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from typing import Any
 
 import plait.interpreters  # registers the rules of last resort every new Primitive gets
+from plait.core import DropVar
 from plait.extend._primitive import Primitive
 from plait.extend.core import primitives as primitives
 from plait_batching.trace import BatchTrace
@@ -214,13 +215,6 @@ def subjaxprs(jaxpr: Jaxpr) -> Iterator[Jaxpr]:
     """The jaxprs held in the params of ``jaxpr``'s equations (one level down)."""
     for eqn in jaxpr.eqns:
         yield from sub_jaxprs(eqn)
-
-
-class DropVar(Var):
-    """JAX's class of an equation output nothing reads.  plait's jaxprs give
-    every output a variable, so none is ever a ``DropVar``."""
-
-    __slots__ = ()
 
 
 def gensym(suffix: str = "") -> Callable[[ShapedArray], Var]:
