@@ -1,6 +1,6 @@
 """Behaviour the optax/chex/equinox test suites rely on (issue 25): device
 arrays' ``unsafe_buffer_pointer``, concrete 0-d device arrays as ``arange``
-bounds, and the ``jax_num_cpu_devices`` option."""
+bounds, the ``jax_num_cpu_devices`` option and ``Lowered.compiler_ir``."""
 
 from __future__ import annotations
 
@@ -62,3 +62,16 @@ def test_num_cpu_devices_option_before_and_after_the_first_device() -> None:
                           env=env, timeout=300, check=False)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["3", "3", "RuntimeError", "True", "3"]
+
+
+def test_compiler_ir_hlo_and_stablehlo() -> None:
+    lowered = pd.jit(lambda x: pnp.sin(x) * 2.0).lower(np.ones(3, np.float32))
+    hlo = lowered.compiler_ir("hlo")
+    text = hlo.as_hlo_text()
+    assert text.startswith("HloModule ") and " sine(" in text and " multiply(" in text
+    assert "f32[3]" in text and hlo.as_hlo_module() is not None
+    module = lowered.compiler_ir()
+    assert type(module).__name__ == "Module" and "stablehlo.sine" in str(module)
+    assert str(lowered.compiler_ir("stablehlo")) == str(module)
+    with pytest.raises(ValueError, match=r"compiler_ir: unknown dialect 'mhlo'; plait has 'stablehlo' and 'hlo'"):
+        lowered.compiler_ir("mhlo")

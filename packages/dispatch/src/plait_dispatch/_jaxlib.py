@@ -868,6 +868,19 @@ def _parse_module(text: str) -> Any:
             return ir.Module.parse(text)
 
 
+def mlir_module(text: str) -> Any:
+    """The StableHLO module ``text`` as an MLIR ``Module`` object of jaxlib's
+    bundled MLIR (what ``jax``'s ``compiler_ir("stablehlo")`` returns)."""
+    return _parse_module(text)
+
+
+def xla_computation(text: str) -> Any:
+    """The StableHLO module ``text`` converted to an XLA HLO computation
+    (jaxlib's ``XlaComputation``: ``as_hlo_text()``, ``as_hlo_module()``,
+    ``program_shape()``), untupled arguments and results as lowered."""
+    return _jax.mlir.mlir_module_to_xla_computation(text, use_tuple_args=False, return_tuple=False)
+
+
 def result_handler(aval: Any, device: Device) -> ResultHandler:
     """A handler turning an output of ``aval`` on ``device`` into a buffer whose
     ``.aval`` is ``aval`` itself.  Build once per compiled signature."""

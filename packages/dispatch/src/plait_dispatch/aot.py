@@ -155,11 +155,17 @@ class Lowered(_Stage):
         """The StableHLO module, as MLIR text."""
         return str(self._lowered.text)
 
-    def compiler_ir(self, dialect: str = "stablehlo") -> str:
-        """The module as text (plait keeps StableHLO as text; only ``"stablehlo"``)."""
-        if dialect != "stablehlo":
-            raise ValueError(f"compiler_ir: plait has the 'stablehlo' dialect only, not {dialect!r}")
-        return self.as_text()
+    def compiler_ir(self, dialect: str = "stablehlo") -> Any:
+        """The lowered program as a compiler's object, as JAX's: ``"stablehlo"``
+        (the default) gives an MLIR ``Module`` (``str()`` of it is
+        :meth:`as_text`), ``"hlo"`` an XLA ``XlaComputation`` converted from
+        it (``as_hlo_text()``, ``as_hlo_module()``).  Other dialects are a
+        ``ValueError``."""
+        if dialect == "stablehlo":
+            return _jaxlib.mlir_module(self.as_text())
+        if dialect == "hlo":
+            return _jaxlib.xla_computation(self.as_text())
+        raise ValueError(f"compiler_ir: unknown dialect {dialect!r}; plait has 'stablehlo' and 'hlo'")
 
     def compile(self) -> Compiled:
         """Compile for the device the function runs on (the default device,
