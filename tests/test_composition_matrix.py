@@ -1,9 +1,9 @@
 """The composition matrix (issue 7): every ordered pair and the important
-triples of plait's transformations, on every program of :mod:`plait.matrix`.
+triples of plait's transformations, on every program of :mod:`composition_matrix` (tests/composition_matrix.py).
 
 A composition either equals its oracle (derived from the program's NumPy
 oracle: finite differences for derivatives, a loop for ``vmap`` and piles,
-logical slices for ``mask``), or is listed in one of ``plait.matrix.TABLES``
+logical slices for ``mask``), or is listed in one of ``composition_matrix.TABLES``
 and raises exactly the error its entry documents: unsupported compositions,
 known bugs (which xfail after checking their current symptom) and
 compositions that compute the right values but bypass a custom rule.
@@ -20,9 +20,8 @@ from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
+import composition_matrix as M
 import pytest
-
-from plait import matrix as M
 
 PROGRAMS = list(M.BASE_PROGRAMS)
 COMPOSITIONS = M.PAIRS + M.TRIPLES

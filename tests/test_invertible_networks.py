@@ -11,10 +11,10 @@ from typing import Any
 
 import numpy as np
 import pytest
+from composition_matrix import eager_backend
 
 import plait
 from plait import numpy as pnp
-from plait.matrix import eager_backend
 
 R = np.random.default_rng(12)
 DEPTH, WIDTH, HIDDEN, BATCH = 16, 128, 256, 32  # the sizes, but the batch (256 there: same results)
