@@ -150,6 +150,8 @@ PRIVATE: dict[str, Any] = {
     "jax._src.dtypes.float0": _dtypes.float0,
     "jax._src.dtypes.DType": _dtypes.DType,  # the type of dtypes (numpy.dtype), for annotations
     "jax._src.dtypes.ExtendedDType": ExtendedDType,  # the base of extended dtype objects (see above)
+    "jax._src.dtypes.extended": _dtypes.extended,  # the scalar type of extended dtypes (issubdtype(key, extended))
+    "jax._src.dtypes.prng_key": _dtypes.prng_key,  # the scalar type of typed PRNG key dtypes
     # abstract values: flax linen fp8_ops
     "jax._src.core.ShapedArray": ShapedArray,
     # the primitive of lax.stop_gradient: lineax registers a transpose rule for it
