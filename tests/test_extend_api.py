@@ -18,6 +18,7 @@ import pytest
 import plait
 import plait.extend.core as xcore
 import plait.numpy as jnp
+import plait_core
 from plait import Pile, pile_axis
 from plait.extend import backend, source_info_util
 from plait.extend import linear_util as lu
@@ -914,3 +915,24 @@ def test_batching_tables_share_one_registry() -> None:
     np.testing.assert_allclose(plait.vmap(lambda x: p.bind(x))(ys), ys)
     assert batching.primitive_batchers[p] is plain and p not in batching.fancy_primitive_batchers
     assert list(ad.primitive_jvps).count(primitives.sin_p) == 1
+
+
+def test_compile_time_eval_stages_on_a_running_transformation() -> None:
+    """As in JAX (equinox's error_if relies on it): inside ensure_compile_time_eval
+    under jit, the primitive applied to a traced operand is staged, not refused."""
+    seen: list[Any] = []
+
+    def f(x: Any) -> Any:
+        with plait.ensure_compile_time_eval():
+            y = sin_p.bind(x)
+            seen.append(isinstance(y, plait_core.Tracer))
+            z = sin_p.bind(np.float32(0.5))  # no tracer: evaluated now
+            seen.append(isinstance(z, plait_core.Tracer))
+        return y + z
+
+    np.testing.assert_allclose(plait.jit(f)(X), np.sin(X) + np.sin(0.5), rtol=1e-6)
+    assert seen == [True, False]
+    leaked: list[Any] = []
+    plait.jit(lambda x: leaked.append(x) or x)(X)
+    with pytest.raises(plait_core.TracerLeakError):
+        sin_p.bind(leaked[0])

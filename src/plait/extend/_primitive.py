@@ -35,9 +35,9 @@ from plait_core import Primitive as CorePrimitive
 from plait_core import ShapedArray, Trace, current_trace, dtypes, set_current_trace
 from plait_core.dce import effect_rules
 from plait_core.jaxpr import JaxprEqn
-from plait_core.trace import EvalTrace, check_eager_operands
+from plait_core.trace import EvalTrace, Tracer, check_eager_operands
 
-__all__ = ["FAMILY", "Primitive", "as_shaped", "on_new_primitive"]
+__all__ = ["FAMILY", "Primitive", "as_shaped", "innermost_trace", "on_new_primitive"]
 
 #: The family of every primitive made with :class:`Primitive`.
 FAMILY = "extension"
@@ -84,11 +84,20 @@ class Primitive(CorePrimitive):
 
     def bind(self, *args: Any, **params: Any) -> Any:
         """Apply the primitive to ``args`` on the current trace; outside every
-        transformation, run the function given to :meth:`def_impl`."""
+        transformation, run the function given to :meth:`def_impl`.
+
+        As in JAX, an operand traced by a transformation still running while
+        evaluation is eager (inside ``ensure_compile_time_eval`` under ``jit``:
+        equinox's ``error_if`` does this) makes the primitive apply on that
+        transformation's trace (the innermost one among the operands')."""
         trace = current_trace()
         if type(trace) is EvalTrace:
-            check_eager_operands(self, args)
-            return self.impl(*args, **params)
+            owner = innermost_trace(args, alive_only=True)
+            if owner is None:
+                check_eager_operands(self, args)  # a leaked tracer is an error
+                return self.impl(*args, **params)
+            with set_current_trace(owner):
+                return owner.process_primitive(self, args, params)
         return trace.process_primitive(self, args, params)
 
     def bind_with_trace(self, trace: Trace, args: Sequence[Any], *rest: Any) -> Any:
@@ -168,6 +177,22 @@ class Primitive(CorePrimitive):
 
     def __repr__(self) -> str:
         return self.name
+
+
+def innermost_trace(args: Sequence[Any], alive_only: bool = False) -> Trace | None:
+    """Of the traces of the tracers among ``args`` (those still running, with
+    ``alive_only``), the innermost: the one with the most enclosing traces;
+    ``None`` when there is none."""
+    best: Trace | None = None
+    best_depth = -1
+    for x in args:
+        if isinstance(x, Tracer) and (x._trace.alive or not alive_only):
+            depth, t = 0, x._trace.parent
+            while t is not None:
+                depth, t = depth + 1, t.parent
+            if depth > best_depth:
+                best, best_depth = x._trace, depth
+    return best
 
 
 def as_shaped(x: Any, what: str) -> ShapedArray:

@@ -15,7 +15,7 @@ from typing import Any
 
 import plait.interpreters  # registers the rules of last resort every new Primitive gets
 from plait.core import DropVar
-from plait.extend._primitive import Primitive
+from plait.extend._primitive import Primitive, innermost_trace
 from plait.extend.core import primitives as primitives
 from plait_batching.trace import BatchTrace
 from plait_core import (
@@ -226,16 +226,8 @@ def find_top_trace(xs: Any) -> Trace:
     """The innermost trace among those of the tracers in ``xs`` (the current
     trace when there is none: plait's values outside tracers are constants to
     every trace)."""
-    best: Trace | None = None
-    best_depth = -1
-    for x in xs:
-        if isinstance(x, Tracer):
-            depth, t = 0, x._trace.parent
-            while t is not None:
-                depth, t = depth + 1, t.parent
-            if depth > best_depth:
-                best, best_depth = x._trace, depth
-    return current_trace() if best is None else best
+    top = innermost_trace(list(xs))
+    return current_trace() if top is None else top
 
 
 def _enclosing(kind: type) -> bool:
