@@ -6,6 +6,7 @@ done is refused with an error naming the primitive."""
 from __future__ import annotations
 
 import functools
+import importlib.util
 import subprocess
 import sys
 import textwrap
@@ -936,3 +937,44 @@ def test_compile_time_eval_stages_on_a_running_transformation() -> None:
     plait.jit(lambda x: leaked.append(x) or x)(X)
     with pytest.raises(plait_core.TracerLeakError):
         sin_p.bind(leaked[0])
+
+
+EQUINOX_PROGRAM = """
+import jax
+import jax.numpy as jnp
+import equinox as eqx
+import equinox.internal as eqxi
+from equinox._unvmap import unvmap_any
+
+x = jnp.arange(3.0)
+print(bool(jax.jit(unvmap_any)(x > 1)), jax.vmap(unvmap_any)(x > 1).tolist())
+print(jax.jit(jax.vmap(lambda x: eqx.error_if(x, x > 5, "too big")))(x).tolist())
+print(jax.jit(eqxi.nondifferentiable_backward)(x).tolist())
+try:
+    jax.grad(lambda x: eqxi.nondifferentiable_backward(x).sum())(x)
+except RuntimeError as e:
+    print("refused:", str(e).split(".")[0])
+try:
+    jax.vmap(eqxi.nonbatchable)(x)
+except ValueError as e:
+    print("refused:", str(e).split(".")[0])
+"""
+
+
+@pytest.mark.skipif(importlib.util.find_spec("equinox") is None, reason="equinox is not installed")
+def test_equinox_primitives_under_compat(tmp_path: Path) -> None:
+    """equinox's own primitives (made with jax.extend.core.Primitive), run by
+    plait through plait.compat; the expected lines are JAX 0.10.2's."""
+    program = tmp_path / "program.py"
+    program.write_text(EQUINOX_PROGRAM)
+    done = subprocess.run(
+        [sys.executable, "-m", "plait.compat", str(program)], capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "True [True, True, True]",
+        "[0.0, 1.0, 2.0]",
+        "[0.0, 1.0, 2.0]",
+        "refused: Unexpected cotangent",
+        "refused: Unexpected batch tracer",
+    ]
