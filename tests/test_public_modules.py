@@ -349,6 +349,23 @@ def test_layouts_are_checked_and_values_pass_through() -> None:
     assert layout.Format(row_major, single).sharding == single
 
 
+def test_compilation_cache_set_cache_dir_writes_there(tmp_path: Path) -> None:
+    from plait.experimental.compilation_cache import compilation_cache
+
+    before = (plait.config.jax_compilation_cache_dir, plait.config.jax_persistent_cache_min_compile_time_secs)
+    try:
+        compilation_cache.set_cache_dir(tmp_path / "cache")
+        plait.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
+        assert plait.config.jax_compilation_cache_dir == str(tmp_path / "cache")
+        assert float(plait.jit(lambda x: x * 7.0 - 3.0)(2.0)) == 11.0
+        assert [p.suffix for p in (tmp_path / "cache").iterdir()] == [".plait-xla"]
+        compilation_cache.reset_cache()
+        assert plait.config.jax_compilation_cache_dir == str(tmp_path / "cache")
+    finally:
+        plait.config.update("jax_compilation_cache_dir", before[0])
+        plait.config.update("jax_persistent_cache_min_compile_time_secs", before[1])
+
+
 def test_lax_primitive_objects_are_plaits_primitives() -> None:
     assert plait.lax.stop_gradient_p.name == "stop_gradient" and plait.lax.tanh_p.name == "tanh"
     closed = plait.make_jaxpr(lambda x: plait.lax.stop_gradient(pnp.tanh(x)))(1.0)
