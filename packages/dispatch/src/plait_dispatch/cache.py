@@ -30,6 +30,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from plait_core import ClosedJaxpr, ShapedArray, config, dce_closed_jaxpr, dtypes, to_numpy
+from plait_core.sharding import NamedSharding, PartitionSpec, TiledSharding
 from plait_core.tree_util import PyTreeDef
 from plait_dispatch import _jaxlib, persistent_cache
 from plait_dispatch.array import Array
@@ -97,6 +98,19 @@ class JitInfo:
             shardings = (tuple(ins[o] if o is not None and o < len(ins) else None for o in origin), ())
         return JitInfo(self.device, donated, self.keep_unused, names, shardings)
 
+    def batch_operands(self, batched: tuple[bool, ...]) -> JitInfo:
+        """The info of this call under ``vmap``: an operand flagged in
+        ``batched`` carries the batch in front, unsplit (as JAX's ``vmap`` of
+        a ``jit`` with ``in_shardings``), so its requested sharding gets a
+        leading dimension that is not split."""
+        if self.shardings is None or not any(batched):
+            return self
+        ins = tuple(
+            _with_leading_dim(s) if s is not None and k < len(batched) and batched[k] else s
+            for k, s in enumerate(self.shardings[0])
+        )
+        return JitInfo(self.device, self.donated, self.keep_unused, self.names, (ins, ()))
+
     def name_of(self, k: int) -> str | None:
         """The argument name of operand ``k``, if known."""
         return self.names[k] if k < len(self.names) else None
@@ -122,6 +136,15 @@ class JitInfo:
         dev = "None" if self.device is None else _jaxlib.device_description(self.device)
         donated = tuple(i for i, d in enumerate(self.donated) if d)
         return f"JitInfo(device={dev}, donated={donated}, keep_unused={self.keep_unused})"
+
+
+def _with_leading_dim(sharding: Any) -> Any:
+    """``sharding`` for arrays with one more, unsplit, leading dimension."""
+    if isinstance(sharding, NamedSharding):
+        return sharding.with_spec(PartitionSpec(None, *sharding.spec))
+    if isinstance(sharding, TiledSharding):
+        return TiledSharding(sharding._device_assignment, sharding._assignment[None])
+    return sharding  # a SingleDeviceSharding lays out any rank
 
 
 DEFAULT_JIT_INFO = JitInfo(None, (), True)

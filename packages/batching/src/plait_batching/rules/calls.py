@@ -64,6 +64,7 @@ def _call_rule(prim: Primitive, jaxpr_param: str) -> Callable[..., tuple[list[An
             new["num_consts"] = params["num_consts"] + len(hoisted)
         if "jit_info" in new:
             new["jit_info"] = c.remap_jit_info(params["jit_info"], (None,) * len(hoisted) + tuple(range(len(args))))
+            new["jit_info"] = c.batch_jit_info(new["jit_info"], (False,) * len(hoisted) + tuple(in_b))
         ops = [front_if_batched(x, d) for x, d in zip(args, dims)]
         outs = prim.bind(*hoisted, *ops, **new)
         return list(outs), [0 if b else None for b in out_b]

@@ -14,7 +14,7 @@ Operands and params (the protocol autodiff and batching are built against):
     ``name`` is a ``str``; ``jit_info`` is an opaque hashable value (``None``
     by default) for plait-dispatch (device, donation).  Rules that build a
     new call from part of the operands derive its ``jit_info`` with
-    :func:`remap_jit_info`.
+    :func:`remap_jit_info`; ``vmap``'s rule with :func:`batch_jit_info`.
 
 ``custom_jvp_call(*consts, *args; call_jaxpr, jvp_jaxpr_fun, num_consts, symbolic_zeros)``
     ``jvp_jaxpr_fun(in_nonzeros) -> JvpJaxpr`` (see
@@ -88,6 +88,7 @@ __all__ = [
     "custom_vmap_call_p",
     "hoist_consts",
     "invertible_call_p",
+    "batch_jit_info",
     "remap_jit_info",
     "split_with_policy",
     "stage_cached",
@@ -152,6 +153,16 @@ def remap_jit_info(jit_info: Any, origin: tuple[int | None, ...]) -> Any:
     value is kept unchanged."""
     remap = getattr(jit_info, "remap_operands", None)
     return jit_info if remap is None else remap(origin)
+
+
+def batch_jit_info(jit_info: Any, batched: tuple[bool, ...]) -> Any:
+    """The ``jit_info`` of a call under ``vmap``, whose operands flagged in
+    ``batched`` carry the batch as a new leading dimension.  A ``jit_info``
+    with a ``batch_operands(batched)`` method decides (plait-dispatch gives
+    their requested shardings an unsplit leading dimension); any other value
+    is kept unchanged."""
+    batch = getattr(jit_info, "batch_operands", None)
+    return jit_info if batch is None else batch(batched)
 
 
 def bind_closed_call(closed: ClosedJaxpr, *args: Any, name: str, jit_info: Any = None) -> list[Any]:
