@@ -25,10 +25,14 @@ def test_every_name_is_there_or_says_why(name: str) -> None:
         assert callable(getattr(plait.sharding, name))
 
 
-def test_abstract_mesh_exists_but_cannot_be_made() -> None:
-    assert not isinstance(plait.sharding.make_mesh((1,), ("a",)), plait.sharding.AbstractMesh)
-    with pytest.raises(NotImplementedError, match=r"AbstractMesh is not supported: .*explicit-sharding"):
-        plait.sharding.AbstractMesh((2,), ("a",))
+def test_abstract_mesh_is_a_mesh_without_devices() -> None:
+    mesh = plait.sharding.make_mesh((1,), ("a",))
+    assert not isinstance(mesh, plait.sharding.AbstractMesh)
+    am = plait.sharding.AbstractMesh((2,), ("a",))
+    assert am.axis_types == (plait.sharding.AxisType.Auto,) and am.shape == {"a": 2}
+    assert mesh.abstract_mesh == plait.sharding.AbstractMesh((1,), ("a",))
+    with pytest.raises(ValueError, match=r"AbstractMesh: 1 axis sizes \(2,\) but 2 names"):
+        plait.sharding.AbstractMesh((2,), ("a", "b"))
 
 
 def test_single_process_sharding_basics() -> None:

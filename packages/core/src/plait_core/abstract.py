@@ -18,11 +18,13 @@ import numpy as np
 from plait_core import dtypes
 from plait_core.config import config
 from plait_core.dims import Dim, InconclusiveDimensionOperation, Shape, SymbolicDim, canonicalize_shape
+from plait_core.sharding import NamedSharding, PartitionSpec, get_abstract_mesh
 
 DType = np.dtype[Any]
 
 
 _NO_AXES: frozenset[Any] = frozenset()
+_KEEP: Any = object()
 
 
 class ShapedArray:
@@ -33,23 +35,46 @@ class ShapedArray:
     every device of those axes).  It is part of the type JAX users see
     (``typeof(x).vma``), but not of equality or hashing: programs are compared
     by shape and dtype, and the axes matter only to ``shard_map``'s checks and to
-    transposition (see :mod:`plait_core.vma`)."""
+    transposition (see :mod:`plait_core.vma`).
 
-    __slots__ = ("_hash", "dtype", "shape", "vma", "weak_type")
+    Under a mesh with ``Explicit`` axes, ``sharding`` is the value's layout as
+    part of its type (JAX's explicit sharding, :mod:`plait_core.explicit_sharding`):
+    a :class:`~plait_core.sharding.NamedSharding` of an abstract mesh, kept
+    only when it splits some dimension (``None`` otherwise, which reads as
+    replicated over the context mesh).  Unlike ``vma`` it takes part in
+    equality and hashing, as types that differ in layout are different types."""
+
+    __slots__ = ("_hash", "_sharding", "dtype", "shape", "vma", "weak_type")
 
     shape: Shape
     dtype: DType
     weak_type: bool
     vma: frozenset[Any]
+    _sharding: NamedSharding | None
 
     def __init__(
-        self, shape: Sequence[Dim], dtype: Any, weak_type: bool = False, vma: frozenset[Any] = _NO_AXES
+        self,
+        shape: Sequence[Dim],
+        dtype: Any,
+        weak_type: bool = False,
+        vma: frozenset[Any] = _NO_AXES,
+        sharding: NamedSharding | None = None,
     ) -> None:
         self.shape = shape if type(shape) is tuple else tuple(shape)
         self.dtype = dtype if isinstance(dtype, np.dtype) else np.dtype(dtype)
         self.weak_type = weak_type
         self.vma = vma
+        self._sharding = sharding
         self._hash = -1
+
+    @property
+    def sharding(self) -> NamedSharding:
+        """The value's layout as part of its type: the explicit sharding it
+        carries, else replicated (``P(None, ...)``) over the context's abstract mesh."""
+        s = self._sharding
+        if s is not None:
+            return s
+        return NamedSharding(get_abstract_mesh(), PartitionSpec(*(None,) * len(self.shape)))
 
     @property
     def ndim(self) -> int:
@@ -70,22 +95,32 @@ class ShapedArray:
         dtype: Any = None,
         weak_type: bool | None = None,
         vma: frozenset[Any] | None = None,
+        sharding: Any = _KEEP,
     ) -> ShapedArray:
-        """A copy with some fields replaced."""
+        """A copy with some fields replaced (``sharding=None`` drops an explicit
+        sharding; so does a new shape of another rank, which the old one cannot describe)."""
+        if sharding is _KEEP and shape is not None and self._sharding is not None and len(shape) != len(self.shape):
+            sharding = None
         return ShapedArray(
             self.shape if shape is None else tuple(shape),
             self.dtype if dtype is None else dtype,
             self.weak_type if weak_type is None else weak_type,
             self.vma if vma is None else vma,
+            self._sharding if sharding is _KEEP else sharding,
         )
 
     def strip_weak_type(self) -> ShapedArray:
         """The same abstract value, strongly typed."""
-        return ShapedArray(self.shape, self.dtype, False, self.vma) if self.weak_type else self
+        return ShapedArray(self.shape, self.dtype, False, self.vma, self._sharding) if self.weak_type else self
 
     def str_short(self) -> str:
-        """Compact type, e.g. ``f32[3,4]`` (``f32[3]{V:x}`` when it varies over mesh axis ``x``)."""
-        dims = ",".join(str(d) for d in self.shape)
+        """Compact type, e.g. ``f32[3,4]`` (``f32[3]{V:x}`` when it varies over mesh axis ``x``,
+        ``f32[8@x,4]`` when its type splits dimension 0 over explicit mesh axis ``x``)."""
+        s = self._sharding
+        if s is None:
+            dims = ",".join(str(d) for d in self.shape)
+        else:
+            dims = ",".join(_dim_str(d, s.spec.axis_names_of(k)) for k, d in enumerate(self.shape))
         varying = "{V:" + ",".join(sorted(str(a) for a in self.vma)) + "}" if self.vma else ""
         return f"{dtypes.dtype_short_name(self.dtype)}[{dims}]{varying}"
 
@@ -101,17 +136,26 @@ class ShapedArray:
             and self.dtype == other.dtype
             and self.weak_type == other.weak_type
             and _same_shape(self.shape, other.shape)
+            and (self._sharding is other._sharding or self._sharding == other._sharding)
         )
 
     def __hash__(self) -> int:
         h = self._hash
         if h == -1:
-            h = self._hash = hash((self.shape, self.dtype, self.weak_type))
+            s = self._sharding
+            h = hash((self.shape, self.dtype, self.weak_type) if s is None else (self.shape, self.dtype, self.weak_type, s))
+            self._hash = h
         return h
 
     def same_type(self, other: ShapedArray) -> bool:
         """Equal shape and dtype, ignoring weak types."""
         return self.dtype == other.dtype and _same_shape(self.shape, other.shape)
+
+
+def _dim_str(size: Dim, names: tuple[Any, ...]) -> str:
+    if not names:
+        return str(size)
+    return f"{size}@{names[0]}" if len(names) == 1 else f"{size}@({','.join(str(n) for n in names)})"
 
 
 def _same_shape(a: Shape, b: Shape) -> bool:

@@ -13,6 +13,12 @@ into XLA's form through :meth:`Sharding._tiling`.
   axes, major to minor).  Mesh axes a spec does not name replicate the data.
 * :class:`NamedSharding`: a mesh and a spec.
 * :class:`SingleDeviceSharding`: the whole array on one device.
+* :class:`AxisType`: whether a mesh axis is ``Auto`` (XLA's partitioner
+  decides layouts along it), ``Explicit`` (layouts are part of values' types,
+  see :mod:`plait_core.explicit_sharding`) or ``Manual`` (inside
+  ``shard_map``).  :class:`AbstractMesh` is a mesh's axis names, sizes and
+  types without devices (what types refer to); :func:`get_abstract_mesh` /
+  :func:`use_abstract_mesh` read and set the one in context.
 
 Every sharding can say which slice of a global array each device holds
 (:meth:`Sharding.devices_indices_map`); a dimension a sharding splits must
@@ -21,6 +27,8 @@ be divisible by the number of pieces (``ValueError`` otherwise).
 
 from __future__ import annotations
 
+import contextlib
+import enum
 import math
 import threading
 from collections.abc import Hashable, Iterator, Mapping, Sequence
@@ -30,6 +38,10 @@ from typing import Any
 import numpy as np
 
 __all__ = [
+    "AbstractDevice",
+    "AbstractMesh",
+    "AxisType",
+    "ManualAxisType",
     "Mesh",
     "NamedSharding",
     "P",
@@ -38,9 +50,11 @@ __all__ = [
     "SingleDeviceSharding",
     "Tiling",
     "TiledSharding",
+    "get_abstract_mesh",
     "get_mesh",
     "make_single_device_sharding",
     "set_mesh",
+    "use_abstract_mesh",
 ]
 
 Index = tuple[slice, ...]
@@ -91,6 +105,201 @@ class PartitionSpec(tuple[Any, ...]):
 P = PartitionSpec
 
 
+class AxisType(enum.Enum):
+    """How layouts along a mesh axis are decided: ``Auto`` by XLA's
+    partitioner, ``Explicit`` by the values' types (checked while tracing),
+    ``Manual`` by the program itself (``shard_map`` bodies)."""
+
+    Auto = "Auto"
+    Explicit = "Explicit"
+    Manual = "Manual"
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+def _axis_types(types: Any, names: tuple[Hashable, ...], what: str) -> tuple[AxisType, ...]:
+    """``types`` checked against ``names``: ``None`` is every axis ``Auto``; one
+    :class:`AxisType` is that type for every axis; else one per axis."""
+    if types is None:
+        return (AxisType.Auto,) * len(names)
+    if isinstance(types, AxisType):
+        return (types,) * len(names)
+    out = tuple(types)
+    if len(out) != len(names) or not all(isinstance(t, AxisType) for t in out):
+        raise ValueError(
+            f"{what}: axis_types must be one AxisType per axis ({len(names)} for axes {names!r}), got {types!r}"
+        )
+    return out
+
+
+class ManualAxisType:
+    """The mesh axes a value inside ``shard_map`` varies over, is unreduced or
+    reduced over (JAX's record of manual axes in types; plait keeps the varying
+    ones in ``ShapedArray.vma``).  Two with the same sets are equal."""
+
+    __slots__ = ("reduced", "unreduced", "varying")
+
+    varying: frozenset[Hashable]
+    unreduced: frozenset[Hashable]
+    reduced: frozenset[Hashable]
+
+    def __init__(
+        self,
+        *,
+        varying: Any = frozenset(),
+        unreduced: Any = frozenset(),
+        reduced: Any = frozenset(),
+    ) -> None:
+        v, u, r = frozenset(varying), frozenset(unreduced), frozenset(reduced)
+        if v & u:
+            raise ValueError(f"varying and unreduced cannot have common mesh axes. Got varying={v} and unreduced={u}")
+        if v & r:
+            raise ValueError(f"varying and reduced cannot have common mesh axes. Got varying={v} and reduced={r}")
+        object.__setattr__(self, "varying", v)
+        object.__setattr__(self, "unreduced", u)
+        object.__setattr__(self, "reduced", r)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError("ManualAxisType is immutable; use update()")
+
+    def update(self, **kwargs: Any) -> ManualAxisType:
+        """A copy with some of ``varying``, ``unreduced``, ``reduced`` replaced."""
+        fields = {"varying": self.varying, "unreduced": self.unreduced, "reduced": self.reduced, **kwargs}
+        return ManualAxisType(**fields)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ManualAxisType) and (self.varying, self.unreduced, self.reduced) == (
+            other.varying,
+            other.unreduced,
+            other.reduced,
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.varying, self.unreduced, self.reduced))
+
+    def __repr__(self) -> str:
+        return f"ManualAxisType(varying={self.varying}, unreduced={self.unreduced}, reduced={self.reduced})"
+
+
+@dataclass(frozen=True)
+class AbstractDevice:
+    """What a type knows of the devices of a mesh: their kind, cores and platform."""
+
+    device_kind: str
+    num_cores: int | None
+    platform: str
+
+
+class AbstractMesh:
+    """A mesh without devices: axis sizes, names and :class:`AxisType`\\ s.
+
+    It is what explicit sharding types refer to (``typeof(x).sharding.mesh``)
+    and what :func:`get_abstract_mesh` returns.  ``AbstractMesh((), ())`` is
+    the empty mesh (no context mesh)."""
+
+    __slots__ = ("_hash", "axis_names", "axis_sizes", "axis_types")
+
+    def __init__(
+        self, axis_sizes: Sequence[int], axis_names: Sequence[Hashable], axis_types: Any = None, **_: Any
+    ) -> None:
+        sizes = tuple(int(s) for s in axis_sizes)
+        names = (axis_names,) if isinstance(axis_names, str) else tuple(axis_names)
+        if len(sizes) != len(names):
+            raise ValueError(f"AbstractMesh: {len(sizes)} axis sizes {sizes} but {len(names)} names {names!r}")
+        if len(set(names)) != len(names):
+            raise ValueError(f"AbstractMesh: axis names must be distinct, got {names!r}")
+        self.axis_sizes: tuple[int, ...] = sizes
+        self.axis_names: tuple[Hashable, ...] = names
+        self.axis_types: tuple[AxisType, ...] = _axis_types(axis_types, names, "AbstractMesh")
+        self._hash = hash((sizes, names, self.axis_types))
+
+    @property
+    def shape(self) -> dict[Hashable, int]:
+        """Axis name -> size, in axis order."""
+        return dict(zip(self.axis_names, self.axis_sizes))
+
+    @property
+    def shape_tuple(self) -> tuple[tuple[Hashable, int], ...]:
+        """``(name, size)`` per axis."""
+        return tuple(zip(self.axis_names, self.axis_sizes))
+
+    @property
+    def size(self) -> int:
+        """Number of devices the mesh stands for."""
+        return math.prod(self.axis_sizes)
+
+    @property
+    def empty(self) -> bool:
+        """Whether the mesh has no axes."""
+        return not self.axis_names
+
+    @property
+    def abstract_mesh(self) -> AbstractMesh:
+        """Itself."""
+        return self
+
+    @property
+    def explicit_axes(self) -> tuple[Hashable, ...]:
+        """The axes of type ``Explicit``."""
+        return _axes_of(self, AxisType.Explicit)
+
+    @property
+    def auto_axes(self) -> tuple[Hashable, ...]:
+        """The axes of type ``Auto``."""
+        return _axes_of(self, AxisType.Auto)
+
+    @property
+    def manual_axes(self) -> tuple[Hashable, ...]:
+        """The axes of type ``Manual``."""
+        return _axes_of(self, AxisType.Manual)
+
+    def axis_size(self, name: Hashable) -> int:
+        """The size of axis ``name`` (``ValueError`` naming the mesh's axes if it has none)."""
+        try:
+            return self.axis_sizes[self.axis_names.index(name)]
+        except ValueError:
+            raise ValueError(f"the mesh has no axis named {name!r}; its axes are {self.axis_names}") from None
+
+    def update_axis_types(self, types: Mapping[Hashable, AxisType]) -> AbstractMesh:
+        """The same mesh with the types of some axes (name -> type) replaced."""
+        for n in types:
+            self.axis_size(n)
+        return AbstractMesh(self.axis_sizes, self.axis_names, tuple(types.get(n, t) for n, t in zip(self.axis_names, self.axis_types)))
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, AbstractMesh)
+            and self.axis_sizes == other.axis_sizes
+            and self.axis_names == other.axis_names
+            and self.axis_types == other.axis_types
+        )
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __repr__(self) -> str:
+        types = ", ".join(t.name for t in self.axis_types) + ("," if len(self.axis_types) == 1 else "")
+        if self.empty:
+            return "AbstractMesh((), axis_types=())"
+        axes = ", ".join(f"{n!r}: {s}" for n, s in zip(self.axis_names, self.axis_sizes))
+        return f"AbstractMesh({axes}, axis_types=({types}))"
+
+    def __enter__(self) -> AbstractMesh:
+        _context.abstract.append(self)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        _context.abstract.pop()
+
+
+def _axes_of(mesh: Mesh | AbstractMesh, kind: AxisType) -> tuple[Hashable, ...]:
+    return tuple(n for n, t in zip(mesh.axis_names, mesh.axis_types) if t is kind)
+
+
+EMPTY_ABSTRACT_MESH = AbstractMesh((), ())
+
+
 class Mesh:
     """Devices arranged in an n-dimensional array whose axes have names.
 
@@ -98,7 +307,10 @@ class Mesh:
     distinct devices, ``axis_names`` one name per axis of it.  ``mesh.shape``
     maps names to sizes.  A mesh is also a context manager: inside ``with
     mesh:``, a bare :class:`PartitionSpec` given to ``with_sharding_constraint``
-    refers to it."""
+    refers to it.  ``axis_types`` (one :class:`AxisType` per axis, or one for
+    all; default every axis ``Auto``) says how layouts along each axis are
+    decided; a mesh with ``Explicit`` axes turns on sharding in types
+    (:mod:`plait_core.explicit_sharding`)."""
 
     def __init__(self, devices: Any, axis_names: str | Sequence[Hashable], *, axis_types: Any = None) -> None:
         arr = np.array(devices, dtype=object)
@@ -116,7 +328,38 @@ class Mesh:
         arr.flags.writeable = False
         self.devices = arr
         self.axis_names: tuple[Hashable, ...] = names
-        self._key = (tuple(id(d) for d in flat), arr.shape, names)
+        self.axis_types: tuple[AxisType, ...] = _axis_types(axis_types, names, "Mesh")
+        self._key = (tuple(id(d) for d in flat), arr.shape, names, self.axis_types)
+        self._abstract = AbstractMesh(arr.shape, names, self.axis_types)
+        if AxisType.Explicit in self.axis_types:
+            _explicit_meshes[self._abstract] = self
+            explicit_state.active = True
+
+    @property
+    def abstract_mesh(self) -> AbstractMesh:
+        """The mesh's axis names, sizes and types, without its devices."""
+        return self._abstract
+
+    @property
+    def explicit_axes(self) -> tuple[Hashable, ...]:
+        """The axes of type ``Explicit``."""
+        return _axes_of(self, AxisType.Explicit)
+
+    @property
+    def auto_axes(self) -> tuple[Hashable, ...]:
+        """The axes of type ``Auto``."""
+        return _axes_of(self, AxisType.Auto)
+
+    @property
+    def manual_axes(self) -> tuple[Hashable, ...]:
+        """The axes of type ``Manual``."""
+        return _axes_of(self, AxisType.Manual)
+
+    def update_axis_types(self, types: Mapping[Hashable, AxisType]) -> Mesh:
+        """The same devices with the types of some axes (name -> type) replaced."""
+        for n in types:
+            self.axis_size(n)
+        return Mesh(self.devices, self.axis_names, axis_types=tuple(types.get(n, t) for n, t in zip(self.axis_names, self.axis_types)))
 
     @property
     def shape(self) -> dict[Hashable, int]:
@@ -162,7 +405,10 @@ class Mesh:
 
     def __repr__(self) -> str:
         axes = ", ".join(f"{n!r}: {s}" for n, s in self.shape.items())
-        return f"Mesh({{{axes}}})"
+        if all(t is AxisType.Auto for t in self.axis_types):
+            return f"Mesh({{{axes}}})"
+        types = ", ".join(t.name for t in self.axis_types) + ("," if len(self.axis_types) == 1 else "")
+        return f"Mesh({{{axes}}}, axis_types=({types}))"
 
     def __enter__(self) -> Mesh:
         _context.meshes.append(self)
@@ -175,9 +421,56 @@ class Mesh:
 class _MeshContext(threading.local):
     def __init__(self) -> None:
         self.meshes: list[Mesh] = []
+        self.abstract: list[AbstractMesh] = []
 
 
 _context = _MeshContext()
+
+
+class _ExplicitState:
+    """``active``: whether a mesh with ``Explicit`` axes was ever made in this
+    process; until then staging skips the explicit-sharding hook entirely."""
+
+    active = False
+
+
+explicit_state = _ExplicitState()
+
+_explicit_meshes: dict[AbstractMesh, Mesh] = {}
+"""The last mesh made with each abstract mesh that has ``Explicit`` axes: the
+devices that lower a type referring to it."""
+
+
+def concrete_mesh(abstract: AbstractMesh) -> Mesh | None:
+    """The devices of an abstract mesh: the context mesh if it is one of them,
+    else the last :class:`Mesh` made with those axes (``None`` if none)."""
+    m = get_mesh()
+    if m is not None and m.abstract_mesh == abstract:
+        return m
+    return _explicit_meshes.get(abstract)
+
+
+def get_abstract_mesh() -> AbstractMesh:
+    """The abstract mesh in context: the innermost :func:`use_abstract_mesh`
+    (also set by ``auto_axes`` / ``explicit_axes``), else the context mesh's
+    (``set_mesh`` / ``with mesh:``), else the empty ``AbstractMesh((), ())``."""
+    if _context.abstract:
+        return _context.abstract[-1]
+    m = get_mesh()
+    return EMPTY_ABSTRACT_MESH if m is None else m.abstract_mesh
+
+
+@contextlib.contextmanager
+def use_abstract_mesh(mesh: AbstractMesh | Mesh) -> Iterator[None]:
+    """Make ``mesh``'s abstract mesh the one :func:`get_abstract_mesh` returns
+    inside the block (types created there refer to it)."""
+    if not isinstance(mesh, (AbstractMesh, Mesh)):
+        raise ValueError(f"use_abstract_mesh: expected an AbstractMesh, got {type(mesh).__name__}: {mesh!r}")
+    _context.abstract.append(mesh.abstract_mesh)
+    try:
+        yield
+    finally:
+        _context.abstract.pop()
 
 
 def get_mesh() -> Mesh | None:
@@ -195,13 +488,16 @@ class set_mesh:  # JAX's name: called like a function, usable as a context manag
         if mesh is not None and not isinstance(mesh, Mesh):
             raise ValueError(f"set_mesh: expected a plait.sharding.Mesh or None, got {type(mesh).__name__}: {mesh!r}")
         self._previous = list(_context.meshes)
+        self._previous_abstract = list(_context.abstract)
         _context.meshes[:] = [] if mesh is None else [mesh]
+        _context.abstract[:] = []
 
     def __enter__(self) -> None:
         return None
 
     def __exit__(self, *exc: object) -> None:
         _context.meshes[:] = self._previous
+        _context.abstract[:] = self._previous_abstract
 
 
 @dataclass(frozen=True)
@@ -348,8 +644,10 @@ def make_single_device_sharding(device: Any) -> SingleDeviceSharding:
 class NamedSharding(Sharding):
     """An array laid out over ``mesh`` as ``spec`` says (see :class:`PartitionSpec`)."""
 
-    def __init__(self, mesh: Mesh, spec: PartitionSpec | None = None, *, memory_kind: str | None = None) -> None:
-        if not isinstance(mesh, Mesh):
+    def __init__(
+        self, mesh: Mesh | AbstractMesh, spec: PartitionSpec | None = None, *, memory_kind: str | None = None
+    ) -> None:
+        if not isinstance(mesh, (Mesh, AbstractMesh)):
             raise TypeError(f"NamedSharding: mesh must be a Mesh, got {type(mesh).__name__}: {mesh!r}")
         spec = PartitionSpec() if spec is None else spec
         if not isinstance(spec, PartitionSpec):
@@ -369,6 +667,8 @@ class NamedSharding(Sharding):
 
     @property
     def _device_assignment(self) -> tuple[Any, ...]:
+        if isinstance(self.mesh, AbstractMesh):
+            raise ValueError(f"{self!r} refers to an abstract mesh, which has no devices")
         return self.mesh._flat_devices
 
     def _tiling(self, ndim: int) -> Tiling:

@@ -18,11 +18,13 @@ from typing import Any
 import numpy as np
 
 from plait_core import dtypes
+from plait_core import explicit_sharding as _explicit
 from plait_core import vma as _vma
 from plait_core.abstract import ShapedArray, ShapeDtypeStruct, get_aval, to_numpy
 from plait_core.config import config
 from plait_core.jaxpr import Atom, ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
 from plait_core.primitive import Primitive
+from plait_core.sharding import NamedSharding, explicit_state
 from plait_core.trace import Trace, Tracer, transformation
 from plait_core.tree_util import PyTreeDef, tree_flatten, tree_unflatten
 
@@ -103,6 +105,8 @@ class StagingTrace(Trace):
                 avals.append(a.aval)
         if _vma.active and (prim in _vma.vma_rules or any(a.vma for a in avals)):
             return self._process_varying(prim, args, atoms, avals, params)
+        if explicit_state.active and _explicit.needs_typing(prim, avals):
+            return self._process_explicit(prim, atoms, avals, params)
         out = prim.abstract_eval(*avals, **params)
         if prim.fold_literals and all(type(a) is Literal for a in atoms):
             value = prim.impl(*[to_numpy(a.val) for a in atoms], **params)  # type: ignore[union-attr]
@@ -148,6 +152,28 @@ class StagingTrace(Trace):
         var = Var(out)
         self.eqns.append(JaxprEqn(prim, atoms, [var], params))
         return StagingTracer(self, out, var)
+
+    def _process_explicit(
+        self, prim: Primitive, atoms: list[Atom], avals: list[ShapedArray], params: dict[str, Any]
+    ) -> Any:
+        """``process_primitive`` with operands typed by explicit shardings
+        (:mod:`plait_core.explicit_sharding`): the results get their types by the
+        primitive's sharding rule, and each is followed by a ``sharding_constraint``
+        of its type so that XLA lays it out so."""
+        out, mesh = _explicit.type_results(prim, avals, params, prim.abstract_eval(*avals, **params))
+        results = list(out) if prim.multiple_results else [out]
+        outvars = [Var(a) for a in results]
+        self.eqns.append(JaxprEqn(prim, atoms, list(outvars), params))
+        if mesh is not None and prim.family != "sharding":
+            constraint = _explicit.constraint_primitive()
+            for k, v in enumerate(outvars):
+                s = v.aval._sharding
+                laid = Var(v.aval)
+                sharding = NamedSharding(mesh, s.spec if s is not None else None)
+                self.eqns.append(JaxprEqn(constraint, [v], [laid], {"sharding": sharding}))
+                outvars[k] = laid
+        tracers = [StagingTracer(self, v.aval, v) for v in outvars]
+        return tracers if prim.multiple_results else tracers[0]
 
     def to_closed_jaxpr(self, outs: Sequence[Any]) -> ClosedJaxpr:
         """Finish: the closed jaxpr whose outputs are ``outs``."""

@@ -32,7 +32,8 @@ from typing import Any, Final
 import numpy as np
 
 from plait_core import DeletedArrayError, ShapedArray, dtypes, register_array_type
-from plait_core.sharding import Index, Sharding, SingleDeviceSharding
+from plait_core.explicit_sharding import explicit_type
+from plait_core.sharding import Index, Sharding, SingleDeviceSharding, explicit_state
 from plait_dispatch import _jaxlib
 
 _LIVE: Final = 0
@@ -71,7 +72,10 @@ class Array:
 
     @classmethod
     def _multi(cls, buf: _jaxlib.Buffer, aval: ShapedArray, sharding: Sharding) -> Array:
-        """A multi-device Array of a jaxlib multi-device buffer laid out as ``sharding``."""
+        """A multi-device Array of a jaxlib multi-device buffer laid out as ``sharding``
+        (over a mesh with ``Explicit`` axes its type records the layout over them)."""
+        if explicit_state.active:
+            aval = explicit_type(aval, sharding)
         x = cls(buf, aval, None, True)
         x._sharding = sharding
         return x

@@ -214,7 +214,16 @@ def make_mesh(
 ) -> Mesh:
     """A :class:`Mesh` of shape ``axis_shapes`` over the first
     ``prod(axis_shapes)`` devices (or ``devices``), in id order.  Asking for
-    more devices than there are is a ``ValueError`` that says both numbers."""
+    more devices than there are is a ``ValueError`` that says both numbers.
+
+    ``axis_types``: one :class:`~plait_core.sharding.AxisType` per axis (or one
+    for all).  The default is every axis ``Auto`` (layouts decided by XLA's
+    partitioner).  JAX 0.10 defaults to ``Explicit`` (sharding in types); plait
+    does not, because its explicit-sharding rules cover the common primitives
+    only (see :mod:`plait_core.explicit_sharding`) and a program using another
+    one on split values would be refused where it runs with ``Auto`` axes with
+    the same numbers.  Pass ``axis_types=(AxisType.Explicit,) * n`` for JAX's
+    explicit mode."""
     shape = tuple(int(s) for s in axis_shapes)
     names = tuple(axis_names)
     if len(shape) != len(names):
@@ -228,4 +237,4 @@ def make_mesh(
         )
     arr = np.empty(need, dtype=object)
     arr[:] = devs[:need]
-    return Mesh(arr.reshape(shape), names)
+    return Mesh(arr.reshape(shape), names, axis_types=axis_types)

@@ -20,6 +20,7 @@ import numpy as np
 from plait_core import dtypes
 from plait_core.abstract import ShapedArray, to_numpy
 from plait_core.dims import Dim
+from plait_core.explicit_sharding import check_user_dot_general
 from plait_core.lax.factorizations import (  # noqa: F401  (lax.linalg's factorisations)
     cholesky,
     eig,
@@ -34,6 +35,7 @@ from plait_core.lax.reductions import lax_function, normalize_axis, operand_aval
 from plait_core.primitives import linalg as _p
 from plait_core.primitives.linalg import ConvDimensionNumbers, dilated_size
 from plait_core.primitives.reductions import shape_text
+from plait_core.sharding import explicit_state
 from plait_core.trace import Tracer
 
 Array = Any
@@ -138,6 +140,8 @@ def dot_general(
         (_dims("dot_general", la, lc, "lhs contracting"), _dims("dot_general", ra, rc, "rhs contracting")),
         (_dims("dot_general", la, lb, "lhs batch"), _dims("dot_general", ra, rb, "rhs batch")),
     )
+    if explicit_state.active:
+        check_user_dot_general(la, ra, dnums)
     return _p.dot_general_p.bind(
         lhs,
         rhs,
