@@ -388,7 +388,9 @@ def _compat(tmp_path: Path, source: str) -> subprocess.CompletedProcess[str]:
 def test_compat_presents_jax_version_and_probes(tmp_path: Path) -> None:
     done = _compat(tmp_path, """
         import jax, jax.sharding, plait
-        print(jax.__version__, jax.__version_info__, plait.__version__ == jax.__version__)
+        from jax.version import __version_info__
+        print(jax.__version__, jax.__version_info__, plait.__version__ == jax.__version__,
+              jax.version.__version__, __version_info__)
         probes = ["AbstractDevice", "get_abstract_mesh", "use_abstract_mesh", "explicit_axes", "no_such_name"]
         print(hasattr(jax.sharding, "AbstractMesh"), [type(hasattr(jax.sharding, n)).__name__ for n in probes])
         print(jax.typing.ArrayLike is plait.typing.ArrayLike, jax.core.Tracer is plait.core.Tracer)
@@ -398,7 +400,7 @@ def test_compat_presents_jax_version_and_probes(tmp_path: Path) -> None:
         print(segment_sum(jax.numpy.ones(3), jax.numpy.array([0, 1, 1]), 2).tolist())
     """)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines() == ["0.10.2 (0, 10, 2) False", f"True {['bool'] * 5}", "True True", "[1.0, 2.0]"]
+    assert done.stdout.splitlines() == ["0.10.2 (0, 10, 2) False 0.10.2 (0, 10, 2)", f"True {['bool'] * 5}", "True True", "[1.0, 2.0]"]
 
 
 def test_compat_private_table_resolves_every_entry(tmp_path: Path) -> None:

@@ -16,8 +16,9 @@ object each stands for; every other ``jax._src`` path fails as above.
 
 Under the hook ``jax.__version__`` is :data:`JAX_VERSION` (``"0.10.2"``), the
 JAX version whose semantics plait implements, and ``jax.__version_info__`` is
-its tuple, so that libraries comparing versions take the code paths of that
-JAX; ``plait.__version__`` stays plait's own.
+its tuple (and so are ``jax.version.__version__`` / ``__version_info__``), so
+that libraries comparing versions take the code paths of that JAX;
+``plait.__version__`` stays plait's own.
 
 ``install()`` puts the same hook in the current process (for notebooks and
 test harnesses); ``uninstall()`` removes it and forgets the aliases it made.
@@ -83,10 +84,10 @@ class _JaxAlias(types.ModuleType):
         real = self.__dict__["_plait_module"]
         if name.startswith("__"):
             raise AttributeError(name)
-        if self.__name__ == _PREFIX and name == "_src":
-            value_src = importlib.import_module(_PRIVATE_PREFIX)
-            self.__dict__[name] = value_src
-            return value_src
+        if self.__name__ == _PREFIX and name in ("_src", "version"):
+            value_mod = importlib.import_module(f"{_PREFIX}.{name}")
+            self.__dict__[name] = value_mod
+            return value_mod
         if isinstance(getattr(real, name, None), types.ModuleType) or _has_submodule(real, name):
             value: Any = importlib.import_module(f"{self.__name__}.{name}")
         elif hasattr(real, name):
@@ -133,6 +134,20 @@ class _PrivateAlias(types.ModuleType):
         return sorted(names | set(self.__dict__))
 
 
+class _VersionLoader(importlib.abc.Loader):
+    """``jax.version``: the version of the JAX whose semantics plait implements."""
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
+        module = types.ModuleType(spec.name, "The JAX version plait presents under plait.compat.")
+        module.__version__ = JAX_VERSION  # type: ignore[attr-defined]
+        module.__version_info__ = JAX_VERSION_INFO  # type: ignore[attr-defined]
+        module._version = JAX_VERSION  # type: ignore[attr-defined]
+        return module
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        return None
+
+
 class _PrivateLoader(importlib.abc.Loader):
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
         return _PrivateAlias(spec.name, f"plait's answers to JAX's private module {spec.name}")
@@ -160,6 +175,8 @@ class JaxToPlaitFinder(importlib.abc.MetaPathFinder):
     ) -> importlib.machinery.ModuleSpec | None:
         if fullname != _PREFIX and not fullname.startswith(_PREFIX + "."):
             return None
+        if fullname == f"{_PREFIX}.version":
+            return importlib.machinery.ModuleSpec(fullname, _VersionLoader())
         if fullname == _PRIVATE_PREFIX or fullname.startswith(_PRIVATE_PREFIX + "."):
             if fullname not in _jax_private.private_modules():
                 raise ModuleNotFoundError(_missing_private(fullname), name=fullname)
@@ -208,7 +225,8 @@ def uninstall() -> None:
     if _FINDER in sys.meta_path:
         sys.meta_path.remove(_FINDER)
     for name, module in list(sys.modules.items()):
-        if isinstance(module, (_JaxAlias, _PrivateAlias)):
+        spec = getattr(module, "__spec__", None)
+        if isinstance(module, (_JaxAlias, _PrivateAlias)) or isinstance(getattr(spec, "loader", None), _VersionLoader):
             del sys.modules[name]
 
 
