@@ -5,11 +5,12 @@
 runs it after the single-device fuzzer) generates the data-parallel programs
 of :mod:`fuzz.multidevice_programs` and runs each under every mode of
 :data:`MODES` on 8 CPU devices, comparing with the same program on one
-device (forward values and gradients with respect to every input).  The
+device (forward values, gradients with respect to every input, also taken
+inside ``shard_map`` as JAX's ``check_vma`` defines them, and ``vmap`` over
+two batches).  The
 expectations are JAX 0.10.2's semantics, and ``--backend jax`` (in an
 interpreter with JAX) runs the check on JAX itself, where every mode must
-pass.  A mode listed in :data:`KNOWN` is a known plait bug: its failures are
-reported under that name, never hidden, and do not make the run fail.
+pass.
 
 The process needs 8 devices: ``PLAIT_NUM_CPU_DEVICES=8`` for plait (the CLI
 sets it when unset, before plait starts), ``jax_num_cpu_devices`` for JAX.
@@ -31,20 +32,14 @@ from typing import Any
 import numpy as np
 
 from .compare import values_close
-from .multidevice_programs import BATCH, DEVICES, ROWS, F, MultiProgram, generate, make_inputs
+from .multidevice_programs import BATCH, DEVICES, ROWS, F, MultiProgram, generate, make_inputs, vmap_batch
 
 #: Forward modes (``step``'s two results) and gradient modes (``grad`` of ``loss`` w.r.t. all four inputs).
 FORWARD_MODES = ("shard_map", "pmap", "jit_sharded", "jit_sharded_2d")
 GRAD_MODES = ("grad_of_shard_map", "grad_of_pmap", "grad_jit_sharded", "grad_inside_shard_map")
-MODES = FORWARD_MODES + GRAD_MODES
-#: Known plait bugs: mode -> the issue that tracks it.
-KNOWN = {
-    "grad_inside_shard_map": (
-        "issue 24 item 1: gradients taken inside shard_map follow JAX's varying-axes types (check_vma): the "
-        "transpose of the implicit pvary of a replicated input is psum, that of a psum to an invariant value "
-        "a pvary; plait's differ (e.g. seed 0: the gradient with respect to the sharded x is 8 times JAX's)"
-    ),
-}
+#: ``vmap`` of a forward mode over two batches (``vmap_batch``), against one device batch by batch.
+VMAP_MODES = ("vmap_shard_map", "vmap_pmap", "vmap_jit_sharded")
+MODES = FORWARD_MODES + GRAD_MODES + VMAP_MODES
 #: Sums over the batch are reassociated across devices: float32 rounding, relative to the result's scale.
 RTOL = 2e-5
 #: ... plus this many times the one-device float32 result's own distance from its float64 value.
@@ -86,22 +81,17 @@ class Report:
     programs: int = 0
     checks: dict[str, int] = field(default_factory=lambda: {m: 0 for m in MODES})
     failures: list[dict[str, Any]] = field(default_factory=list)
-    known: list[dict[str, Any]] = field(default_factory=list)
 
     def summary(self) -> str:
         per_mode = ", ".join(f"{m} {n}" for m, n in self.checks.items())
         lines = [f"multidevice: {self.programs} programs; checks per mode: {per_mode}; "
-                 f"{len(self.failures)} failures, {len(self.known)} known failures"]
+                 f"{len(self.failures)} failures"]
         for f in self.failures:
             lines.append(f"FAILURE seed {f['seed']} mode {f['mode']}: {f['what']}\n{f['source']}")
-        known_modes = sorted({k["mode"] for k in self.known})
-        for m in known_modes:
-            seeds = [k["seed"] for k in self.known if k["mode"] == m]
-            lines.append(f"KNOWN {m} ({KNOWN[m]}): seeds {seeds[:10]}{' ...' if len(seeds) > 10 else ''}")
         return "\n".join(lines)
 
     def to_json(self) -> dict[str, Any]:
-        return {"programs": self.programs, "checks": self.checks, "failures": self.failures, "known": self.known}
+        return {"programs": self.programs, "checks": self.checks, "failures": self.failures}
 
 
 class Check:
@@ -141,61 +131,72 @@ class Check:
             config.update("jax_enable_x64", False)
 
     def run(self, program: MultiProgram, mode: str, wide: bool = False) -> list[np.ndarray]:
-        """The results of ``program`` under ``mode`` ("one" is one device), as NumPy arrays
-        (``wide``: inputs in float64, for :meth:`one_device_float64`)."""
+        """The results of ``program`` under ``mode`` ("one", "one_grad" and "one_vmap" are one device),
+        as NumPy arrays (``wide``: inputs in float64, for :meth:`one_device_float64`)."""
         be, jax, P = self.be, self.be.jax, self.be.spec
         ns = self._namespace(program)
-        args = [be.jnp.asarray(a.astype(np.float64) if wide else a) for a in make_inputs(program.seed)]
+        inputs = make_inputs(program.seed)
+        args = [be.jnp.asarray(a.astype(np.float64) if wide else a) for a in inputs]
+        if mode.startswith("vmap") or mode == "one_vmap":
+            xs = be.jnp.asarray(vmap_batch(inputs[3]).astype(np.float64 if wide else np.float32))
+            if mode == "one_vmap":
+                one = functools.partial(ns["step"], **self._reductions(None))
+                each = [one(*args[:3], xs[k]) for k in range(xs.shape[0])]
+                return [np.stack([np.asarray(e[j]) for e in each]) for j in range(2)]
+            forward = self._forward(ns["step"], mode.removeprefix("vmap_"))
+            return [np.asarray(o) for o in jax.vmap(forward, in_axes=(None, None, None, 0))(*args[:3], xs)]
         grad = mode.startswith("grad") or mode == "one_grad"
         fn = ns["loss"] if grad else ns["step"]
         out: Any
         if mode in ("one", "one_grad"):
             f = functools.partial(fn, **self._reductions(None))
             out = jax.grad(f, argnums=(0, 1, 2, 3))(*args) if grad else f(*args)
-        elif mode in ("shard_map", "grad_of_shard_map", "grad_inside_shard_map"):
-            local = functools.partial(fn, **self._reductions("x"))
-            in_specs = (P(), P(), P(), P("x"))
-            if mode == "shard_map":
-                out = jax.jit(be.shard_map(local, mesh=self.mesh, in_specs=in_specs, out_specs=(P("x"), P())))(*args)
-            elif mode == "grad_of_shard_map":
-                mapped = jax.jit(be.shard_map(local, mesh=self.mesh, in_specs=in_specs, out_specs=P()))
-                out = jax.grad(mapped, argnums=(0, 1, 2, 3))(*args)
-            else:
-                inside = jax.grad(local, argnums=(0, 1, 2, 3))
-                specs = (P(), P(), P(), P("x"))
-                out = jax.jit(be.shard_map(inside, mesh=self.mesh, in_specs=in_specs, out_specs=specs))(*args)
-        elif mode in ("pmap", "grad_of_pmap"):
-            local = functools.partial(fn, **self._reductions("i"))
-            devices = jax.devices()[:DEVICES]
-
-            def split(*a: Any) -> Any:
-                *params, x = a
-                mapped = jax.pmap(local, axis_name="i", in_axes=(None, None, None, 0),
-                                  out_axes=None if grad else (0, None), devices=devices)
-                return mapped(*params, x.reshape(DEVICES, ROWS, F))
-
-            if grad:
-                out = jax.grad(split, argnums=(0, 1, 2, 3))(*args)
-            else:
-                rows, g = split(*args)
-                out = (rows.reshape(BATCH, F), g)
-        elif mode in ("jit_sharded", "jit_sharded_2d", "grad_jit_sharded"):
-            f = functools.partial(fn, **self._reductions(None))
+        elif mode == "grad_inside_shard_map":
+            inside = jax.grad(functools.partial(fn, **self._reductions("x")), argnums=(0, 1, 2, 3))
+            specs = (P(), P(), P(), P("x"))
+            out = jax.jit(be.shard_map(inside, mesh=self.mesh, in_specs=specs, out_specs=specs))(*args)
+        elif grad:
+            out = jax.grad(self._forward(fn, mode.removeprefix("grad_of_").removeprefix("grad_"), scalar=True),
+                           argnums=(0, 1, 2, 3))(*args)
+        elif mode in ("jit_sharded", "jit_sharded_2d"):
             mesh, xspec = (self.mesh2, P("x", "y")) if mode == "jit_sharded_2d" else (self.mesh, P("x"))
             rep, xs = be.named(mesh, P()), be.named(mesh, xspec)
             placed = [jax.device_put(a, s) for a, s in zip(args, (rep, rep, rep, xs))]
-            if grad:
-                out = jax.jit(jax.grad(f, argnums=(0, 1, 2, 3)), in_shardings=(rep, rep, rep, xs))(*placed)
-            else:
-                out = jax.jit(f, in_shardings=(rep, rep, rep, xs), out_shardings=(xs, rep))(*placed)
+            out = self._forward(fn, mode)(*placed)
         else:
-            raise ValueError(f"unknown mode {mode!r}")
+            out = self._forward(fn, mode)(*args)
         return [np.asarray(o) for o in (out if isinstance(out, (tuple, list)) else (out,))]
+
+    def _forward(self, fn: Callable[..., Any], how: str, scalar: bool = False) -> Callable[..., Any]:
+        """``fn`` of ``(p0, p1, p2, x)`` (global ``x``) on 8 devices, ``how``: "shard_map", "pmap",
+        "jit_sharded" or "jit_sharded_2d"; ``scalar``: ``fn`` is ``loss`` (one replicated result)."""
+        be, jax, P = self.be, self.be.jax, self.be.spec
+        if how == "shard_map":
+            local = functools.partial(fn, **self._reductions("x"))
+            out_specs = P() if scalar else (P("x"), P())
+            return jax.jit(be.shard_map(local, mesh=self.mesh, in_specs=(P(), P(), P(), P("x")), out_specs=out_specs))
+        if how == "pmap":
+            mapped = jax.pmap(functools.partial(fn, **self._reductions("i")), axis_name="i",
+                              in_axes=(None, None, None, 0), out_axes=None if scalar else (0, None),
+                              devices=jax.devices()[:DEVICES])
+
+            def split(p0: Any, p1: Any, p2: Any, x: Any) -> Any:
+                out = mapped(p0, p1, p2, x.reshape(DEVICES, ROWS, F))
+                return out if scalar else (out[0].reshape(BATCH, F), out[1])
+
+            return split
+        if how in ("jit_sharded", "jit_sharded_2d"):
+            mesh, xspec = (self.mesh2, P("x", "y")) if how == "jit_sharded_2d" else (self.mesh, P("x"))
+            rep, xs = be.named(mesh, P()), be.named(mesh, xspec)
+            out_shardings = rep if scalar else (xs, rep)
+            return jax.jit(functools.partial(fn, **self._reductions(None)), in_shardings=(rep, rep, rep, xs),
+                           out_shardings=out_shardings)
+        raise ValueError(f"unknown mode {how!r}")
 
     def check(self, program: MultiProgram, modes: Iterable[str], report: Report) -> None:
         """Run ``program`` under ``modes`` and record every difference from one device."""
-        want: dict[bool, list[np.ndarray] | str] = {}
-        slack: dict[bool, list[np.ndarray]] = {}
+        want: dict[bool | str, list[np.ndarray] | str] = {}
+        slack: dict[bool | str, list[np.ndarray]] = {}
         for grad in (False, True):
             one = "one_grad" if grad else "one"
             try:
@@ -212,20 +213,29 @@ class Check:
             grad = mode.startswith("grad")
             if grad and not program.differentiable:  # JAX has no derivative of pmax
                 continue
-            reference = want[grad]
-            if isinstance(reference, str):
+            reference, tolerance = want[grad], slack.get(grad)
+            if mode.startswith("vmap"):
+                if "vmap" not in want:
+                    try:
+                        want["vmap"] = self.run(program, "one_vmap")
+                        wide = self.one_device_float64(program, "one_vmap")
+                        slack["vmap"] = [SLACK * np.abs(n.astype(np.float64) - w) for n, w in zip(want["vmap"], wide)]
+                    except Exception as e:  # refused on one device: not a multi-device bug
+                        want["vmap"] = f"{type(e).__name__}: {e}"
+                reference, tolerance = want["vmap"], slack.get("vmap")
+            if isinstance(reference, str) or tolerance is None:
                 continue
             report.checks[mode] += 1
             try:
                 got = self.run(program, mode)
-                what = _difference(got, reference, slack[grad])
+                what = _difference(got, reference, tolerance)
             except Exception as e:  # every error of a mode is a finding
                 what = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:600]
                 if os.environ.get("PLAIT_FUZZ_TRACEBACK"):
                     traceback.print_exc()
             if what is not None:
                 entry = {"seed": program.seed, "mode": mode, "what": what, "source": program.source}
-                (report.known if mode in KNOWN else report.failures).append(entry)
+                report.failures.append(entry)
 
 
 def _difference(got: list[np.ndarray], want: list[np.ndarray], slack: list[np.ndarray]) -> str | None:

@@ -107,3 +107,8 @@ def make_inputs(seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarr
     p2 = rng.uniform(-1.0, 1.0, (F,)).astype(np.float32)
     x = rng.uniform(-1.5, 1.5, (BATCH, F)).astype(np.float32)
     return p0, p1, p2, x
+
+
+def vmap_batch(x: np.ndarray) -> np.ndarray:
+    """Two batches of the program's ``x`` for the ``vmap`` modes: ``x`` and its features reversed, scaled."""
+    return np.stack([x, np.flip(x, 1) * np.float32(0.75)])
