@@ -403,6 +403,35 @@ def test_compat_presents_jax_version_and_probes(tmp_path: Path) -> None:
     assert done.stdout.splitlines() == ["0.10.2 (0, 10, 2) False 0.10.2 (0, 10, 2)", f"True {['bool'] * 5}", "True True", "[1.0, 2.0]"]
 
 
+def test_compat_hasattr_is_false_for_a_not_supported_name(tmp_path: Path) -> None:
+    done = _compat(tmp_path, """
+        import sys, types
+        import plait
+        fake = types.ModuleType("plait.fake_not_supported")
+        def refuse(name):
+            if name.startswith("__"):
+                raise AttributeError(name)
+            raise NotImplementedError(f"plait.fake_not_supported.{name} is not supported: a test")
+        fake.__getattr__ = refuse
+        sys.modules["plait.fake_not_supported"] = fake
+        import jax.fake_not_supported as alias
+        print(hasattr(alias, "thing"))
+        try:
+            alias.thing
+        except AttributeError as err:
+            print(err)
+        import jax.lax
+        print(jax.lax.tanh_p is plait.lax.tanh_p)
+    """)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "False",
+        "plait does not have jax.fake_not_supported.thing (JAX's name, looked up in plait.fake_not_supported); "
+        "plait.compat never falls back to JAX: plait.fake_not_supported.thing is not supported: a test",
+        "True",
+    ]
+
+
 def test_compat_private_table_resolves_every_entry(tmp_path: Path) -> None:
     checks = []
     for path, value in PRIVATE.items():

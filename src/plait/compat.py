@@ -60,6 +60,9 @@ def _missing(alias: str, name: str) -> str:
     )
 
 
+_ABSENT = object()
+
+
 class _JaxAlias(types.ModuleType):
     """A module named ``jax...`` whose names are those of a plait module.
 
@@ -71,7 +74,7 @@ class _JaxAlias(types.ModuleType):
     def __init__(self, alias: str, real: types.ModuleType) -> None:
         super().__init__(alias, real.__doc__)
         for key, value in vars(real).items():
-            if key in ("__name__", "__spec__", "__loader__", "__package__", "__path__"):
+            if key in ("__name__", "__spec__", "__loader__", "__package__", "__path__", "__getattr__", "__dir__"):
                 continue
             if not isinstance(value, types.ModuleType):
                 self.__dict__[key] = value
@@ -88,10 +91,16 @@ class _JaxAlias(types.ModuleType):
             value_mod = importlib.import_module(f"{_PREFIX}.{name}")
             self.__dict__[name] = value_mod
             return value_mod
-        if isinstance(getattr(real, name, None), types.ModuleType) or _has_submodule(real, name):
+        try:
+            found = getattr(real, name)
+        except AttributeError:
+            found = _ABSENT
+        except NotImplementedError as err:  # a "not supported" name: still an AttributeError, so hasattr is False
+            raise AttributeError(f"{_missing(self.__name__, name)}: {err}", name=name, obj=self) from err
+        if isinstance(found, types.ModuleType) or _has_submodule(real, name):
             value: Any = importlib.import_module(f"{self.__name__}.{name}")
-        elif hasattr(real, name):
-            value = getattr(real, name)
+        elif found is not _ABSENT:
+            value = found
         else:
             raise AttributeError(_missing(self.__name__, name), name=name, obj=self)
         self.__dict__[name] = value
