@@ -145,7 +145,7 @@ def test_reshape(mesh: Mesh) -> None:
     assert _jit_case(mesh, lambda a: a.reshape(32), xn) == P("x")
     assert _jit_case(mesh, lambda a: a.reshape(2, 4, 4), xn) == P("x", None, None)
     assert _jit_case(mesh, lambda a: a.reshape(4, 2, 4), xn) == P("x", None, None)
-    with plait.set_mesh(mesh), pytest.raises(ShardingTypeError, match=r"This reshape is not supported. .*Got operand type: f32\[8@x,4@y\], new sizes: \(8, 2, 2\)"):
+    with plait.set_mesh(mesh), pytest.raises(ShardingTypeError, match=r"This reshape is not supported.*Got operand type: f32\[8@x,4@y\], new sizes: \(8, 2, 2\)"):
         plait.jit(lambda a: a.reshape(8, 2, 2))(x)
 
 
@@ -166,6 +166,40 @@ def test_dot_general(mesh: Mesh) -> None:
     wx = put(mesh, RNG.standard_normal((4, 8)).astype(np.float32), P(None, "x"))
     with plait.set_mesh(mesh), pytest.raises(ShardingTypeError, match=r"illegally sharded result: f32\[8@x,8@x\]"):
         plait.jit(lambda a, b: a @ b)(xn, wx)
+
+
+def test_out_sharding_resolves_a_split_contraction(mesh: Mesh) -> None:
+    xn = put(mesh, A, P("x", None))
+    with plait.set_mesh(mesh):
+        g = plait.jit(lambda a: pnp.matmul(a.T, a, out_sharding=P()))(xn)
+        h = plait.jit(lambda a: lax.dot_general(a, a, (((0,), (0,)), ((), ())), out_sharding=P("y")))(xn)
+        d = pnp.dot(xn.T, xn, out_sharding=P(None, "y"))
+    assert spec_of(g) == P(None, None) and g.sharding.is_fully_replicated
+    assert spec_of(h) == P("y", None) and _trim(h.sharding.spec) == ("y",) and spec_of(d) == P(None, "y")
+    for r in (g, h, d):
+        np.testing.assert_allclose(np.asarray(r), A.T @ A, rtol=1e-5, atol=1e-5)
+
+
+def test_eager_operations_are_typed_and_checked(mesh: Mesh) -> None:
+    x = put(mesh, A, P("x", "y"))
+    assert spec_of(x * 2) == P("x", "y") and spec_of(x.sum(0)) == P("y") and spec_of(x.T) == P("y", "x")
+    assert spec_of(x.reshape(32)) == P(("x", "y"))
+    np.testing.assert_allclose(np.asarray(x.T * 2), A.T * 2)
+    with pytest.raises(ShardingTypeError, match=r"add got incompatible shardings for broadcasting"):
+        x + put(mesh, B, P("y", None))
+    with pytest.raises(ShardingTypeError, match=r"Contracting dimensions are sharded"):
+        x @ x.T
+
+
+def test_with_sharding_constraint_under_explicit_axes(mesh: Mesh) -> None:
+    x = put(mesh, A, P("x", None))
+    with pytest.raises(ValueError, match=r"can only refer to Auto axes of the mesh. Got spec=P\(None, 'x'\).*reshard"):
+        plait.jit(lambda a: lax.with_sharding_constraint(a, NamedSharding(mesh, P(None, "x"))))(x)
+    with plait.set_mesh(mesh):
+        with pytest.raises(AssertionError, match=r"acts as an assert when all axes of mesh are of type `Explicit`"):
+            plait.jit(lambda a: lax.with_sharding_constraint(a, P(None, "x")))(x)
+        same = plait.jit(lambda a: lax.with_sharding_constraint(a, P("x")))(x)
+    assert spec_of(same) == P("x", None)
 
 
 def test_grad_of_a_data_parallel_loss(mesh: Mesh) -> None:

@@ -18,7 +18,7 @@ from typing import Any
 
 from plait_core import Tracer
 from plait_core.explicit_sharding import ShardingTypeError, suspended
-from plait_core.shard_map import with_sharding_constraint
+from plait_core.primitives.sharding import sharding_constraint_p
 from plait_core.sharding import (
     AbstractDevice,
     AbstractMesh,
@@ -100,10 +100,23 @@ def reshard(xs: Any, out_shardings: Any) -> Any:
     is_sharding = lambda s: isinstance(s, (Sharding, PartitionSpec))  # noqa: E731
     shardings = tree_map(lambda s: _as_sharding(s, "reshard"), out_shardings, is_leaf=is_sharding)
     if any(isinstance(leaf, Tracer) for leaf in tree_leaves(xs)):
-        return with_sharding_constraint(xs, shardings)
+        return _constrain(xs, shardings)
     if isinstance(shardings, Sharding):
         return device_put(xs, shardings)
     return tree_map(lambda s, sub: device_put(sub, s), shardings, xs, is_leaf=lambda s: isinstance(s, Sharding))
+
+
+def _constrain(xs: Any, shardings: Any) -> Any:
+    """``sharding_constraint`` of each leaf of ``xs`` (``shardings``: one, or a
+    pytree prefix of ``xs``); unlike ``with_sharding_constraint`` it may name
+    ``Explicit`` axes, whose types it sets."""
+
+    def one(s: Sharding, sub: Any) -> Any:
+        return tree_map(lambda leaf: sharding_constraint_p.bind(leaf, sharding=s), sub)
+
+    if isinstance(shardings, Sharding):
+        return one(shardings, xs)
+    return tree_map(one, shardings, xs, is_leaf=lambda s: isinstance(s, Sharding))
 
 
 def _axes_arg(axes: Any, mesh: AbstractMesh, kind: AxisType, what: str) -> tuple[Hashable, ...]:

@@ -58,6 +58,7 @@ from plait_core.sharding import (
     concrete_mesh,
     explicit_state,
     get_abstract_mesh,
+    get_mesh,
 )
 
 __all__ = [
@@ -66,6 +67,7 @@ __all__ = [
     "explicit_type",
     "suspended",
     "type_results",
+    "with_out_sharding",
 ]
 
 Dims = list[tuple[Hashable, ...]]
@@ -328,8 +330,9 @@ def _reshape(
 
     def fail() -> ShardingTypeError:
         return ShardingTypeError(
-            "This reshape is not supported. Please specify the sharding of the output via the `out_sharding` "
-            f"argument of jax.lax.reshape. Got operand type: {operand.str_short()}, new sizes: {tuple(dst)}"
+            "This reshape is not supported: the sharding of the result is ambiguous. Reshard the operand first "
+            "(reshard(x, P(...)); plait's lax.reshape has no `out_sharding` argument). Got operand type: "
+            f"{operand.str_short()}, new sizes: {tuple(dst)}"
         )
 
     i = j = 0
@@ -383,7 +386,7 @@ def check_user_dot_general(lhs: ShapedArray, rhs: ShapedArray, dimension_numbers
     """JAX's error for a product the user writes whose contracting dimensions
     are split alike on both sides (the result's layout is ambiguous: JAX asks for
     ``out_sharding``, which plait's ``dot_general`` does not take)."""
-    if lhs._sharding is None or rhs._sharding is None:
+    if lhs._sharding is None or rhs._sharding is None or _resolving.depth:
         return
     (lc, rc), _ = dimension_numbers
     ls, rs = [_dims(lhs)[k] for k in lc], [_dims(rhs)[k] for k in rc]
@@ -489,6 +492,81 @@ def is_active() -> bool:
 def context_explicit_axes() -> tuple[Hashable, ...]:
     """The ``Explicit`` axes of the abstract mesh in context."""
     return get_abstract_mesh().explicit_axes
+
+
+def check_constraint(x: Any, sharding: Sharding, bare_spec: bool) -> None:
+    """JAX's checks of ``with_sharding_constraint`` under explicit axes: a
+    :class:`NamedSharding` may name only ``Auto`` axes (``reshard`` changes
+    explicit layouts); a bare ``PartitionSpec`` over a mesh whose axes are all
+    ``Explicit`` asserts the value's type (``AssertionError`` if it differs)."""
+    if not isinstance(sharding, NamedSharding):
+        return
+    mesh = sharding.mesh
+    explicit = set(_axes_of_type(mesh, AxisType.Explicit))
+    if not explicit:
+        return
+    aval = getattr(x, "aval", None)
+    if bare_spec and len(explicit) == len(mesh.axis_names):
+        mine = _spec(_dims(aval)) if isinstance(aval, ShapedArray) else PartitionSpec()
+        if _trimmed(mine) != _trimmed(sharding.spec):
+            raise AssertionError(
+                "`with_sharding_constraint` acts as an assert when all axes of mesh are of type `Explicit`. The "
+                f"array sharding: {mine!r} did not match the sharding provided: {sharding.spec!r}. Please use "
+                "`plait.sharding.reshard` to shard your input to the sharding you want."
+            )
+        return
+    if any(n in explicit for n in sharding.spec.all_names()):
+        raise ValueError(
+            "The spec of NamedSharding passed to with_sharding_constraint can only refer to Auto axes of the mesh. "
+            f"Got spec={sharding.spec!r} and mesh={mesh.abstract_mesh!r}. You probably meant to use `reshard` API?"
+        )
+
+
+def _axes_of_type(mesh: Mesh | AbstractMesh, kind: AxisType) -> tuple[Hashable, ...]:
+    return tuple(n for n, t in zip(mesh.axis_names, mesh.axis_types) if t is kind)
+
+
+def _trimmed(spec: PartitionSpec) -> tuple[Any, ...]:
+    entries = list(spec)
+    while entries and entries[-1] is None:
+        entries.pop()
+    return tuple(entries)
+
+
+class _Resolving(threading.local):
+    depth = 0
+
+
+_resolving = _Resolving()
+
+
+def with_out_sharding(compute: Callable[[], Any], out_sharding: Any) -> Any:
+    """``compute()`` (a product the user asked for with ``out_sharding=``), its
+    contracting dimensions split alike allowed (reduced over the devices), the
+    result laid out and typed as ``out_sharding`` (a sharding, or a
+    ``PartitionSpec`` of the context mesh)."""
+    _resolving.depth += 1
+    try:
+        out = compute()
+    finally:
+        _resolving.depth -= 1
+    return reshard_to(out, out_sharding, "out_sharding")
+
+
+def reshard_to(x: Any, sharding: Any, what: str) -> Any:
+    """``x`` laid out and typed as ``sharding`` (a bare ``PartitionSpec``
+    refers to the context mesh)."""
+    if isinstance(sharding, PartitionSpec):
+        mesh = get_mesh()
+        if mesh is None:
+            abstract = get_abstract_mesh()
+            mesh = None if abstract.empty else concrete_mesh(abstract)
+        if mesh is None:
+            raise ValueError(f"{what}: a bare PartitionSpec {sharding!r} needs a context mesh (plait.set_mesh(mesh))")
+        sharding = NamedSharding(mesh, sharding)
+    if not isinstance(sharding, Sharding):
+        raise TypeError(f"{what}: expected a sharding or PartitionSpec, got {sharding!r}")
+    return constraint_primitive().bind(x, sharding=sharding)
 
 
 _constraint_prim: list[Primitive] = []

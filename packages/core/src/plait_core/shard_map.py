@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from plait_core.abstract import get_aval
+from plait_core.explicit_sharding import check_constraint
 from plait_core.primitives.calls import fun_name, hoist_consts
 from plait_core.primitives.sharding import (
     mesh_axis_env,
@@ -18,7 +19,7 @@ from plait_core.primitives.sharding import (
     unmentioned_axes,
     varying_axes,
 )
-from plait_core.sharding import Mesh, NamedSharding, PartitionSpec, Sharding, get_mesh
+from plait_core.sharding import Mesh, NamedSharding, PartitionSpec, Sharding, explicit_state, get_mesh
 from plait_core.staging import check_output_leaves, trace_to_jaxpr
 from plait_core.tree_util import tree_flatten, tree_map, tree_unflatten
 
@@ -280,6 +281,8 @@ def with_sharding_constraint(x: Any, shardings: Any) -> Any:
 
     def constrain(sub: Any, s: Any) -> Any:
         sharding = resolve(s)
+        if explicit_state.active:
+            tree_map(lambda leaf: check_constraint(leaf, sharding, isinstance(s, PartitionSpec)), sub)
         return tree_map(lambda leaf: sharding_constraint_p.bind(leaf, sharding=sharding), sub)
 
     def is_leaf(s: Any) -> bool:

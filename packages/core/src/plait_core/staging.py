@@ -182,6 +182,18 @@ class StagingTrace(Trace):
         return ClosedJaxpr(jaxpr, self.constvals)
 
 
+def stage_primitive(prim: Primitive, in_avals: Sequence[ShapedArray], params: dict[str, Any]) -> ClosedJaxpr:
+    """The jaxpr of one application of ``prim`` to values of ``in_avals``, as
+    staging records it (with the results' explicit-sharding types and layout
+    constraints): what the eager backend runs for one operation on values typed
+    by explicit shardings."""
+    trace = StagingTrace()
+    with transformation(trace):
+        args = [trace.new_arg(a) for a in in_avals]
+        out = prim.bind(*args, **params)
+        return trace.to_closed_jaxpr(list(out) if prim.multiple_results else [out])
+
+
 def check_tracing_allowed(what: str) -> None:
     """``RuntimeError`` while ``config.no_tracing`` is on: ``what`` would be traced."""
     if config.no_tracing:

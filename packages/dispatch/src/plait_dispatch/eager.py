@@ -48,9 +48,12 @@ from plait_core import (
     set_eager_backend,
     to_numpy,
 )
+from plait_core.explicit_sharding import needs_typing
 from plait_core.primitives.callbacks import callback_p
 from plait_core.primitives.calls import closed_call_p
 from plait_core.primitives.elementwise import convert_element_type_p
+from plait_core.sharding import explicit_state
+from plait_core.staging import stage_primitive
 from plait_core.trace import check_eager_operands, numpy_backend
 from plait_dispatch import _jaxlib
 from plait_dispatch.array import Array
@@ -286,6 +289,9 @@ def _spmd_op(prim: Primitive, args: Sequence[Any], params: dict[str, Any], in_av
     compiled program is found again."""
     key = _op_key(prim, params, in_avals)
     closed = _spmd_jaxprs.get(key)
+    if closed is None and explicit_state.active and needs_typing(prim, in_avals):
+        closed = stage_primitive(prim, in_avals, params)  # typed by explicit shardings, laid out so
+        _spmd_jaxprs[key] = closed
     if closed is None:
         out = prim.abstract_eval(*in_avals, **params)
         out_avals = list(out) if prim.multiple_results else [out]

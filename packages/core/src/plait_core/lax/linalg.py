@@ -20,7 +20,7 @@ import numpy as np
 from plait_core import dtypes
 from plait_core.abstract import ShapedArray, to_numpy
 from plait_core.dims import Dim
-from plait_core.explicit_sharding import check_user_dot_general
+from plait_core.explicit_sharding import check_user_dot_general, with_out_sharding
 from plait_core.lax.factorizations import (  # noqa: F401  (lax.linalg's factorisations)
     cholesky,
     eig,
@@ -124,10 +124,17 @@ def dot_general(
     dimension_numbers: Any,
     precision: Any = None,
     preferred_element_type: Any = None,
+    out_sharding: Any = None,
 ) -> Array:
     """General tensor contraction.  ``dimension_numbers`` is
     ``((lhs_contracting, rhs_contracting), (lhs_batch, rhs_batch))``; the
-    result has the batch dims, then lhs's free dims, then rhs's free dims."""
+    result has the batch dims, then lhs's free dims, then rhs's free dims.
+    ``out_sharding`` (explicit sharding): the result's layout and type, which
+    also allows contracting dimensions split alike on both sides."""
+    if out_sharding is not None:
+        return with_out_sharding(
+            lambda: dot_general(lhs, rhs, dimension_numbers, precision, preferred_element_type), out_sharding
+        )
     lhs, rhs, la, ra = match_weak_operands("dot_general", lhs, rhs)
     try:
         (lc, rc), (lb, rb) = dimension_numbers

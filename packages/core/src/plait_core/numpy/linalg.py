@@ -18,6 +18,7 @@ from typing import Any
 from plait_core import dtypes, lax
 from plait_core.abstract import get_aval
 from plait_core.dims import Dim, definitely_equal
+from plait_core.explicit_sharding import with_out_sharding
 from plait_core.lax import _lenient
 from plait_core.numpy._util import (
     Array,
@@ -63,10 +64,15 @@ def _promoted(name: str, a: ArrayLike, b: ArrayLike) -> tuple[Array, Array]:
     return as_array(x, name, 0), as_array(y, name, 1)
 
 
-def dot(a: ArrayLike, b: ArrayLike, *, precision: Any = None, preferred_element_type: Any = None) -> Array:
+def dot(a: ArrayLike, b: ArrayLike, *, precision: Any = None, preferred_element_type: Any = None,
+        out_sharding: Any = None) -> Array:
     """The dot product: a product for scalars, the inner product of vectors, the
     matrix product of matrices, and in general a sum over the last axis of ``a``
-    and the second-to-last of ``b`` (the last, if ``b`` is 1-D)."""
+    and the second-to-last of ``b`` (the last, if ``b`` is 1-D).  ``out_sharding``:
+    the result's layout and type under explicit sharding (see ``lax.dot_general``)."""
+    if out_sharding is not None:
+        return with_out_sharding(lambda: dot(a, b, precision=precision, preferred_element_type=preferred_element_type),
+                                 out_sharding)
     x, y = _promoted("dot", a, b)
     xn, yn = get_aval(x).ndim, get_aval(y).ndim
     if xn == 0 or yn == 0:
@@ -77,9 +83,16 @@ def dot(a: ArrayLike, b: ArrayLike, *, precision: Any = None, preferred_element_
     return dot_general_promoted("dot", x, y, (((xn - 1,), (yc,)), ((), ())), precision, preferred_element_type)
 
 
-def matmul(a: ArrayLike, b: ArrayLike, *, precision: Any = None, preferred_element_type: Any = None) -> Array:
+def matmul(a: ArrayLike, b: ArrayLike, *, precision: Any = None, preferred_element_type: Any = None,
+           out_sharding: Any = None) -> Array:
     """The matrix product with batch broadcasting (``a @ b``): 1-D operands are
-    treated as a row (``a``) or a column (``b``) vector and that axis is removed."""
+    treated as a row (``a``) or a column (``b``) vector and that axis is removed.
+    ``out_sharding``: the result's layout and type under explicit sharding (see
+    ``lax.dot_general``)."""
+    if out_sharding is not None:
+        return with_out_sharding(
+            lambda: matmul(a, b, precision=precision, preferred_element_type=preferred_element_type), out_sharding
+        )
     x, y = _promoted("matmul", a, b)
     xs, ys = tuple(get_aval(x).shape), tuple(get_aval(y).shape)
     if not xs or not ys:
