@@ -21,6 +21,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from plait import typing as _typing
+from plait.experimental import checkify as _checkify
 from plait_core import dtypes as _dtypes
 from plait_core import flatten_util as _flatten_util
 from plait_core import tree_util as _tree_util
@@ -156,6 +157,12 @@ PRIVATE: dict[str, Any] = {
     "jax._src.core.ShapedArray": ShapedArray,
     # the primitive of lax.stop_gradient: lineax registers a transpose rule for it
     "jax._src.ad_util.stop_gradient_p": stop_gradient_p,
+    # checkify's internals as flax.nnx's checkify transform names them: plait.experimental.checkify's objects
+    "jax._src.checkify.checkify": _checkify.checkify,
+    "jax._src.checkify.Error": _checkify.Error,
+    "jax._src.checkify.JaxException": _checkify.JaxException,
+    "jax._src.checkify.Out": _checkify.Out,  # the type variable of a checkified function's output
+    "jax._src.checkify.user_checks": _checkify.user_checks,
     # mutable references: plait has none (flax nnx isinstance checks), see AbstractRef
     "jax._src.state.types.AbstractRef": AbstractRef,
 }
