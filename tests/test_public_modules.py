@@ -246,6 +246,22 @@ def test_checkify_user_checks() -> None:
     assert checkify.init_error.get() is None
 
 
+def test_nested_checkify_keeps_each_ones_failure() -> None:
+    def inner(x: Any) -> Any:
+        checkify.check(x < 10, "inner {}", x)
+        return x
+
+    def outer(x: Any) -> Any:
+        checkify.check(x > 0, "outer {}", x)
+        err, y = checkify.checkify(inner)(x * 100)
+        return y, err.get()
+
+    err, (_, inner_message) = checkify.checkify(outer)(pnp.float32(-1.0))
+    assert (err.get(), inner_message) == ("outer -1.0 (`check` failed)", None)
+    err, (_, inner_message) = checkify.checkify(outer)(pnp.float32(1.0))
+    assert (err.get(), inner_message) == (None, "inner 100.0 (`check` failed)")
+
+
 def test_checkify_check_outside_and_refusals() -> None:
     with pytest.raises(checkify.JaxRuntimeError, match=r"^bad 3 \(`check` failed\)$"):
         checkify.check(False, "bad {x}", x=pnp.int32(3))

@@ -340,10 +340,11 @@ def checkify(f: Callable[..., Out], errors: frozenset[ErrorCategory] = user_chec
     def checked(*args: Any, **kwargs: Any) -> tuple[Error, Out]:
         traced = any(isinstance(x, Tracer) for x in tree_leaves((args, kwargs)))
         _active.append(errors)
+        outer_failure = None
         try:
             if not traced:
                 effects_barrier()
-                _slot[0] = None
+                outer_failure, _slot[0] = _slot[0], None  # an enclosing checkify's failure waits for it
             if not traced and not automatic:
                 out = f(*args, **kwargs)
             else:
@@ -363,6 +364,8 @@ def checkify(f: Callable[..., Out], errors: frozenset[ErrorCategory] = user_chec
                 code = _take()
         finally:
             _active.pop()
+            if not traced:
+                _slot[0] = outer_failure
         return Error(code), out
 
     return checked
