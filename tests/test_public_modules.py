@@ -10,6 +10,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -129,7 +130,11 @@ def test_segment_sum_options() -> None:
 
 
 def test_image_matches_recorded_jax() -> None:
-    got = record_image_resize.cases(image, pnp)
+    jitted = SimpleNamespace(  # one compiled program per case (eagerly, every operation would compile its own)
+        resize=plait.jit(image.resize, static_argnums=(1, 2), static_argnames=("antialias",)),
+        scale_and_translate=plait.jit(image.scale_and_translate, static_argnums=(1, 2, 5), static_argnames=("antialias",)),
+    )
+    got = record_image_resize.cases(jitted, pnp)
     assert sorted(got) == sorted(JAX_IMAGE.files)
     for name, want in JAX_IMAGE.items():
         assert got[name].shape == want.shape and got[name].dtype == want.dtype, name
