@@ -24,7 +24,10 @@ local = np.arange(4, dtype=np.float32) + 4 * me + 1
 x = plait.make_array_from_process_local_data(NamedSharding(mesh, P("d")), local)
 assert x.shape == (8,) and len(x.addressable_shards) == 4
 total = plait.shard_map(lambda a: lax.psum(a, "d"), mesh=mesh, in_specs=P("d"), out_specs=P())(x)
-gathered = plait.shard_map(lambda a: lax.all_gather(a, "d", tiled=True), mesh=mesh, in_specs=P("d"), out_specs=P())(x)
+# all_gather's result varies over "d" in JAX 0.10's types: out_specs=P() takes it unchecked.
+gathered = plait.shard_map(
+    lambda a: lax.all_gather(a, "d", tiled=True), mesh=mesh, in_specs=P("d"), out_specs=P(), check_vma=False
+)(x)
 np.testing.assert_allclose(np.asarray(total), [36.0])
 np.testing.assert_allclose(np.asarray(gathered), np.arange(1, 9, dtype=np.float32))
 doubled = plait.jit(lambda a: a * 2, out_shardings=NamedSharding(mesh, P("d")))(x)
