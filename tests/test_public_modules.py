@@ -346,6 +346,8 @@ def test_jet_taylor_coefficients() -> None:
     np.testing.assert_allclose([float(t) for t in terms], want, rtol=1e-5)
     _, plain = jet.jet(pnp.exp, (0.0,), ((1.0, 0.0, 0.0),), factorial_scaled=False)
     np.testing.assert_allclose([float(t) for t in plain], [1.0, 0.5, 1 / 6], rtol=1e-6)
+    with pytest.raises(ValueError, match="primal value at position 0 is not an array"):
+        jet.jet(lambda d: d["a"], ({"a": 1.0},), (({"a": 1.0},),))
     with pytest.raises(ValueError, match="every series must have the same length"):
         jet.jet(lambda x, y: x * y, (1.0, 2.0), ((1.0,), (1.0, 0.0)))
     assert experimental_shard_map.shard_map is plait.shard_map

@@ -55,6 +55,9 @@ def jet(fun: Callable[..., Any], primals: Sequence[Any], series: Sequence[Sequen
     if len(orders) > 1:
         raise ValueError(f"jet: every series must have the same length (the order), got lengths {sorted(orders)}")
     order = orders.pop() if orders else 0
+    for i, x in enumerate(primals):
+        if not (hasattr(x, "dtype") or isinstance(x, (bool, int, float, complex))):
+            raise ValueError(f"primal value at position {i} is not an array")
     for x, s in zip(primals, series):
         for term in s:
             if pnp.shape(term) != pnp.shape(x):
