@@ -146,8 +146,7 @@ def odeint(func: Callable[..., Any], y0: Any, t: Any, *args: Any, rtol: float = 
     for arg in args:
         for leaf in tree_leaves(arg):
             if not (hasattr(leaf, "dtype") or isinstance(leaf, (bool, int, float, complex))):
-                raise TypeError(f"odeint: the arguments after t must be arrays or pytrees of arrays, got "
-                                f"{type(leaf).__name__} ({leaf!r}); close over other values in func instead")
+                raise TypeError(f"The contents of odeint *args must be arrays or scalars, but got {leaf}.")
     t = pnp.asarray(t)
     if t.ndim != 1:
         raise ValueError(f"odeint: t must be a one-dimensional array of times, got shape {tuple(t.shape)}")
