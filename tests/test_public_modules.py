@@ -224,6 +224,22 @@ def test_linear_call_uses_the_given_transpose() -> None:
         plait.jvp(lambda x: g(2.0, x), (5.0,), (1.0,))
 
 
+def test_named_call_runs_the_function_as_jax_does() -> None:
+    seen: list[str] = []
+
+    def apply(x: Any, fn: Any) -> Any:
+        seen.append(type(x).__name__)
+        return fn(x)
+
+    named = plait.named_call(apply, name="apply_fn")
+    np.testing.assert_allclose(np.asarray(named(pnp.ones(2), pnp.sin)), np.sin(np.ones(2)), rtol=1e-6)
+    closed = plait.make_jaxpr(lambda x: named(x, pnp.cos))(1.0)
+    assert [e.primitive.name for e in closed.jaxpr.eqns] == ["cos"]  # no call of its own, as JAX's
+    assert len(seen) == 2 and named.__name__ == "apply"
+    with pytest.raises(TypeError, match="named_call: name must be a str, got int"):
+        plait.named_call(apply, name=3)  # type: ignore[arg-type]
+
+
 # --- checkify ------------------------------------------------------------------------
 
 

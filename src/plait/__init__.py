@@ -58,6 +58,7 @@ from plait._jax_extras import (
     transfer_guard_host_to_device,
     typeof,
 )
+from plait._naming import named_call
 from plait.sharding import reshard
 from plait_autodiff import (
     InvertibilityError,
@@ -108,7 +109,6 @@ from plait_core import tree_util as tree_util
 from plait_core.config import default_device, log_compiles, no_execution, no_tracing
 from plait_core.dtypes import float0
 from plait_core.host_callbacks import pure_callback
-from plait_core.lax.calls import named_call
 from plait_core.numpy.array_type import Array
 from plait_core.scipy import special as _special
 from plait_core.scipy import stats as _stats
