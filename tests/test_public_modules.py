@@ -224,6 +224,27 @@ def test_linear_call_uses_the_given_transpose() -> None:
         plait.jvp(lambda x: g(2.0, x), (5.0,), (1.0,))
 
 
+def test_compile_time_eval_stages_traced_operations_and_evaluates_concrete_ones() -> None:
+    kinds: list[bool] = []
+
+    @plait.jit
+    def f(x: Any) -> Any:
+        with plait.ensure_compile_time_eval():
+            flag = pnp.where(x > 0, 1.0, 2.0)  # on a traced value: staged into jit, as in JAX
+            const = pnp.sin(3.0)  # on concrete values: computed now
+            kinds.extend([isinstance(flag, core.Tracer), isinstance(const, core.Tracer)])
+        return flag, const
+
+    assert [float(v) for v in f(1.0)] == [1.0, pytest.approx(np.sin(3.0), rel=1e-6)]
+    assert float(f(-1.0)[0]) == 2.0 and kinds == [True, False]
+    assert [e.primitive.name for e in plait.make_jaxpr(f)(1.0).jaxpr.eqns[0].params["call_jaxpr"].jaxpr.eqns] == [
+        "gt", "select_n"]
+    leaked: list[Any] = []
+    plait.jit(lambda x: leaked.append(x) or x)(1.0)
+    with plait.ensure_compile_time_eval(), pytest.raises(plait.errors.TracerLeakError):
+        pnp.sin(leaked[0])
+
+
 def test_named_call_runs_the_function_as_jax_does() -> None:
     seen: list[str] = []
 

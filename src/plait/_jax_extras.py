@@ -19,13 +19,14 @@ from typing import Any
 
 import numpy as np
 
+from plait._compile_time_eval import CompileTimeEvalTrace
 from plait_autodiff import vjp
 from plait_core import custom_vjp
 from plait_core.abstract import ShapedArray, get_aval
 from plait_core.config import config
 from plait_core.jaxpr import eval_jaxpr
 from plait_core.staging import make_jaxpr
-from plait_core.trace import EvalTrace, Trace, current_trace, set_current_trace
+from plait_core.trace import set_current_trace
 from plait_core.tree_util import tree_flatten, tree_unflatten
 
 
@@ -34,21 +35,13 @@ def typeof(x: Any) -> ShapedArray:
     return get_aval(x, "typeof")
 
 
-def _eval_trace() -> Trace:
-    trace = current_trace()
-    while not isinstance(trace, EvalTrace):
-        parent = trace.parent
-        assert parent is not None
-        trace = parent
-    return trace
-
-
 @contextlib.contextmanager
 def ensure_compile_time_eval() -> Iterator[None]:
     """Inside the block, operations on concrete values run eagerly even under a
     transformation (``jit``): their results are concrete, so Python control flow
-    can use them.  Operations on traced values are still an error of the trace."""
-    with set_current_trace(_eval_trace()):
+    can use them.  Operations on traced values are staged into the transformation
+    they belong to, as outside the block (as in JAX)."""
+    with set_current_trace(CompileTimeEvalTrace()):
         yield
 
 
