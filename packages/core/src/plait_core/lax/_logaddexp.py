@@ -62,22 +62,22 @@ def _logaddexp_jvp(primals: tuple[Array, Array], tangents: tuple[Array, Array]) 
 
 
 @custom_jvp
-def logaddexp2(a: Array, b: Array) -> Array:
+def logaddexp2(a: Array, b: Array, ln2: Array) -> Array:
     """``log2(2 ** a + 2 ** b)`` of two same-dtype operands, stably, with the smooth
-    derivative ``2 ** (a - out)``, ``2 ** (b - out)`` (also where they tie)."""
+    derivative ``2 ** (a - out)``, ``2 ** (b - out)`` (also where they tie).  ``ln2``
+    is the constant ``log(2)`` as the caller types it (its weak type decides the
+    result's, as in JAX); it is not differentiated."""
     larger = _lenient.max(a, b)
     delta = _lenient.sub(a, b)
-    aval = get_aval(larger)
-    ln2 = full(aval.shape, float(np.log(2.0)), aval.dtype)
     tail = _lenient.div(_ew.log1p(_ew.exp2(_ew.neg(_ew.abs(delta)))), ln2)
     return _lenient.select_n(_lenient.ne(delta, delta), _lenient.add(larger, tail), _lenient.add(a, b))
 
 
 @logaddexp2.defjvp
-def _logaddexp2_jvp(primals: tuple[Array, Array], tangents: tuple[Array, Array]) -> tuple[Array, Array]:
-    a, b = primals
-    ta, tb = tangents
-    out = logaddexp2(a, b)
+def _logaddexp2_jvp(primals: tuple[Array, Array, Array], tangents: tuple[Array, Array, Array]) -> tuple[Array, Array]:
+    a, b, ln2 = primals
+    ta, tb, _ = tangents
+    out = logaddexp2(a, b, ln2)
     safe_out = _posinf_to_zero(out)
     wa = _ew.exp2(_lenient.sub(_posinf_to_zero(a), safe_out))
     wb = _ew.exp2(_lenient.sub(_posinf_to_zero(b), safe_out))

@@ -676,7 +676,8 @@ def logaddexp2(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     """``log2(2**x1 + 2**x2)`` computed without overflow, with the smooth
     function's derivatives (``2**(x1 - out)``, ...) also where the arguments tie."""
     x1, x2 = promote_args_inexact("logaddexp2", x1, x2)
-    return _logaddexp2(x1, x2)
+    ln2 = const_like(_lenient.max(x1, x2), float(np.log(2.0)))  # weak only when both inputs are weak scalars, as in JAX
+    return _logaddexp2(x1, x2, ln2)
 
 
 # ---------------------------------------------------------------------------
