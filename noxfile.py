@@ -52,9 +52,12 @@ def typecheck(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def lint(session: nox.Session) -> None:
-    """ruff over the whole tree."""
-    session.install("ruff>=0.6")
+    """ruff over the whole tree, and the import contracts (``[tool.importlinter]`` in
+    pyproject.toml: the interpreters independent of each other, core importing none of
+    them, core's layers)."""
+    session.install("ruff>=0.6", "import-linter>=2.1", ".")
     session.run("ruff", "check", ".")
+    session.run("lint-imports")
 
 
 @nox.session(python=PYTHON)

@@ -10,6 +10,7 @@ from plait_core import (
     dtypes,
     errors,
     lax,
+    lax_compositions,
     nn,
     numpy,
     primitives,

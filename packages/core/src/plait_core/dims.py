@@ -204,6 +204,16 @@ def _is_integral(value: object) -> bool:
     return isinstance(value, numbers.Integral)
 
 
+_dimension_as_value: list[Callable[[Any], Any]] = []
+"""``dimension_as_value`` (a size as an integer scalar value), registered by the
+primitives' layer, which defines the primitive it binds."""
+
+
+def register_dimension_as_value(fn: Callable[[Any], Any]) -> None:
+    """Install ``dimension_as_value`` for the arithmetic of dimensions with values."""
+    _dimension_as_value[:] = [fn]
+
+
 def _value_op(
     op: Callable[[Any, Any], Any], dim: SymbolicDim, other: Any, *, reflected: bool, any_number: bool = False
 ) -> Dim:
@@ -214,8 +224,9 @@ def _value_op(
     dimensions do.  Other operands (tracers, arrays) answer ``NotImplemented``,
     so that their own reflected operator decides; so does every operand when
     no transformation is active, since no size has a value there."""
-    from plait_core.primitives.shapes import dimension_as_value
-    from plait_core.trace import is_eager
+    from plait_core.trace import is_eager  # lazy: trace imports this module
+
+    dimension_as_value = _dimension_as_value[0]
 
     # Typed as Dim for the operators that declare it: their annotations admit
     # only dimensions, for which this function is never called.

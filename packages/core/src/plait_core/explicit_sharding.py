@@ -572,11 +572,14 @@ def reshard_to(x: Any, sharding: Any, what: str) -> Any:
 _constraint_prim: list[Primitive] = []
 
 
+def register_constraint_primitive(prim: Primitive) -> None:
+    """Install ``sharding_constraint`` (defined by the primitives' layer above this
+    module, which registers it when it is imported)."""
+    _constraint_prim[:] = [prim]
+
+
 def constraint_primitive() -> Primitive:
     """The ``sharding_constraint`` primitive that lays typed results out."""
     if not _constraint_prim:
-        # lazy on purpose: plait_core.primitives.sharding imports staging, which imports this module
-        from plait_core.primitives.sharding import sharding_constraint_p
-
-        _constraint_prim.append(sharding_constraint_p)
+        raise RuntimeError("plait_core.explicit_sharding: sharding_constraint is not registered (import plait_core)")
     return _constraint_prim[0]

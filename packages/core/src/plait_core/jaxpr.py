@@ -176,10 +176,18 @@ def literal_value(lit: Literal) -> Any:
     literal: so re-staging a jaxpr keeps its weak types."""
     val = lit.val
     if lit.aval.weak_type and type(val) not in _PY_SCALARS:
-        from plait_core.primitives.elementwise import convert_element_type_p
-
-        return convert_element_type_p.bind(val, new_dtype=lit.aval.dtype, weak_type=True)
+        return _weak_convert[0].bind(val, new_dtype=lit.aval.dtype, weak_type=True)
     return val
+
+
+_weak_convert: list[Any] = []
+"""``convert_element_type``, registered by the primitives' layer (it is defined above
+this module): :func:`literal_value` binds it."""
+
+
+def register_convert_element_type(prim: Any) -> None:
+    """Install the ``convert_element_type`` primitive for :func:`literal_value`."""
+    _weak_convert[:] = [prim]
 
 
 def eval_closed_jaxpr(closed: ClosedJaxpr, *args: Any) -> list[Any]:

@@ -114,16 +114,14 @@ _catalog = _Catalog()
 
 
 def all_primitives() -> list[Primitive]:
-    """Every primitive of the language, in definition order (for coverage tests)."""
-    import plait_core.primitives  # noqa: F401  (defines the catalog)
-
+    """Every primitive of the language, in definition order (for coverage tests).
+    The catalog is complete once ``plait_core`` is imported, which importing this
+    module does first (the package's ``__init__`` imports the primitives)."""
     return list(_catalog)
 
 
 def primitive_by_name(name: str) -> Primitive:
     """Look up a primitive of the catalog by its name."""
-    import plait_core.primitives  # noqa: F401
-
     return _catalog.get(name)
 
 

@@ -100,7 +100,7 @@ def _keep_diagonal(x: Any) -> Any:
     shape = tuple(aval.shape)
     rows = lax.broadcasted_iota(dtypes.int32, shape, aval.ndim - 2)
     cols = lax.broadcasted_iota(dtypes.int32, shape, aval.ndim - 1)
-    return lax.select(_lenient.eq(rows, cols), x, lax.full_like(x, 0))
+    return lax.select(_lenient.eq(rows, cols), x, lax.full(shape, 0, aval.dtype))
 
 
 def _eye_like(x: Any) -> Any:

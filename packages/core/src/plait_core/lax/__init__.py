@@ -18,10 +18,9 @@ from plait_core.lax.solves import *
 from plait_core.lax.structural import *
 from plait_core.lax.windowed import *
 
-# isort: split
-# Compositions of the above (they use plait.numpy and plait.scipy.special, which use the above), last.
-from plait_core.lax.extras import *
-from plait_core.lax.ragged import *
+# The compositions JAX also has in lax (full_like, tile, the special functions, ragged_dot, ...)
+# are built on plait.numpy and plait.scipy: plait_core.lax_compositions adds them to this
+# namespace when plait_core is imported.
 
 # isort: split
 # JAX's ``lax.<name>_p`` primitive objects (libraries key their rule tables by them).

@@ -36,6 +36,7 @@ from plait_core.dims import Dim, SymbolicDim, definitely_equal, definitely_equal
 from plait_core.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Var, eval_jaxpr
 from plait_core.partial_eval import PartialEvalTrace, partial_eval_jaxpr, partial_eval_rules
 from plait_core.primitive import Primitive
+from plait_core.primitives.structural import broadcast_in_dim_p
 from plait_core.staging import trace_to_jaxpr
 from plait_core.trace import set_current_trace
 
@@ -362,9 +363,7 @@ def _zeros(aval: ShapedArray) -> Any:
     zero = np.zeros((), aval.dtype)
     if aval.shape == ():
         return zero
-    from plait_core.lax.structural import broadcast_in_dim  # lazy: lax imports this module
-
-    return broadcast_in_dim(zero, aval.shape, ())
+    return broadcast_in_dim_p.bind(zero, shape=tuple(aval.shape), broadcast_dimensions=())
 
 
 def _cond_partial_eval(trace: PartialEvalTrace, args: Sequence[Any], params: dict[str, Any]) -> list[Any]:

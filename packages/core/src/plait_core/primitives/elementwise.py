@@ -20,6 +20,7 @@ import numpy as np
 from plait_core import dtypes
 from plait_core.abstract import ShapedArray
 from plait_core.dims import definitely_equal
+from plait_core.jaxpr import register_convert_element_type
 from plait_core.primitive import Primitive
 from plait_core.primitives import _elementwise_helpers as h
 from plait_core.primitives._elementwise_helpers import (
@@ -236,6 +237,7 @@ def _clamp_impl(lo: np.ndarray, x: np.ndarray, hi: np.ndarray) -> np.ndarray:
 
 convert_element_type_p = Primitive("convert_element_type", family="elementwise")
 convert_element_type_p.fold_literals = True
+register_convert_element_type(convert_element_type_p)
 
 
 def _check_target(name: str, new_dtype: Any) -> DType:

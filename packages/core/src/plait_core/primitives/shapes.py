@@ -17,7 +17,7 @@ import numpy as np
 
 from plait_core import dtypes
 from plait_core.abstract import ShapedArray
-from plait_core.dims import SymbolicDim, is_symbolic
+from plait_core.dims import SymbolicDim, is_symbolic, register_dimension_as_value
 from plait_core.primitive import Primitive
 
 dim_as_value_p = Primitive("dim_as_value", family="shape")
@@ -46,3 +46,6 @@ def dimension_as_value(d: Any) -> Any:
     if is_symbolic(d):
         return dim_as_value_p.bind(dim=d)
     return int(d)
+
+
+register_dimension_as_value(dimension_as_value)

@@ -34,6 +34,7 @@ from typing import Any
 
 from plait_core.abstract import ShapedArray
 from plait_core.axes import extend_axis_env
+from plait_core.explicit_sharding import register_constraint_primitive
 from plait_core.jaxpr import ClosedJaxpr, eval_jaxpr
 from plait_core.partial_eval import PartialEvalTrace, partial_eval_jaxpr, partial_eval_rules
 from plait_core.primitive import Primitive
@@ -56,6 +57,7 @@ __all__ = [
 
 shard_map_p = Primitive("shard_map", family="sharding", multiple_results=True)
 sharding_constraint_p = Primitive("sharding_constraint", family="sharding")
+register_constraint_primitive(sharding_constraint_p)
 
 
 @contextlib.contextmanager

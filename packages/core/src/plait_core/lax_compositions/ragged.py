@@ -23,6 +23,7 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
+from plait_core import numpy as pnp
 from plait_core.lax.linalg import dot_general
 
 Array = Any
@@ -51,7 +52,6 @@ class RaggedDotDimensionNumbers:
 
 def _members(group_sizes: Array, size: int) -> Array:
     """``[g, size]`` booleans: position ``j`` belongs to group ``i``."""
-    from plait_core import numpy as pnp
 
     sizes = pnp.asarray(group_sizes)
     ends = pnp.cumsum(sizes)
@@ -69,7 +69,6 @@ def ragged_dot_general(lhs: Array, rhs: Array, group_sizes: Array,
     the output is ``dot_general``'s, with a leading group dimension when the
     ragged dimension is contracting.  ``group_offset`` and ``out_sharding`` are
     not supported (``NotImplementedError``)."""
-    from plait_core import numpy as pnp
 
     if group_offset is not None or out_sharding is not None:
         raise NotImplementedError("lax.ragged_dot_general: group_offset= and out_sharding= are not supported")

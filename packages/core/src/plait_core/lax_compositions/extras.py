@@ -9,9 +9,9 @@ the special functions JAX also exposes in ``lax`` (``erfc``, ``igamma``,
 and the type aliases ``DotDimensionNumbers``, ``ConvGeneralDilatedDimensionNumbers``
 and ``PrecisionLike``.
 
-``plait.numpy`` and ``plait.scipy.special`` are built on ``lax``: they are
-imported inside the functions (at call time), not at the top, so that importing
-``lax`` does not cycle through them.
+They are built on ``plait.numpy`` and ``plait.scipy.special``, which are built
+on ``lax``: so they live above both (:mod:`plait_core.lax_compositions`), and
+enter the ``lax`` namespace when core is imported.
 """
 
 from __future__ import annotations
@@ -22,12 +22,17 @@ from typing import Any, TypeAlias
 import numpy as np
 
 from plait_core import dtypes
+from plait_core import numpy as pnp
+from plait_core.bessel import bessel_i0e as _i0e
+from plait_core.bessel import bessel_i1e as _i1e
 from plait_core.lax.convolution import Precision
+from plait_core.lax.elementwise import bitcast_convert_type
 from plait_core.lax.linalg import conv_general_dilated
 from plait_core.lax.reductions import top_k
 from plait_core.lax.structural import scatter, scatter_add
 from plait_core.primitives.indexing_prims import ScatterDimensionNumbers
 from plait_core.primitives.linalg import ConvDimensionNumbers
+from plait_core.scipy import special as _special
 
 Array = Any
 
@@ -41,7 +46,6 @@ PrecisionLike: TypeAlias = str | Precision | tuple[str, str] | tuple[Precision, 
 
 def dtype(x: Any) -> np.dtype[Any]:
     """The canonical dtype of a value or dtype-like (64-bit narrowed when x64 is off)."""
-    from plait_core import numpy as pnp
     if isinstance(x, (type, str, np.dtype)):
         return dtypes.canonicalize_dtype(np.dtype(x))
     return dtypes.canonicalize_dtype(pnp.result_type(x))
@@ -50,7 +54,6 @@ def dtype(x: Any) -> np.dtype[Any]:
 def full_like(x: Array, fill_value: Array, dtype: Any = None, shape: Sequence[int] | None = None,
               sharding: Any = None) -> Array:
     """An array like ``x`` (its shape and dtype unless given) filled with ``fill_value``."""
-    from plait_core import numpy as pnp
     if sharding is not None:
         raise NotImplementedError("lax.full_like: sharding= is not supported; use plait.device_put")
     return pnp.full_like(x, fill_value, dtype, shape)
@@ -58,7 +61,6 @@ def full_like(x: Array, fill_value: Array, dtype: Any = None, shape: Sequence[in
 
 def empty(shape: Sequence[int], dtype: Any, *, out_sharding: Any = None) -> Array:
     """An array of ``shape`` and ``dtype`` whose values are unspecified (zeros here)."""
-    from plait_core import numpy as pnp
     if out_sharding is not None:
         raise NotImplementedError("lax.empty: out_sharding= is not supported")
     return pnp.zeros(tuple(shape), dtype)
@@ -66,7 +68,6 @@ def empty(shape: Sequence[int], dtype: Any, *, out_sharding: Any = None) -> Arra
 
 def tile(operand: Array, reps: Sequence[int]) -> Array:
     """``operand`` repeated ``reps[i]`` times along axis ``i`` (``len(reps)`` must be its rank)."""
-    from plait_core import numpy as pnp
     x = pnp.asarray(operand)
     if len(reps) != x.ndim:
         raise ValueError(f"lax.tile: reps has {len(reps)} entries for an operand of rank {x.ndim}")
@@ -75,7 +76,6 @@ def tile(operand: Array, reps: Sequence[int]) -> Array:
 
 def split(operand: Array, sizes: Sequence[int], axis: int = 0) -> list[Array]:
     """Cut ``operand`` along ``axis`` into pieces of the given sizes (which must sum to its length)."""
-    from plait_core import numpy as pnp
     x = pnp.asarray(operand)
     if sum(sizes) != x.shape[axis] or any(s < 0 for s in sizes):
         raise ValueError(f"lax.split: sizes {tuple(sizes)} must be non-negative and sum to {x.shape[axis]}")
@@ -85,43 +85,36 @@ def split(operand: Array, sizes: Sequence[int], axis: int = 0) -> list[Array]:
 
 def stack(operands: Sequence[Array], axis: int = 0) -> Array:
     """Stack arrays of one shape along a new ``axis``."""
-    from plait_core import numpy as pnp
     return pnp.stack(list(operands), axis=axis)
 
 
 def unstack(x: Array, axis: int = 0) -> tuple[Array, ...]:
     """The slices of ``x`` along ``axis``."""
-    from plait_core import numpy as pnp
     return pnp.unstack(x, axis=axis)
 
 
 def broadcast_to_rank(x: Array, rank: int) -> Array:
     """``x`` with leading axes of size 1 added up to ``rank``."""
-    from plait_core import numpy as pnp
     a = pnp.asarray(x)
     return pnp.reshape(a, (1,) * max(rank - a.ndim, 0) + tuple(a.shape))
 
 
 def broadcast_like(arr: Array, like_arr: Array) -> Array:
     """``arr`` broadcast to the shape of ``like_arr``."""
-    from plait_core import numpy as pnp
     return pnp.broadcast_to(arr, pnp.shape(like_arr))
 
 
 def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
     """The NumPy broadcast of shapes (a ``ValueError`` if they do not broadcast)."""
-    from plait_core import numpy as pnp
     return tuple(int(d) for d in pnp.broadcast_shapes(*[tuple(s) for s in shapes]))
 
 
 def shape_as_value(shape: Sequence[int]) -> Array:
     """The dimensions of ``shape`` as an int32 array."""
-    from plait_core import numpy as pnp
     return pnp.asarray(np.asarray(tuple(shape), np.int32))
 
 
 def _check_int(name: str, x: Array) -> tuple[Array, np.dtype[Any]]:
-    from plait_core import numpy as pnp
     a = pnp.asarray(x)
     dt = np.dtype(a.dtype)
     if not dtypes.is_int(dt):
@@ -131,7 +124,6 @@ def _check_int(name: str, x: Array) -> tuple[Array, np.dtype[Any]]:
 
 def population_count(x: Array) -> Array:
     """The number of 1 bits of each integer (in two's complement), in ``x``'s dtype."""
-    from plait_core import numpy as pnp
     a, dt = _check_int("population_count", x)
     ux = a.astype(np.dtype(f"uint{dt.itemsize * 8}"))
     count = pnp.zeros(a.shape, ux.dtype)
@@ -142,7 +134,6 @@ def population_count(x: Array) -> Array:
 
 def clz(x: Array) -> Array:
     """The number of leading zero bits of each integer, in ``x``'s dtype."""
-    from plait_core import numpy as pnp
     a, dt = _check_int("clz", x)
     bits = dt.itemsize * 8
     ux = a.astype(np.dtype(f"uint{bits}"))
@@ -158,7 +149,6 @@ def scatter_sub(operand: Array, scatter_indices: Array, updates: Array,
                 dimension_numbers: ScatterDimensionNumbers, *, indices_are_sorted: bool = False,
                 unique_indices: bool = False, mode: Any = None) -> Array:
     """``scatter_add`` of ``-updates``."""
-    from plait_core import numpy as pnp
     return scatter_add(operand, scatter_indices, -pnp.asarray(updates), dimension_numbers,
                        indices_are_sorted=indices_are_sorted, unique_indices=unique_indices, mode=mode)
 
@@ -168,7 +158,6 @@ def scatter_apply(operand: Array, scatter_indices: Array, func: Callable[[Array]
                   indices_are_sorted: bool = False, unique_indices: bool = False, mode: Any = None) -> Array:
     """``operand`` with ``func`` applied to the entries the scatter addresses (each
     once, whatever the number of times it is addressed)."""
-    from plait_core import numpy as pnp
     x = pnp.asarray(operand)
     count_shape = tuple(update_shape) if update_shape else pnp.shape(scatter_indices)[:-1]
     hit = scatter(pnp.zeros(x.shape, bool), scatter_indices, pnp.ones(count_shape, bool), dimension_numbers,
@@ -179,7 +168,6 @@ def scatter_apply(operand: Array, scatter_indices: Array, func: Callable[[Array]
 def index_take(src: Array, idxs: Sequence[Array], axes: Sequence[int]) -> Array:
     """``src`` gathered at the index arrays ``idxs`` along ``axes`` (one array per
     axis, broadcast together); the other axes are kept whole."""
-    from plait_core import numpy as pnp
     index: list[Any] = [slice(None)] * pnp.ndim(src)
     for ax, ix in zip(axes, idxs):
         index[ax] = ix
@@ -187,7 +175,6 @@ def index_take(src: Array, idxs: Sequence[Array], axes: Sequence[int]) -> Array:
 
 
 def _top(operand: Array, k: int, reduction_dimension: int, sign: int) -> tuple[Array, Array]:
-    from plait_core import numpy as pnp
     x = pnp.asarray(operand)
     dim = reduction_dimension % x.ndim
     moved = pnp.moveaxis(x, dim, -1)
@@ -216,7 +203,6 @@ def ragged_dot(lhs: Array, rhs: Array, group_sizes: Array, precision: Any = None
     """Grouped matrix product: rows of ``lhs`` (``[m, k]``) are split into consecutive
     groups of ``group_sizes`` (``[g]``) and group ``i`` is multiplied by ``rhs[i]``
     (``[g, k, n]``); rows past the groups give 0."""
-    from plait_core import numpy as pnp
     if group_offset is not None or out_sharding is not None:
         raise NotImplementedError("lax.ragged_dot: group_offset= and out_sharding= are not supported")
     a, b = pnp.asarray(lhs), pnp.asarray(rhs)
@@ -259,58 +245,47 @@ def composite(decomposition: Callable[..., Any], name: str, version: int = 0) ->
 
 def erfc(x: Array) -> Array:
     """The complementary error function (floats only)."""
-    from plait_core.scipy import special as _special
     return _special.erfc(x)
 
 
 def igamma(a: Array, x: Array) -> Array:
     """The regularised lower incomplete gamma function ``P(a, x)``."""
-    from plait_core.scipy import special as _special
     return _special.gammainc(a, x)
 
 
 def igammac(a: Array, x: Array) -> Array:
     """The regularised upper incomplete gamma function ``Q(a, x) = 1 - P(a, x)``."""
-    from plait_core.scipy import special as _special
     return _special.gammaincc(a, x)
 
 
 def betainc(a: Array, b: Array, x: Array) -> Array:
     """The regularised incomplete beta function ``I_x(a, b)``."""
-    from plait_core.scipy import special as _special
     return _special.betainc(a, b, x)
 
 
 def polygamma(m: Array, x: Array) -> Array:
     """The ``m``-th derivative of the digamma function."""
-    from plait_core.scipy import special as _special
     return _special.polygamma(m, x)
 
 
 def zeta(x: Array, q: Array) -> Array:
     """The Hurwitz zeta function ``sum_k (k + q)**-x``."""
-    from plait_core.scipy import special as _special
     return _special.zeta(x, q)
 
 
 def bessel_i0e(x: Array) -> Array:
     """``exp(-|x|) I0(x)``."""
-    from plait_core import numpy as pnp
-    from plait_core.bessel import bessel_i0e as _i0e
     return _i0e(pnp.asarray(x))
 
 
 def bessel_i1e(x: Array) -> Array:
     """``exp(-|x|) I1(x)``."""
-    from plait_core import numpy as pnp
-    from plait_core.bessel import bessel_i1e as _i1e
     return _i1e(pnp.asarray(x))
 
 
 def mulhi(x: Array, y: Array, /) -> Array:
     """The high half of the double-width product of integers of one dtype (signed
     or unsigned), computed with half-width pieces."""
-    from plait_core import numpy as pnp
     a, dt = _check_int("mulhi", x)
     b = pnp.asarray(y)
     if np.dtype(b.dtype) != dt:
@@ -334,7 +309,6 @@ def mulhi(x: Array, y: Array, /) -> Array:
 
 def reduce_xor(operand: Array, axes: Sequence[int]) -> Array:
     """The bitwise exclusive-or of ``operand``'s entries over ``axes`` (booleans: odd count of true)."""
-    from plait_core import numpy as pnp
     x = pnp.asarray(operand)
     dt = np.dtype(x.dtype)
     axes_t = tuple(axes)
@@ -380,7 +354,6 @@ def conv_general_dilated_patches(lhs: Array, filter_shape: Sequence[int], window
     """The patches a convolution with a ``filter_shape`` window would see: the feature
     dimension of the result holds, for each input channel ``c`` and window position
     ``p`` (row-major), the entry ``c * prod(filter_shape) + p``."""
-    from plait_core import numpy as pnp
     x = pnp.asarray(lhs)
     filt = tuple(int(d) for d in filter_shape)
     n_spatial = x.ndim - 2
@@ -411,8 +384,6 @@ def reduce_precision(operand: Array, exponent_bits: int, mantissa_bits: int) -> 
     ``mantissa_bits`` and ``exponent_bits``, kept in its own dtype: values beyond
     the format's range become infinities, values below its smallest normal become
     (signed) zeros, NaN stays NaN."""
-    from plait_core import numpy as pnp
-    from plait_core.lax.elementwise import bitcast_convert_type
 
     x = pnp.asarray(operand)
     dt = np.dtype(x.dtype)
@@ -457,7 +428,6 @@ def conv_general_dilated_local(lhs: Array, rhs: Array, window_strides: Sequence[
     for each output position, an ``(out features, in features * prod(filter_shape))``
     matrix (in the kernel layout, the spatial axes being the output's), applied to
     the patches of :func:`conv_general_dilated_patches`."""
-    from plait_core import numpy as pnp
 
     x = pnp.asarray(lhs)
     w = pnp.asarray(rhs)
