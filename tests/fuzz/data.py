@@ -45,9 +45,26 @@ def pile_axes(var: Var) -> list[int]:
     return [i for i, d in enumerate(var.shape) if d == N]
 
 
+def _uses_stable_max(program: Program) -> bool:
+    return any(any(op in s.op or op in s.expr for op in ("logaddexp", "cumlogsumexp", "logsumexp", "softmax"))
+               for s in program.stmts)
+
+
+def with_ties(rng: np.random.Generator, x: np.ndarray) -> np.ndarray:
+    """``x`` with about half its values snapped to a coarse grid (multiples of 0.5), so
+    that several elements tie exactly: where a stable formula breaks ties of a
+    maximum, its derivatives must still be those of the smooth function."""
+    snap = rng.random(x.shape) < 0.5
+    return np.where(snap, np.round(x * 2) / 2, x).astype(x.dtype)
+
+
 def make_data(program: Program) -> Data:
     rng = np.random.default_rng(program.seed + 1)
     args = [random_array(rng, v.shape, v.kind, v.dtype) for v in program.inputs]
+    if _uses_stable_max(program):
+        # a generator of its own, so that the other programs' data stay as they were
+        tie_rng = np.random.default_rng(program.seed + 2)
+        args = [with_ties(tie_rng, a) if v.kind == "f" else a for a, v in zip(args, program.inputs)]
     batched = [random_array(rng, (BATCH, *v.shape), v.kind, v.dtype) for v in program.inputs]
     out = program.out_var
     weights = rng.uniform(-1.0, 1.0, size=out.shape).astype("float32")

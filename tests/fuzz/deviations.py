@@ -151,6 +151,19 @@ DEVIATIONS: tuple[Deviation, ...] = (
         lambda p, mode, msg: _infinity_for_nan(mode, msg) and _uses(p, "prod"),
     ),
     Deviation(
+        "non-finite second derivatives around cbrt's pole",
+        "deviation",
+        "cbrt has an infinite derivative at 0 (1 / (3 x**(2/3))), so a second derivative through it at 0 is "
+        "that infinity times sums of finite terms of both signs; whether an entry comes out +inf, -inf or NaN "
+        "(inf - inf) depends on how each framework groups those sums, and the float64 oracle finds no derivative "
+        "there. Matched only on that verdict. Measured (seed 9100000023, grad(grad) of "
+        "cumlogsumexp(cbrt(x), reverse=True) with zeros in x: plait -inf where JAX gives NaN in one entry, "
+        "NaN where JAX gives inf in another; every finite entry equal)",
+        lambda p, mode, msg: mode in _DIFF_MODES and NO_DERIVATIVE in msg and _uses(p, "cbrt")
+        and ("want np.float64(nan)" in msg or "got np.float64(nan)" in msg)
+        and "inf)" in msg,
+    ),
+    Deviation(
         "JAX's derivative of tanh turns an infinite cotangent into NaN",
         "deviation",
         "JAX writes tanh's derivative as h + h * t with h = g * (1 - t) (t = tanh(x)); where the cotangent g is "

@@ -255,6 +255,32 @@ def cumulative(b: Builder) -> Stmt | None:
     return b.emit("cumulative:" + fn, f"{fn}({{0}}, axis={ax})", [v], v.shape, v.kind)
 
 
+def stable_max(b: Builder) -> Stmt | None:
+    """Ops that subtract a running or pairwise maximum for stability: smooth functions
+    whose derivatives must not see the tie-breaking of that maximum (issue 24:
+    cumlogsumexp's second derivative did).  ``make_data`` gives programs using them
+    (and logsumexp/softmax) tied inputs."""
+    v = b.pick(lambda v: len(v.shape) >= 1 and v.kind == "f")
+    if v is None:
+        return None
+    r = b.rng
+    ax = b.axis(v)
+    choice = r.randrange(4)
+    if choice == 0:
+        rev = r.random() < 0.5
+        return b.emit("cumlogsumexp", f"lax.cumlogsumexp({{0}}, axis={ax}, reverse={rev})", [v], v.shape, "f")
+    fn = r.choice(["jnp.logaddexp", "jnp.logaddexp2"])
+    if choice == 1:
+        # an element and its mirror image tie in the middle
+        return b.emit("logaddexp:" + fn, f"{fn}({{0}}, jnp.flip({{0}}, axis={ax}))", [v], v.shape, "f")
+    w = b.pick(lambda w: w.kind == "f" and w is not v and _bshape(v.shape, w.shape) is not None)
+    if w is None or choice == 2:
+        return b.emit("logaddexp:" + fn, f"{fn}({{0}}, jnp.round({{0}}))", [v], v.shape, "f")
+    shape = _bshape(v.shape, w.shape)
+    assert shape is not None
+    return b.emit("logaddexp:" + fn, f"{fn}({{0}}, {{1}})", [v, w], shape, "f")
+
+
 def sort(b: Builder) -> Stmt | None:
     v = b.pick(lambda v: len(v.shape) >= 1 and v.kind in "fi")
     if v is None:
@@ -661,7 +687,7 @@ GENERATORS: tuple[tuple[Gen, float], ...] = (
     (at_update, 1.5), (concatenate, 1), (tile_repeat_pad, 0.7), (contraction, 1.2), (einsum_elementwise, 0.5),
     (cond, 0.7), (fori_loop, 0.5), (scan, 0.6), (clip, 0.5), (isfinite, 0.3), (take_along_argsort, 0.4),
     (outer, 0.4), (dynamic_slice, 0.5), (one_hot, 0.3), (linalg, 0.8), (fft, 0.4), (convolve, 0.4), (pool, 0.4),
-    (while_loop, 0.4), (matrix_structure, 0.6),
+    (while_loop, 0.4), (matrix_structure, 0.6), (stable_max, 0.8),
 )
 
 

@@ -130,6 +130,12 @@ def _gelu(x: Any, approximate: bool = True) -> OArray:
     return wrap(0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3))))
 
 
+def _cumlogsumexp(x: Any, axis: int = 0, reverse: bool = False) -> OArray:
+    a = np.flip(np.asarray(x), axis) if reverse else np.asarray(x)
+    out = np.logaddexp.accumulate(a, axis=axis)
+    return wrap(np.flip(out, axis) if reverse else out)
+
+
 def _fori_loop(lo: int, hi: int, body: Callable[[Any, Any], Any], init: Any) -> Any:
     c = init
     for i in range(lo, hi):
@@ -179,6 +185,7 @@ def numpy_backend(wide: bool) -> Backend:
         "rsqrt": lambda x: wrap(1 / np.sqrt(x)),
         "cummax": lambda x, axis=0: wrap(np.maximum.accumulate(x, axis=axis)),
         "cummin": lambda x, axis=0: wrap(np.minimum.accumulate(x, axis=axis)),
+        "cumlogsumexp": _cumlogsumexp,
         "cond": lambda p, t, f, *ops: t(*ops) if bool(p) else f(*ops),
         "fori_loop": _fori_loop,
         "scan": _scan,
