@@ -29,7 +29,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from benchmarks.data_parallel_worker import JAX_COORDINATOR_ENV
+from benchmarks.data_parallel_worker import EXPLICIT_ENV, JAX_COORDINATOR_ENV
 from benchmarks.harness import Result, markdown_table
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -37,9 +37,10 @@ JAX_PYTHON = os.environ.get("JAX_PYTHON", "/work/jaxenv/bin/python")
 SOURCES = [ROOT / "packages" / p / "src" for p in ("core", "autodiff", "batching", "masking", "dispatch")] + [ROOT / "src"]
 
 
-def _env(devices: int) -> dict[str, str]:
+def _env(devices: int, explicit: bool = False) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PLAIT_", "XLA_FLAGS"))}
     env["PLAIT_NUM_CPU_DEVICES"] = str(devices)
+    env[EXPLICIT_ENV] = "1" if explicit else "0"
     # plait's sources first (the JAX interpreter runs plait from this tree), then the caller's path.
     paths = [str(ROOT), *(str(d) for d in SOURCES if d.is_dir()), os.environ.get("PYTHONPATH", "")]
     env["PYTHONPATH"] = os.pathsep.join(p for p in paths if p)
@@ -47,7 +48,7 @@ def _env(devices: int) -> dict[str, str]:
     return env
 
 
-def measure(framework: str, devices: int, processes: int) -> tuple[float, float] | None:
+def measure(framework: str, devices: int, processes: int, explicit: bool = False) -> tuple[float, float] | None:
     """``(median step seconds, final loss)`` of one run, or None without JAX."""
     python = sys.executable if framework == "plait" else JAX_PYTHON
     if not Path(python).exists():
@@ -60,7 +61,7 @@ def measure(framework: str, devices: int, processes: int) -> tuple[float, float]
         cmd = [sys.executable, "-m", "plait.distributed.launch", "--nproc", str(processes),
                "--devices-per-process", str(devices), "--timeout", "300", "--python", python,
                "-m", "benchmarks.data_parallel_worker", framework]
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=_env(devices), cwd=ROOT, timeout=600)
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=_env(devices, explicit), cwd=ROOT, timeout=600)
     found = re.search(r"RESULT ([\d.e-]+) ([\d.e-]+)", proc.stdout)
     if proc.returncode != 0 or found is None:
         raise RuntimeError(f"{framework} on {processes}x{devices} failed:\n{proc.stdout[-3000:]}{proc.stderr[-3000:]}")
@@ -73,14 +74,16 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def measure_both(devices: int, processes: int) -> tuple[float, float, float, float, float] | None:
+def measure_both(
+    devices: int, processes: int, explicit: bool = False
+) -> tuple[float, float, float, float, float] | None:
     """One run of plait and JAX taking turns in each process (see
     :func:`benchmarks.data_parallel_worker.main_both`): ``(plait seconds, JAX
     seconds, median neighbour ratio, plait loss, JAX loss)``; None without JAX."""
     if not Path(JAX_PYTHON).exists():
         return None
     worker = [JAX_PYTHON, "-m", "benchmarks.data_parallel_worker", "both"]
-    env = _env(devices)
+    env = _env(devices, explicit)
     if processes == 1:
         cmd = worker
     else:
@@ -100,28 +103,31 @@ def measure_both(devices: int, processes: int) -> tuple[float, float, float, flo
 
 
 def data_parallel_section(rounds: int = 3) -> list[Result]:
-    """One row per layout: 1, 2, 4, 8 devices in one process, 2 processes x 4;
-    each round one run of both frameworks side by side (the figures: medians
-    over rounds; the ratio: the median of the rounds' neighbour ratios)."""
+    """One row per layout: 1, 2, 4, 8 devices in one process, 2 processes x 4,
+    and the same step in JAX's explicit-sharding mode on 8 devices (an Explicit
+    mesh axis, a plain ``jit`` under ``set_mesh``); each round one run of both
+    frameworks side by side (the figures: medians over rounds; the ratio: the
+    median of the rounds' neighbour ratios)."""
     rows = []
-    for processes, devices in ((1, 1), (1, 2), (1, 4), (1, 8), (2, 4)):
+    for processes, devices, explicit in ((1, 1, False), (1, 2, False), (1, 4, False), (1, 8, False),
+                                         (2, 4, False), (1, 8, True)):
         p_times: list[float] = []
         j_times: list[float] = []
         ratios: list[float] = []
         losses: set[str] = set()
         for _ in range(rounds):
-            both = measure_both(devices, processes)
+            both = measure_both(devices, processes, explicit)
             if both is not None:
                 p_times.append(both[0])
                 j_times.append(both[1])
                 ratios.append(both[2])
                 losses.update((f"{both[3]:.4f}", f"{both[4]:.4f}"))
                 continue
-            p = measure("plait", devices, processes)
+            p = measure("plait", devices, processes, explicit)
             assert p is not None
             p_times.append(p[0])
             losses.add(f"{p[1]:.4f}")
-            j = measure("jax", devices, processes)
+            j = measure("jax", devices, processes, explicit)
             if j is not None:
                 j_times.append(j[0])
                 losses.add(f"{j[1]:.4f}")
@@ -129,7 +135,7 @@ def data_parallel_section(rounds: int = 3) -> list[Result]:
             raise AssertionError(f"plait and JAX disagree on the loss: {sorted(losses)}")
         name = f"data-parallel MLP step, {processes * devices} device(s)" + (
             f" ({processes} processes x {devices})" if processes > 1 else ""
-        )
+        ) + (" (explicit sharding)" if explicit else "")
         rows.append(
             Result(
                 name,

@@ -28,6 +28,9 @@ WARMUP = 5
 BLOCKS = 30  # plait and JAX in one process: blocks of steps, taking turns
 BLOCK = 5
 JAX_COORDINATOR_ENV = "DATA_PARALLEL_JAX_COORDINATOR"
+EXPLICIT_ENV = "DATA_PARALLEL_EXPLICIT"
+"""Set to 1: the mesh's axis is Explicit (JAX's explicit-sharding mode) and the step is a
+plain ``jit`` run under ``set_mesh``: the shardings come from the arguments' types."""
 """With ``both`` under the launcher: the address of JAX's coordinator (plait's is the launcher's)."""
 
 
@@ -64,7 +67,12 @@ class Trainer:
         top, np_mod, sh = setup(framework)
         self.top = top
         self.nproc, self.me = top.process_count(), top.process_index()
-        mesh = sh.Mesh(np.array(top.devices()), ("data",))
+        self.explicit = os.environ.get(EXPLICIT_ENV) == "1"
+        if self.explicit:
+            mesh = sh.Mesh(np.array(top.devices()), ("data",), axis_types=(sh.AxisType.Explicit,))
+        else:
+            mesh = sh.Mesh(np.array(top.devices()), ("data",))
+        self.mesh, self.sh = mesh, sh
         batch, repl = sh.NamedSharding(mesh, sh.PartitionSpec("data")), sh.NamedSharding(mesh, sh.PartitionSpec())
         rng = np.random.default_rng(0)
         params = [
@@ -88,23 +96,28 @@ class Trainer:
             value, grads = top.value_and_grad(loss)(ps, x, y)
             return top.tree_util.tree_map(lambda p, g: p - 0.1 * g, ps, grads), value
 
-        self.jstep = top.jit(step, in_shardings=(repl, batch, batch), out_shardings=(repl, repl))
+        if self.explicit:
+            self.jstep = top.jit(step)  # the layouts are the arguments' types
+        else:
+            self.jstep = top.jit(step, in_shardings=(repl, batch, batch), out_shardings=(repl, repl))
         self.xb = top.make_array_from_process_local_data(batch, x[rows])
         self.yb = top.make_array_from_process_local_data(batch, y[rows])
         self.ps = top.device_put(params, repl)
         self.value: Any = None
-        for _ in range(WARMUP):
-            self.ps, self.value = self.jstep(self.ps, self.xb, self.yb)
+        with sh.set_mesh(mesh):
+            for _ in range(WARMUP):
+                self.ps, self.value = self.jstep(self.ps, self.xb, self.yb)
         top.block_until_ready(self.ps)
 
     def steps(self, n: int) -> list[float]:
         """Run ``n`` steps, each waited for; their times."""
         times = []
-        for _ in range(n):
-            t = time.perf_counter()
-            self.ps, self.value = self.jstep(self.ps, self.xb, self.yb)
-            self.top.block_until_ready(self.value)
-            times.append(time.perf_counter() - t)
+        with self.sh.set_mesh(self.mesh):
+            for _ in range(n):
+                t = time.perf_counter()
+                self.ps, self.value = self.jstep(self.ps, self.xb, self.yb)
+                self.top.block_until_ready(self.value)
+                times.append(time.perf_counter() - t)
         return times
 
     def loss(self) -> float:
