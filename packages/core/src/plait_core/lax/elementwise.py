@@ -200,13 +200,17 @@ def _convert_element_type(operand: Any, new_dtype: Any, weak_type: bool = False)
         aval = operand.aval
         if aval.dtype == dt and aval.weak_type == weak_type:
             return operand
-    else:
-        _check_operand(operand, "convert_element_type")
-        # (a Python int wraps around in a narrow integer type, as in JAX)
-        if type(operand) is builtins.int and dtypes.is_int(dt) and not dtypes.is_narrow(dt):
+    elif type(operand) is builtins.int and not dtypes.is_narrow(dt):
+        # A Python int is checked against the target type, not the default integer type:
+        # jnp.uint32(3213575472) holds although the int does not fit in int32 (as in JAX).
+        # (It wraps around in a narrow integer type, as in JAX.)
+        if dtypes.is_int(dt):
             info = dtypes.iinfo(dt)
             if not int(info.min) <= operand <= int(info.max):
                 raise OverflowError(f"Python int {operand} does not fit in {dt.name} (lax.convert_element_type)")
+        operand = np.asarray(operand, dtype=dt)
+    else:
+        _check_operand(operand, "convert_element_type")
     return ew.convert_element_type_p.bind(operand, new_dtype=dt, weak_type=builtins.bool(weak_type))
 
 
