@@ -1,7 +1,8 @@
 """Sessions: one test session per package (each installs only that package and
 its declared dependencies), the meta-package's integration tests, typecheck,
-lint, and the opt-in bench, demo and fuzz sessions.  Plain ``nox`` runs all
-but bench, demo and fuzz."""
+lint, the JAX ecosystem's test suites, and the opt-in bench, demo and fuzz
+sessions.  Plain ``nox`` runs all but bench, demo, fuzz, ecosystem and
+ecosystem_ci (the ecosystem's fixed fast subset, opt-in)."""
 
 from __future__ import annotations
 
@@ -52,12 +53,15 @@ def typecheck(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def lint(session: nox.Session) -> None:
-    """ruff over the whole tree, and the import contracts (``[tool.importlinter]`` in
+    """ruff over the whole tree, the import contracts (``[tool.importlinter]`` in
     pyproject.toml: the interpreters independent of each other, core importing none of
-    them, core's layers)."""
+    them, core's layers), and no import cycle among the modules of any package
+    (``tools/check_import_cycles.py``: imports run at import time; its allow-list
+    names the cycles left, each with why)."""
     session.install("ruff>=0.6", "import-linter>=2.1", ".")
     session.run("ruff", "check", ".")
     session.run("lint-imports")
+    session.run("python", "tools/check_import_cycles.py")
 
 
 @nox.session(python=PYTHON)
@@ -87,3 +91,56 @@ def fuzz(session: nox.Session) -> None:
     session.run("python", "-m", "fuzz", *session.posargs, env={"PYTHONPATH": "tests"})
     session.run("python", "-m", "fuzz.multidevice", *session.posargs,
                 env={"PYTHONPATH": "tests", "PLAIT_NUM_CPU_DEVICES": "8"})
+
+
+# The JAX libraries whose own test suites run on plait (tools/ecosystem/libraries.py
+# holds the same pins and says which tests run).  They are installed --no-deps next
+# to plait, so JAX never enters plait's environment; their non-JAX needs go in normally.
+ECOSYSTEM_PINS = ["optax==0.2.8", "chex==0.1.92", "flax==0.12.8", "equinox==0.13.8",
+                  "dm-haiku==0.0.17", "diffrax==0.7.2", "jmp==0.0.4", "lineax==0.1.1", "optimistix==0.1.0"]
+ECOSYSTEM_DEPS = ["absl-py", "typing_extensions", "toolz", "msgpack", "rich", "PyYAML", "treescope",
+                  "tabulate", "six", "decorator", "cloudpickle", "gast", "dm-tree", "opt_einsum", "scipy",
+                  "jaxtyping", "wadler-lindig", "beartype", "scikit-learn", "mock", "dill", *TEST_TOOLS]
+ECOSYSTEM_LIBRARIES = ["optax", "chex", "haiku", "flax.linen"]
+
+
+def _ecosystem(session: nox.Session, libraries: list[str], budget: str, ci: bool, out: str) -> None:
+    session.install(".", *ECOSYSTEM_DEPS)
+    session.install("--no-deps", *ECOSYSTEM_PINS)
+    jax_env = f"{session.create_tmp()}/jax-env"
+    session.run("python", "-m", "venv", "--clear", jax_env)
+    jax_python = f"{jax_env}/bin/python"
+    session.run(jax_python, "-m", "pip", "install", "-q", "jax==0.10.2", *ECOSYSTEM_DEPS, external=True)
+    session.run(jax_python, "-m", "pip", "install", "-q", "--no-deps", *ECOSYSTEM_PINS, external=True)
+    results = f"{session.create_tmp()}/results"
+    sources = f"{session.create_tmp()}/sources"
+    flags = ["--ci"] if ci else []
+    for lib in libraries:
+        for backend, python in (("jax", jax_python), ("plait", "python")):
+            session.run("python", "-m", "tools.ecosystem.run", lib, "--backend", backend, "--python", python,
+                        "--out", f"{results}/{lib}-{backend}.jsonl", "--sources", sources,
+                        "--budget", budget, *flags, success_codes=[0, 1, -9])
+    session.run("python", "-m", "tools.ecosystem.report", results, "--out", out,
+                *(["--min-rate", "0.95"] if ci else []))
+
+
+@nox.session(python=PYTHON)
+def ecosystem(session: nox.Session) -> None:
+    """The JAX ecosystem's own test suites on plait (via plait.compat) and, in an
+    environment of their own, on JAX 0.10.2; writes benchmarks/ECOSYSTEM.md.
+
+    ``nox -s ecosystem -- optax chex`` runs only those; each run stops starting
+    tests after 15 minutes.  equinox and diffrax ship no tests in their sdists
+    (``python -m tools.ecosystem.run --tests-from CHECKOUT`` runs them by hand)."""
+    libraries = session.posargs or ECOSYSTEM_LIBRARIES
+    _ecosystem(session, libraries, "900", ci=False, out="benchmarks/ECOSYSTEM.md")
+
+
+@nox.session(python=PYTHON)
+def ecosystem_ci(session: nox.Session) -> None:
+    """The fixed fast subset of ``ecosystem`` (a few test files of optax, chex, haiku
+    and flax.linen, ``libraries.py``'s ``ci``): fails when plait passes fewer than
+    95% of the tests that pass on JAX 0.10.2."""
+    session.install(".", *TEST_TOOLS)
+    session.run("python", "-m", "pytest", "-p", "no:cacheprovider", "tools/ecosystem")
+    _ecosystem(session, ECOSYSTEM_LIBRARIES, "120", ci=True, out=f"{session.create_tmp()}/ECOSYSTEM-ci.md")

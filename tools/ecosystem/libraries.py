@@ -1,0 +1,63 @@
+"""The libraries measured, pinned, and which of their tests run.
+
+``tests`` are paths inside the library's sdist (globs allowed).  ``extra`` are
+packages the tests need beyond the library's own non-JAX dependencies.
+``ci`` is the fixed fast subset (``nox -s ecosystem -- --ci``), a few test files
+chosen to run in well under a minute each on plait.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Library:
+    """One library: its distribution pin, its tests, and what they need."""
+
+    name: str
+    dist: str
+    version: str
+    tests: tuple[str, ...]
+    deps: tuple[str, ...]
+    ci: tuple[str, ...] = ()
+    deselect: tuple[str, ...] = ()
+    note: str = ""
+
+    @property
+    def pin(self) -> str:
+        return f"{self.dist}=={self.version}"
+
+
+# The non-JAX requirements of the six libraries and of their tests.  Installed
+# normally; the libraries themselves go in with --no-deps so that JAX never does.
+COMMON_DEPS = (
+    "absl-py", "typing_extensions", "toolz", "msgpack", "rich", "PyYAML", "treescope", "tabulate",
+    "six", "decorator", "cloudpickle", "gast", "dm-tree", "opt_einsum", "scipy", "numpy",
+    "jaxtyping", "wadler-lindig", "beartype", "pytest>=8",
+)
+# Libraries of the JAX ecosystem the six import, installed --no-deps too.
+JAX_SIDE = ("jmp==0.0.4", "lineax==0.1.1", "optimistix==0.1.0")
+
+LIBRARIES = {
+    lib.name: lib
+    for lib in (
+        Library("optax", "optax", "0.2.8", ("optax",), ("chex", "flax"),
+                ci=("optax/_src/alias_test.py", "optax/_src/update_test.py"),
+                note="every test module of the sdist"),
+        Library("chex", "chex", "0.1.92", ("chex",), (),
+                ci=("chex/_src/dataclass_test.py", "chex/_src/asserts_test.py"),
+                note="every test module of the sdist"),
+        Library("haiku", "dm-haiku", "0.0.17", ("haiku/_src",), ("chex", "optax", "flax"),
+                ci=("haiku/_src/basic_test.py", "haiku/_src/transform_test.py"),
+                deselect=("haiku/_src/integration", "haiku/_src/flax", "haiku/_src/jax2tf"),
+                note="haiku/_src without integration/ (whole-model tests needing TensorFlow), flax/ and jax2tf"),
+        Library("flax.linen", "flax", "0.12.8", ("tests/linen", "tests/core"), (),
+                ci=("tests/linen/linen_linear_test.py",),
+                note="tests/linen and tests/core (flax.nnx cannot import: jax.experimental.hijax)"),
+        Library("equinox", "equinox", "0.13.8", ("tests",), ("optax",),
+                note="the sdist ships no tests: needs --tests-from a checkout of the v0.13.8 tag"),
+        Library("diffrax", "diffrax", "0.7.2", ("test",), ("optax", "equinox"),
+                note="the sdist ships no tests: needs --tests-from a checkout of the v0.7.2 tag"),
+    )
+}

@@ -1,0 +1,65 @@
+"""The harness's own checks (``python -m pytest tools/ecosystem``; nox's ecosystem_ci runs them)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tools.ecosystem.causes import cause, group
+from tools.ecosystem.libraries import LIBRARIES
+from tools.ecosystem.report import compare, load, main
+from tools.ecosystem.run import pytest_command
+from tools.ecosystem.sources import find_test_paths
+
+
+def test_cause_drops_numbers_and_addresses() -> None:
+    assert cause("ValueError: shape (3, 4) at 0x7f3a2b") == "ValueError: shape (#, #) at 0x#"
+    assert cause("") == "(no message)"
+    assert len(cause("E: " + "x" * 500)) == 110
+
+
+def test_group_counts_one_cause_once() -> None:
+    errors = ["TypeError: got 3", "TypeError: got 4", "KeyError: 'a'"]
+    assert group(errors) == [("TypeError: got #", 2), ("KeyError: 'a'", 1)]
+
+
+def _write(path: Path, outcomes: dict[str, tuple[str, str]]) -> Path:
+    path.write_text("".join(json.dumps({"id": k, "outcome": o, "error": e}) + "\n"
+                            for k, (o, e) in outcomes.items()))
+    return path
+
+
+def test_compare_counts_only_tests_both_runs_reached(tmp_path: Path) -> None:
+    jax = load(_write(tmp_path / "chex-jax.jsonl", {
+        "a": ("passed", ""), "b": ("passed", ""), "c": ("failed", "E: x"), "d": ("passed", "")}))
+    plait = load(_write(tmp_path / "chex-plait.jsonl", {
+        "a": ("passed", ""), "b": ("failed", "TypeError: 2 args"), "c": ("passed", "")}))
+    c = compare("chex", jax, plait)
+    assert (c.reached, c.jax_passed, c.plait_passed, c.plait_extra) == (3, 2, 1, 1)
+    assert c.causes == [("TypeError: # args", 1)]
+    assert c.rate == 0.5
+
+
+def test_report_min_rate_fails_below_it(tmp_path: Path) -> None:
+    _write(tmp_path / "chex-jax.jsonl", {"a": ("passed", ""), "b": ("passed", "")})
+    _write(tmp_path / "chex-plait.jsonl", {"a": ("passed", ""), "b": ("error", "E: y")})
+    out = tmp_path / "table.md"
+    assert main([str(tmp_path), "--out", str(out), "--min-rate", "0.95"]) == 1
+    assert main([str(tmp_path), "--out", str(out), "--min-rate", "0.5"]) == 0
+    assert "| chex | 2 (" in out.read_text() and "50.0%" in out.read_text()
+
+
+def test_command_runs_pytest_through_plait_compat() -> None:
+    cmd = pytest_command(LIBRARIES["haiku"], "plait", "py", ["haiku/_src"])
+    assert cmd[:5] == ["py", "-m", "plait.compat", "-m", "pytest"]
+    assert "--ignore=haiku/_src/integration" in cmd and cmd[-1] == "haiku/_src"
+    assert pytest_command(LIBRARIES["chex"], "jax", "py", ["chex"])[:3] == ["py", "-m", "pytest"]
+    with pytest.raises(ValueError, match="backend must be 'plait' or 'jax', got 'torch'"):
+        pytest_command(LIBRARIES["chex"], "torch", "py", [])
+
+
+def test_missing_tests_are_named(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError, match="equinox: none of \\['tests'\\]"):
+        find_test_paths(LIBRARIES["equinox"], tmp_path, ci=False)
