@@ -21,6 +21,7 @@ from plait_core import dtypes
 from plait_core import explicit_sharding as _explicit
 from plait_core import vma as _vma
 from plait_core.abstract import ShapedArray, ShapeDtypeStruct, get_aval, to_numpy
+from plait_core.axes import extend_axis_env
 from plait_core.config import config
 from plait_core.jaxpr import Atom, ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
 from plait_core.primitive import Primitive
@@ -313,8 +314,6 @@ def make_jaxpr(
 
     @functools.wraps(fun)
     def staged(*args: Any, **kwargs: Any) -> Any:
-        from plait_core.axes import extend_axis_env
-
         nums = _normalize_static_argnums(static_argnums, len(args))
         with extend_axis_env(list(axis_env or ())):
             traced = trace_pytree_function(fun, args, kwargs, nums, "make_jaxpr")
@@ -343,10 +342,27 @@ def _signature(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     return key
 
 
+def _structs_as_placeholders(fun: Callable[..., Any], given: dict[int, ShapeDtypeStruct]) -> Callable[..., Any]:
+    """``fun`` returning a placeholder array in place of each ``ShapeDtypeStruct``
+    leaf of its result, which ``given`` records by leaf position."""
+
+    @functools.wraps(fun)
+    def placeholders(*args: Any, **kwargs: Any) -> Any:
+        leaves, tree = tree_flatten(fun(*args, **kwargs))
+        for i, leaf in enumerate(leaves):
+            if isinstance(leaf, ShapeDtypeStruct):
+                given[i] = leaf
+                leaves[i] = np.zeros((), np.bool_)
+        return tree_unflatten(tree, leaves)
+
+    return placeholders
+
+
 def eval_shape(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     """The shapes and dtypes ``fun(*args, **kwargs)`` would return, as a pytree of
-    ``ShapeDtypeStruct``, computed without doing the work.  As JAX (and ``jit``),
-    the trace is cached: a second call with arguments of the same structure,
+    ``ShapeDtypeStruct``, computed without doing the work.  A ``ShapeDtypeStruct``
+    that ``fun`` itself returns is an abstract value and is returned as is (as in
+    JAX: lineax describes its outputs so).  As JAX (and ``jit``), the trace is cached: a second call with arguments of the same structure,
     shapes, dtypes and weak types does not run ``fun`` again."""
     key = _signature(args, kwargs)
     try:
@@ -356,8 +372,10 @@ def eval_shape(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     if per_fun is not None and key in per_fun:
         out_tree, shapes = per_fun[key]
         return tree_unflatten(out_tree, shapes)  # a new tree each call: callers may mutate theirs
-    traced = trace_pytree_function(fun, args, kwargs, (), "eval_shape")
-    shapes = [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in traced.closed_jaxpr.out_avals]
+    given: dict[int, ShapeDtypeStruct] = {}
+    traced = trace_pytree_function(_structs_as_placeholders(fun, given), args, kwargs, (), "eval_shape")
+    shapes = [given[i] if i in given else ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
+              for i, a in enumerate(traced.closed_jaxpr.out_avals)]
     if key is not None:
         with contextlib.suppress(TypeError):  # a callable without weak references: not cached
             _eval_shape_cache.setdefault(fun, {})[key] = (traced.out_tree, shapes)
