@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import numpy as np
 
+from plait_core import eager_fast
 from plait_core.abstract import ShapedArray, get_aval, to_numpy
 from plait_core.errors import (
     ConcretizationTypeError,
@@ -29,7 +30,7 @@ from plait_core.errors import (
     UnexpectedTracerError,
 )
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # type only: primitive imports this module (a Primitive binds through a trace)
     from plait_core.primitive import Primitive
 
 
@@ -45,6 +46,13 @@ class Trace:
     def process_primitive(self, prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> Any:
         """Interpret ``prim`` on ``args`` (tracers of this trace or constants)."""
         raise NotImplementedError(f"{type(self).__name__} does not interpret primitives")
+
+    @property
+    def main(self) -> Trace:
+        """This trace's identity, the same object for all its tracers (JAX's trace
+        tag: libraries such as equinox test ``x._trace.main is trace.main`` to tell
+        the values of one transformation from those of another)."""
+        return self
 
     def describe(self) -> str:
         """A short human description used in error messages."""
@@ -308,6 +316,7 @@ def _as_aval_dtype(value: Any, aval: ShapedArray) -> Any:
 
 
 _backend: list[EagerBackend] = [numpy_backend]
+eager_fast._backend_changed(numpy_backend)
 
 
 def set_eager_backend(backend: EagerBackend | None) -> EagerBackend:
@@ -322,8 +331,6 @@ def set_eager_backend(backend: EagerBackend | None) -> EagerBackend:
 
     Shortcuts a backend offers the NumPy layer (:mod:`plait_core.eager_fast`)
     apply only while that backend is installed."""
-    from plait_core import eager_fast
-
     prev = _backend[0]
     _backend[0] = numpy_backend if backend is None else backend
     eager_fast._backend_changed(_backend[0])
