@@ -857,12 +857,15 @@ def _parse_module(text: str) -> Any:
         if not _mlir_context:
             ext: Any = importlib.import_module("jaxlib.mlir._mlir_libs._jax_mlir_ext")
             stablehlo: Any = importlib.import_module("jaxlib.mlir.dialects.stablehlo")
+            # chlo too: lowerings emit its ops (chlo.next_after, ...), which XLA expands
+            chlo: Any = importlib.import_module("jaxlib.mlir.dialects.chlo")
             registry = ir.DialectRegistry()
             ext.register_dialects(registry)
             context = ir.Context()
             context.append_dialect_registry(registry)
             context.load_all_available_dialects()
             stablehlo.register_dialect(context)
+            chlo.register_dialect(context)
             _mlir_context.append(context)
         with _mlir_context[0]:
             return ir.Module.parse(text)
