@@ -3,6 +3,9 @@
 Loaded with ``-p tools.ecosystem.record``; the file is ``$ECOSYSTEM_RECORD``.
 ``$ECOSYSTEM_BUDGET_S`` (seconds, optional) stops the session after the test
 that crosses it, so a bounded run still leaves every outcome it reached.  One
+``$ECOSYSTEM_SAMPLE`` (an integer N, optional) runs one test in N, chosen by a
+hash of its id, the same tests on every backend: a sample of the whole suite
+when all of it does not fit the budget.  One
 line per test: ``{"id", "outcome", "error"}`` with ``outcome`` one of passed,
 failed, skipped, error, and ``error`` the exception's type and first message
 line (``""`` when it passed or was skipped).
@@ -13,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import time
+import zlib
 from typing import IO, Any
 
 import pytest
@@ -26,6 +30,19 @@ def _error_line(report: pytest.TestReport) -> str:
     if crash is not None:
         return str(crash.message).splitlines()[0] if crash.message else ""
     return str(report.longrepr).strip().splitlines()[-1] if report.longrepr else ""
+
+
+def in_sample(test_id: str, one_in: int) -> bool:
+    """Whether ``test_id`` is in the sample of one test in ``one_in`` (stable across runs)."""
+    return zlib.crc32(test_id.encode()) % one_in == 0
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    one_in = int(os.environ.get("ECOSYSTEM_SAMPLE") or 1)
+    if one_in > 1:
+        kept = [it for it in items if in_sample(it.nodeid, one_in)]
+        config.hook.pytest_deselected(items=[it for it in items if not in_sample(it.nodeid, one_in)])
+        items[:] = kept
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:

@@ -9,6 +9,7 @@ import pytest
 
 from tools.ecosystem.causes import cause, group
 from tools.ecosystem.libraries import LIBRARIES
+from tools.ecosystem.record import in_sample
 from tools.ecosystem.report import compare, load, main
 from tools.ecosystem.run import pytest_command
 from tools.ecosystem.sources import find_test_paths
@@ -63,3 +64,11 @@ def test_command_runs_pytest_through_plait_compat() -> None:
 def test_missing_tests_are_named(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError, match="equinox: none of \\['tests'\\]"):
         find_test_paths(LIBRARIES["equinox"], tmp_path, ci=False)
+
+
+def test_sample_is_stable_and_about_one_in_n() -> None:
+    ids = [f"pkg/mod_test.py::T::test_{i}" for i in range(4000)]
+    kept = [t for t in ids if in_sample(t, 4)]
+    assert kept == [t for t in ids if in_sample(t, 4)]
+    assert 800 < len(kept) < 1200
+    assert all(in_sample(t, 1) for t in ids)
