@@ -15,7 +15,9 @@ from typing import Any
 
 import numpy as np
 
-from plait_core import numpy as pnp
+from plait_core.numpy import creation as _creation
+from plait_core.numpy import logic as _logic
+from plait_core.numpy import math as _math
 
 Array = Any
 
@@ -26,8 +28,8 @@ _ASYMPTOTIC_TERMS = 12
 
 def _series(x: Array, order: int) -> Array:
     """``sum_k (x/2)**(2k+order) / (k! (k+order)!)`` for ``|x| <= _SWITCH``."""
-    q = pnp.square(x / 2)
-    term = (x / 2) ** order / math.factorial(order) if order else pnp.ones_like(x)
+    q = _math.square(x / 2)
+    term = (x / 2) ** order / math.factorial(order) if order else _creation.ones_like(x)
     total = term
     for k in range(1, _SERIES_TERMS):
         term = term * q / (k * (k + order))
@@ -40,31 +42,31 @@ def _asymptotic_scaled(ax: Array, order: int) -> Array:
     with ``c_k = (-1)**k prod_{j<=k} (4 order**2 - (2j-1)**2) / (k! 8**k)``."""
     mu = 4 * order * order
     coeff = 1.0
-    total = pnp.ones_like(ax)
+    total = _creation.ones_like(ax)
     inv = 1 / ax
-    power = pnp.ones_like(ax)
+    power = _creation.ones_like(ax)
     for k in range(1, _ASYMPTOTIC_TERMS):
         coeff *= -(mu - (2 * k - 1) ** 2) / (k * 8)
         power = power * inv
         total = total + coeff * power
-    return total / pnp.sqrt(2 * np.pi * ax)
+    return total / _math.sqrt(2 * np.pi * ax)
 
 
 def _bessel(x: Array, order: int, scaled: bool) -> Array:
-    x = pnp.asarray(x)
-    ax = pnp.abs(x)
+    x = _creation.asarray(x)
+    ax = _math.abs(x)
     small = ax <= _SWITCH
-    xs = pnp.where(small, x, 0)
+    xs = _logic.where(small, x, 0)
     series = _series(xs, order)
     if scaled:
-        series = series * pnp.exp(-pnp.abs(xs))
-    big = pnp.where(small, _SWITCH + 1, ax)
+        series = series * _math.exp(-_math.abs(xs))
+    big = _logic.where(small, _SWITCH + 1, ax)
     asym = _asymptotic_scaled(big, order)
     if not scaled:
-        asym = asym * pnp.exp(big)
+        asym = asym * _math.exp(big)
     if order % 2:
-        asym = pnp.where(x < 0, -asym, asym)
-    return pnp.where(small, series, asym)
+        asym = _logic.where(x < 0, -asym, asym)
+    return _logic.where(small, series, asym)
 
 
 def bessel_i0(x: Array) -> Array:

@@ -49,6 +49,9 @@ class Config:
         # or 1); settable only before the first device is used.
         self.num_cpu_devices: int = -1
         self.validators: dict[str, Callable[[Any], Any]] = {}
+        # Called after ``update`` changes x64_enabled: modules above this one that
+        # cache dtype decisions register here (dtypes does when imported).
+        self.x64_listeners: list[Callable[[], None]] = []
 
     _ALIASES: ClassVar[dict[str, str]] = {
         "enable_x64": "x64_enabled",
@@ -110,9 +113,8 @@ class Config:
         else:
             setattr(self, attr, value if valued else bool(value))
         if attr == "x64_enabled":
-            from plait_core import dtypes
-
-            dtypes._on_x64_change()
+            for listener in self.x64_listeners:
+                listener()
 
     def read(self, name: str) -> Any:
         """Return the current value of a flag (same names as :meth:`update`)."""

@@ -190,6 +190,9 @@ def _on_x64_change() -> None:
     _promote_cache.clear()
 
 
+config.x64_listeners.append(_on_x64_change)
+
+
 def canonicalize_dtype(dtype: Any) -> DType:
     """The dtype plait computes with for ``dtype`` (64-bit types narrowed unless x64)."""
     try:

@@ -39,7 +39,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # type only: this module sits below trace and primitive, which import it
     from plait_core.primitive import Primitive
 
 __all__ = ["EagerShortcuts", "clear_eager_shortcuts", "forget_runners", "runner_memo", "set_eager_shortcuts", "shortcuts"]
@@ -111,15 +111,13 @@ def set_eager_shortcuts(
 ) -> None:
     """Offer shortcuts for eager operations on ``array_type``, valid while
     ``backend`` is the eager backend (see the module's docstring)."""
-    from plait_core.trace import eager_backend
-
     forget_runners()
     shortcuts.unary = unary
     shortcuts.binary = binary
     shortcuts.unary_runner = unary_runner or _no_unary_runner
     shortcuts.backend = backend
     shortcuts.offered_type = array_type
-    shortcuts.array_type = array_type if eager_backend() is backend else _NoArray
+    shortcuts.array_type = array_type if _installed[0] is backend else _NoArray
 
 
 def clear_eager_shortcuts() -> None:
@@ -132,7 +130,14 @@ def clear_eager_shortcuts() -> None:
     shortcuts.unary_runner = _no_unary_runner
 
 
+#: The eager backend installed, as :mod:`plait_core.trace` reports it through
+#: :func:`_backend_changed` (trace imports this module, never the reverse).
+_installed: list[Any] = [None]
+
+
 def _backend_changed(backend: Any) -> None:
-    """Called by ``set_eager_backend``: the shortcuts apply only under their backend."""
+    """Called by ``set_eager_backend`` (and once when :mod:`plait_core.trace` is
+    imported): the shortcuts apply only under their backend."""
+    _installed[0] = backend
     forget_runners()
     shortcuts.array_type = shortcuts.offered_type if backend is shortcuts.backend else _NoArray

@@ -14,14 +14,12 @@ pretty-printer.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import Any, TypeAlias
 
 import numpy as np
 
 from plait_core.abstract import ShapedArray
-
-if TYPE_CHECKING:
-    from plait_core.primitive import Primitive
+from plait_core.primitive import Primitive
 
 
 class Var:

@@ -33,6 +33,7 @@ from plait_core.abstract import get_aval
 from plait_core.config import config
 from plait_core.lax import _lenient
 from plait_core.lax.calls import named_call
+from plait_core.numpy.creation import asarray
 from plait_core.primitives.elementwise import convert_element_type_p
 from plait_core.tree_util import register_pytree_node
 
@@ -340,9 +341,7 @@ class PRNGKeyArray:
 
 def _data_array(data: Any) -> Any:
     """``data`` as an array with NumPy-style methods (indexing, reshape)."""
-    from plait_core import numpy as pnp
-
-    return pnp.asarray(data)
+    return asarray(data)
 
 
 register_pytree_node(PRNGKeyArray, lambda k: ((k._data,), None), lambda _, children: PRNGKeyArray(*children))

@@ -22,7 +22,9 @@ def multivariate_normal(key: Any, mean: Any, cov: Any, shape: Any = None, dtype:
     """Samples of the multivariate normal with ``mean`` ``(..., n)`` and
     covariance ``cov`` ``(..., n, n)``, of shape ``shape + (n,)`` (``shape``
     defaults to the broadcast of the batch shapes of ``mean`` and ``cov``)."""
-    from plait_core import random  # (random imports this module at its end)
+    # Lazy on purpose: plait_core.random is the namespace that re-exports this
+    # function (it imports this module at its end); normal and _float_dtype live there.
+    from plait_core import random
 
     if method not in _METHODS:
         raise ValueError(f"random.multivariate_normal: method must be one of {_METHODS}, got {method!r}")

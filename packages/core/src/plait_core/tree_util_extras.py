@@ -18,6 +18,7 @@ from plait_core.tree_util import (
     _match,
     _MismatchError,
     _shallow,
+    register_pytree_with_keys,
     tree_flatten,
     tree_leaves,
     tree_map,
@@ -66,8 +67,6 @@ def register_pytree_with_keys_class(cls: _C) -> _C:
     and the classmethod ``tree_unflatten(aux, children)``; a ``tree_flatten`` method,
     if defined, is used for key-less flattening.
     """
-    from plait_core.tree_util import register_pytree_with_keys
-
     for needed in ("tree_flatten_with_keys", "tree_unflatten"):
         if not hasattr(cls, needed):
             raise TypeError(f"register_pytree_with_keys_class: {cls.__qualname__} has no {needed}")

@@ -46,7 +46,6 @@ from plait_autodiff.transpose import NonlinearError, is_undefined
 from plait_core import dtypes, lax
 from plait_core.lax import _lenient
 from plait_core.lax import factorizations as la
-from plait_core.lax.reductions import lax_function
 from plait_core.primitives import factorizations as fz
 
 
@@ -73,7 +72,7 @@ def _is_complex(x: Any) -> bool:
 
 
 def _real(x: Any) -> Any:
-    return lax_function("real")(x) if _is_complex(x) else x
+    return lax.real(x) if _is_complex(x) else x
 
 
 def _to(x: Any, dtype: Any) -> Any:
@@ -152,7 +151,7 @@ jvp_rules[fz.cholesky_p] = _cholesky_jvp
 
 def _op(x: Any, transpose_a: bool, conjugate_a: bool) -> Any:
     if conjugate_a and _is_complex(x):
-        x = lax_function("conj")(x)
+        x = lax.conj(x)
     return _t(x) if transpose_a else x
 
 
@@ -363,7 +362,7 @@ def _eig_jvp(
         return list(outs), [dw]
     dv = _mm(vr, _lenient.mul(_gap_inverse(w, c_dt), c))
     # Keep unit norms: remove each column's component along itself (real part).
-    along = _real(lax.reduce_sum(_lenient.mul(lax_function("conj")(vr), dv), (_aval(vr).ndim - 2,)))
+    along = _real(lax.reduce_sum(_lenient.mul(lax.conj(vr), dv), (_aval(vr).ndim - 2,)))
     nb = _aval(vr).ndim - 2
     dv = _lenient.sub(dv, _lenient.mul(vr, lax.broadcast_in_dim(_to(along, c_dt), tuple(_aval(vr).shape), (*range(nb), nb + 1))))
     return list(outs), [dw, dv]

@@ -19,14 +19,15 @@ import numpy as np
 from plait_core import dtypes
 from plait_core.abstract import get_aval
 from plait_core.dims import is_constant_dim
-from plait_core.lax.reductions import lax_function
+from plait_core.lax import elementwise as _ew
+from plait_core.lax import structural as _st
 from plait_core.tree_util import tree_flatten, tree_unflatten
 
 __all__ = ["associative_scan"]
 
 
 def _slice(x: Any, axis: int, start: int, stop: int, step: int = 1) -> Any:
-    return lax_function("slice_in_dim")(x, start, stop, step, axis)
+    return _st.slice_in_dim(x, start, stop, step, axis)
 
 
 def _interleave(evens: Any, odds: Any, axis: int) -> Any:
@@ -37,13 +38,13 @@ def _interleave(evens: Any, odds: Any, axis: int) -> Any:
     ndim = get_aval(evens).ndim
     dtype = get_aval(evens).dtype
     zero = np.zeros((), dtype)
-    pad = lax_function("pad")
+    pad = _st.pad
     widths_even = [(0, 0, 0)] * ndim
     widths_odd = [(0, 0, 0)] * ndim
     widths_even[axis] = (0, 1 if n_even == n_odd else 0, 1)
     widths_odd[axis] = (1, 0 if n_even == n_odd else 1, 1)
     a, b = pad(evens, zero, widths_even), pad(odds, zero, widths_odd)
-    combine = lax_function("bitwise_or" if dtypes.is_bool(dtype) else "add")
+    combine = _ew.bitwise_or if dtypes.is_bool(dtype) else _ew.add
     return combine(a, b)
 
 
@@ -78,7 +79,7 @@ def associative_scan(fn: Callable[[Any, Any], Any], elems: Any, reverse: bool = 
             f"not supported: lax.associative_scan along an axis of symbolic size {n} (the number of rounds "
             "depends on the size); use lax.scan"
         )
-    rev = lax_function("rev")
+    rev = _st.rev
 
     def call(a: list[Any], b: list[Any]) -> list[Any]:
         out, out_tree = tree_flatten(fn(tree_unflatten(tree, a), tree_unflatten(tree, b)))
@@ -96,7 +97,7 @@ def associative_scan(fn: Callable[[Any, Any], Any], elems: Any, reverse: bool = 
             tail = call([_slice(o, axis, 0, size // 2 - 1) for o in odds], [_slice(x, axis, 2, size, 2) for x in xs])
         else:
             tail = call(odds, [_slice(x, axis, 2, size, 2) for x in xs])
-        concat = lax_function("concatenate")
+        concat = _st.concatenate
         evens = [concat([_slice(x, axis, 0, 1), t], axis) for x, t in zip(xs, tail)]
         return [_interleave(e, o, axis) for e, o in zip(evens, odds)]
 

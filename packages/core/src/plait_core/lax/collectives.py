@@ -19,6 +19,8 @@ from typing import Any
 from plait_core import dtypes
 from plait_core.abstract import get_aval
 from plait_core.dims import Dim
+from plait_core.lax.elementwise import convert_element_type
+from plait_core.lax.structural import index_in_dim
 from plait_core.primitive import Primitive
 from plait_core.primitives import collectives as _c
 from plait_core.primitives.collectives import (
@@ -78,8 +80,6 @@ def psum(x: Any, axis_name: Any, *, axis_index_groups: Any = None) -> Any:
 
     def one(leaf: Any) -> Any:
         if dtypes.is_bool(get_aval(leaf).dtype):
-            from plait_core.lax.elementwise import convert_element_type
-
             leaf = convert_element_type(leaf, dtypes.int32)
         return leaf
 
@@ -217,8 +217,6 @@ def pbroadcast(x: Any, axis_name: Any, source: int) -> Any:
         raise ValueError(f"pbroadcast: source must be an int in [0, {size}) (the axis size), got {source!r}")
 
     def one(leaf: Any) -> Any:
-        from plait_core.lax.structural import index_in_dim
-
         gathered = all_gather_p.bind(leaf, axis_name=name, axis=0, tiled=False)
         return index_in_dim(gathered, source, axis=0, keepdims=False)
 

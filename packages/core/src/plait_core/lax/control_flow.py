@@ -20,6 +20,7 @@ from plait_core import dtypes
 from plait_core.abstract import ShapedArray, get_aval, to_numpy
 from plait_core.dims import Dim, SymbolicDim, definitely_equal, definitely_equal_shapes, dim_as_int
 from plait_core.jaxpr import ClosedJaxpr
+from plait_core.lax import _lenient, elementwise
 from plait_core.lax.structural import concatenate, expand_dims, index_in_dim, reshape, slice_in_dim
 from plait_core.primitives.control_flow import (
     check_carry_types,
@@ -56,11 +57,8 @@ _MISSING = _Missing()
 
 
 def _lax(name: str) -> Callable[..., Any]:
-    """An elementwise lax function, imported when first needed (the
-    elementwise family imports nothing of control flow, but keep it lazy);
-    the multi-operand ones convert Python scalars (:mod:`plait_core.lax._lenient`)."""
-    from plait_core.lax import _lenient, elementwise
-
+    """The elementwise lax function ``name``; the multi-operand ones convert Python
+    scalars (:mod:`plait_core.lax._lenient`)."""
     fn: Callable[..., Any] = getattr(_lenient if name in _lenient.__all__ else elementwise, name)
     return fn
 

@@ -12,8 +12,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from plait_core.dims import Dim
+from plait_core.lax import structural as _st
 from plait_core.lax.linalg import conv_dimension_numbers, conv_general_dilated, padtype_to_pads
-from plait_core.lax.reductions import lax_function, operand_aval
+from plait_core.lax.reductions import operand_aval
 from plait_core.primitives.linalg import ConvDimensionNumbers, dilated_size
 
 Array = Any
@@ -163,11 +164,11 @@ def conv_transpose(
         pads = [_transpose_padding(int(k), int(s), p) for k, s, p in zip(window, strides, per_dim)]
     if transpose_kernel:
         spatial = tuple(dn.rhs_spec[2:])
-        rhs = lax_function("rev")(rhs, spatial)
+        rhs = _st.rev(rhs, spatial)
         perm = list(range(ra.ndim))
         o, i = dn.rhs_spec[0], dn.rhs_spec[1]
         perm[o], perm[i] = i, o
-        rhs = lax_function("transpose")(rhs, tuple(perm))
+        rhs = _st.transpose(rhs, tuple(perm))
     return conv_general_dilated(
         lhs,
         rhs,

@@ -21,7 +21,11 @@ import numpy as np
 
 from plait_core import dtypes
 from plait_core.abstract import ShapedArray
-from plait_core.lax.reductions import lax_function, operand_aval
+from plait_core.lax import complex_numbers as _cx
+from plait_core.lax import control_flow as _cf
+from plait_core.lax import elementwise as _ew
+from plait_core.lax import structural as _st
+from plait_core.lax.reductions import operand_aval
 from plait_core.primitives import factorizations as _f
 from plait_core.primitives.indexing_prims import GatherDimensionNumbers, ScatterDimensionNumbers
 
@@ -40,13 +44,13 @@ __all__ = [
 
 
 def _conj(x: Array, aval: ShapedArray) -> Array:
-    return lax_function("conj")(x) if dtypes.is_complex(aval.dtype) else x
+    return _cx.conj(x) if dtypes.is_complex(aval.dtype) else x
 
 
 def swap_last(x: Array, aval: ShapedArray) -> Array:
     """``xᵀ``: the transpose of the last two axes."""
     perm = (*range(aval.ndim - 2), aval.ndim - 1, aval.ndim - 2)
-    return lax_function("transpose")(x, perm)
+    return _st.transpose(x, perm)
 
 
 def _adjoint(x: Array, aval: ShapedArray) -> Array:
@@ -62,13 +66,12 @@ def adjoint(x: Array) -> Array:
 def permutation_matrix(perm: Array, dtype: Any) -> Array:
     """The ``(..., m, m)`` matrix ``P`` of ``dtype`` with ``P[..., i, perm[..., i]] = 1``
     (so ``P x`` is ``x[perm]``)."""
-    lax = lax_function
     aval = operand_aval("permutation_matrix", perm, "perm")
     m = aval.shape[-1]
     shape = (*aval.shape, m)
-    cols = lax("broadcasted_iota")(dtypes.int32, shape, aval.ndim)
-    rows = lax("broadcast_in_dim")(lax("convert_element_type")(perm, dtypes.int32), shape, tuple(range(aval.ndim)))
-    return lax("convert_element_type")(lax("eq")(rows, cols), dtype)
+    cols = _st.broadcasted_iota(dtypes.int32, shape, aval.ndim)
+    rows = _st.broadcast_in_dim(_ew.convert_element_type(perm, dtypes.int32), shape, tuple(range(aval.ndim)))
+    return _ew.convert_element_type(_ew.eq(rows, cols), dtype)
 
 
 def permute_rows(x: Array, perm: Array) -> Array:
@@ -81,9 +84,9 @@ def permute_rows(x: Array, perm: Array) -> Array:
         offset_dims=(nd - 1,), collapsed_slice_dims=(nd - 2,), start_index_map=(nd - 2,),
         operand_batching_dims=batch, start_indices_batching_dims=batch,
     )  # fmt: skip
-    index = lax_function("expand_dims")(lax_function("convert_element_type")(perm, dtypes.int32), (nd - 1,))
+    index = _st.expand_dims(_ew.convert_element_type(perm, dtypes.int32), (nd - 1,))
     sizes = (1,) * (nd - 1) + (aval.shape[-1],)
-    return lax_function("gather")(x, index, dnums, sizes, mode="clip", unique_indices=True)
+    return _st.gather(x, index, dnums, sizes, mode="clip", unique_indices=True)
 
 
 def lu_solve(lu_factors: Array, permutation: Array, b: Array) -> Array:
@@ -103,27 +106,25 @@ def _as_inexact(fn: str, x: Array, aval: ShapedArray) -> tuple[Array, ShapedArra
     symmetrisation does); other dtypes are left to the primitive's check."""
     if dtypes.is_int(aval.dtype) or dtypes.is_bool(aval.dtype):
         dt = dtypes.default_float_dtype()
-        return lax_function("convert_element_type")(x, dt), ShapedArray(aval.shape, dt)
+        return _ew.convert_element_type(x, dt), ShapedArray(aval.shape, dt)
     return x, aval
 
 
 def symmetrize(x: Array, aval: ShapedArray) -> Array:
     """``(x + xᴴ) / 2``, the Hermitian part of ``x``."""
-    lax = lax_function
-    total = lax("add")(x, _adjoint(x, aval))
-    return lax("div")(total, np.asarray(2, aval.dtype))
+    total = _ew.add(x, _adjoint(x, aval))
+    return _ew.div(total, np.asarray(2, aval.dtype))
 
 
 def tril_mask(x: Array, aval: ShapedArray, k: int = 0, *, lower: bool = True) -> Array:
     """``x`` with the entries above diagonal ``k`` (below, if not ``lower``) set to zero."""
-    lax = lax_function
     shape = tuple(aval.shape)
-    rows = lax("broadcasted_iota")(dtypes.int32, shape, aval.ndim - 2)
-    cols = lax("broadcasted_iota")(dtypes.int32, shape, aval.ndim - 1)
-    shifted = lax("add")(rows, np.asarray(k, dtypes.int32))
-    keep = lax("ge")(shifted, cols) if lower else lax("le")(shifted, cols)
-    zero = lax("broadcast_in_dim")(np.asarray(0, aval.dtype), shape, ())
-    return lax("select")(keep, x, zero)
+    rows = _st.broadcasted_iota(dtypes.int32, shape, aval.ndim - 2)
+    cols = _st.broadcasted_iota(dtypes.int32, shape, aval.ndim - 1)
+    shifted = _ew.add(rows, np.asarray(k, dtypes.int32))
+    keep = _ew.ge(shifted, cols) if lower else _ew.le(shifted, cols)
+    zero = _st.broadcast_in_dim(np.asarray(0, aval.dtype), shape, ())
+    return _ew.select(keep, x, zero)
 
 
 def cholesky(x: Array, *, symmetrize_input: bool = True) -> Array:
@@ -159,7 +160,7 @@ def triangular_solve(
     b_aval = operand_aval("triangular_solve", b, "b")
     vector = b_aval.ndim == a_aval.ndim - 1
     if vector:
-        b = lax_function("expand_dims")(b, (b_aval.ndim if left_side else b_aval.ndim - 1,))
+        b = _st.expand_dims(b, (b_aval.ndim if left_side else b_aval.ndim - 1,))
     x = _f.triangular_solve_p.bind(
         a,
         b,
@@ -170,7 +171,7 @@ def triangular_solve(
         unit_diagonal=bool(unit_diagonal),
     )
     if vector:
-        x = lax_function("squeeze")(x, (b_aval.ndim if left_side else b_aval.ndim - 1,))
+        x = _st.squeeze(x, (b_aval.ndim if left_side else b_aval.ndim - 1,))
     return x
 
 
@@ -189,7 +190,6 @@ def lu_pivots_to_permutation(pivots: Array, permutation_size: int) -> Array:
     """The permutation (int32, ``(..., permutation_size)``) that applying the
     row swaps ``pivots`` (``(..., k)``, as returned by :func:`lu`) in order
     to ``0, 1, ..., permutation_size - 1`` produces."""
-    lax = lax_function
     aval = operand_aval("lu_pivots_to_permutation", pivots, "pivots")
     if aval.ndim < 1 or not dtypes.is_int(aval.dtype):
         raise TypeError(
@@ -207,7 +207,7 @@ def lu_pivots_to_permutation(pivots: Array, permutation_size: int) -> Array:
     shape = (*aval.shape[:-1], int(permutation_size))
     last = len(shape) - 1
     batch = tuple(range(last))
-    pivots = lax("convert_element_type")(pivots, dtypes.int32)
+    pivots = _ew.convert_element_type(pivots, dtypes.int32)
     # perm[..., j[...]] for a per-matrix index j: a gather (and a scatter) with the
     # leading dims as batching dims, one element per matrix.
     take = GatherDimensionNumbers(
@@ -220,13 +220,13 @@ def lu_pivots_to_permutation(pivots: Array, permutation_size: int) -> Array:
     )  # fmt: skip
 
     def swap(i: Array, perm: Array) -> Array:
-        j = lax("dynamic_index_in_dim")(pivots, i, last, keepdims=True)
-        p_i = lax("dynamic_index_in_dim")(perm, i, last, keepdims=False)
-        p_j = lax("gather")(perm, j, take, (1,) * len(shape), mode="clip")
-        perm = lax("scatter")(perm, j, p_i, put, mode="clip")
-        return lax("dynamic_update_index_in_dim")(perm, p_j, i, last)
+        j = _st.dynamic_index_in_dim(pivots, i, last, keepdims=True)
+        p_i = _st.dynamic_index_in_dim(perm, i, last, keepdims=False)
+        p_j = _st.gather(perm, j, take, (1,) * len(shape), mode="clip")
+        perm = _st.scatter(perm, j, p_i, put, mode="clip")
+        return _st.dynamic_update_index_in_dim(perm, p_j, i, last)
 
-    return lax("fori_loop")(0, k, swap, lax("broadcasted_iota")(dtypes.int32, shape, last))
+    return _cf.fori_loop(0, k, swap, _st.broadcasted_iota(dtypes.int32, shape, last))
 
 
 def qr(x: Array, *, pivoting: bool = False, full_matrices: bool = True, use_magma: Any = None) -> tuple[Array, Array]:

@@ -21,6 +21,7 @@ from plait_core import dtypes
 from plait_core.abstract import ShapedArray, to_numpy
 from plait_core.dims import Dim
 from plait_core.explicit_sharding import check_user_dot_general, with_out_sharding
+from plait_core.lax import elementwise as _ew
 from plait_core.lax.factorizations import (  # noqa: F401  (lax.linalg's factorisations)
     cholesky,
     eig,
@@ -31,7 +32,7 @@ from plait_core.lax.factorizations import (  # noqa: F401  (lax.linalg's factori
     svd,
     triangular_solve,
 )
-from plait_core.lax.reductions import lax_function, normalize_axis, operand_aval
+from plait_core.lax.reductions import normalize_axis, operand_aval
 from plait_core.primitives import linalg as _p
 from plait_core.primitives.linalg import ConvDimensionNumbers, dilated_size
 from plait_core.primitives.reductions import shape_text
@@ -88,7 +89,7 @@ def canonicalize_preferred(fn: str, preferred: Any) -> np.dtype[Any] | None:
 
 def _cast(x: Array, dtype: np.dtype[Any]) -> Array:
     if isinstance(x, Tracer):
-        return lax_function("convert_element_type")(x, dtype)
+        return _ew.convert_element_type(x, dtype)
     return np.asarray(to_numpy(x), dtype)
 
 

@@ -22,10 +22,15 @@ import numpy as np
 from plait_core import dtypes
 from plait_core.abstract import ShapedArray, get_aval, to_numpy
 from plait_core.dims import dim_as_int, is_symbolic
+from plait_core.lax import control_flow as _cf
+from plait_core.lax import elementwise as _ew
+from plait_core.lax import structural as _st
 from plait_core.lax._logaddexp import logaddexp as _logaddexp
 from plait_core.primitive import Primitive
 from plait_core.primitives import ad_helpers as _ad
 from plait_core.primitives import reductions as _p
+from plait_core.primitives.shapes import dim_as_value_p
+from plait_core.primitives.structural import iota_p
 from plait_core.trace import Tracer
 from plait_core.tree_util import tree_flatten, tree_map, tree_unflatten
 
@@ -85,14 +90,6 @@ def normalize_axes(fn: str, aval: ShapedArray, axes: Any) -> tuple[int, ...]:
     return tuple(normalize_axis(fn, aval, a, "axis") for a in axes)
 
 
-def lax_function(name: str) -> Callable[..., Any]:
-    """A function of ``plait_core.lax`` looked up when it is needed (the
-    elementwise and structural families live in files of their own)."""
-    from plait_core import lax
-
-    return getattr(lax, name)  # type: ignore[no-any-return]
-
-
 # ---------------------------------------------------------------------------
 # Reductions
 
@@ -121,13 +118,13 @@ reduce_or.__doc__ = "Logical (bool) or bitwise (integer) OR over ``axes``."
 
 # The computations lax.reduce recognises, the reduction each stands for, and
 # that reduction's identity for a dtype.
-_MONOIDS: tuple[tuple[str, Primitive], ...] = (
-    ("add", _p.reduce_sum_p),
-    ("mul", _p.reduce_prod_p),
-    ("max", _p.reduce_max_p),
-    ("min", _p.reduce_min_p),
-    ("bitwise_and", _p.reduce_and_p),
-    ("bitwise_or", _p.reduce_or_p),
+_MONOIDS: tuple[tuple[Callable[..., Any], Primitive], ...] = (
+    (_ew.add, _p.reduce_sum_p),
+    (_ew.mul, _p.reduce_prod_p),
+    (_ew.max, _p.reduce_max_p),
+    (_ew.min, _p.reduce_min_p),
+    (_ew.bitwise_and, _p.reduce_and_p),
+    (_ew.bitwise_or, _p.reduce_or_p),
 )
 
 
@@ -147,11 +144,8 @@ def _identity(prim: Primitive, dtype: np.dtype[Any]) -> Any:
 
 
 def _monoid(computation: Any) -> Primitive | None:
-    from plait_core import lax
-
-    for name, prim in _MONOIDS:
-        fn = getattr(lax, name, None)
-        if fn is not None and computation is fn:
+    for fn, prim in _MONOIDS:
+        if computation is fn:
             return prim
     return None
 
@@ -198,7 +192,7 @@ def reduce(operands: Any, init_values: Any, computation: Callable[[Any, Any], An
     if not _is_identity(init, prim, aval.dtype):
         out_shape = get_aval(out).shape
         if out_shape and not isinstance(init, (int, float, complex, bool)):
-            init = lax_function("broadcast_in_dim")(init, out_shape, ())
+            init = _st.broadcast_in_dim(init, out_shape, ())
         out = computation(out, init)
     return tree_unflatten(tree, [out])
 
@@ -264,34 +258,32 @@ def cumlogsumexp(operand: Array, axis: int = 0, reverse: bool = False) -> Array:
     if is_symbolic(aval.shape[a]):
         return _cumlogsumexp_scan(operand, aval, a, reverse)
     n = dim_as_int(aval.shape[a], "the length of the scanned axis of lax.cumlogsumexp")
-    lax = lax_function
-    x = lax("rev")(operand, (a,)) if reverse else operand
+    x = _st.rev(operand, (a,)) if reverse else operand
     shift = 1
     while shift < n:
         # Each position from ``shift`` on takes in the one ``shift`` before it (slices,
         # not padding with -inf, so that no -inf enters the derivative's weights).
-        head = lax("slice_in_dim")(x, 0, shift, 1, a)
-        later = lax("slice_in_dim")(x, shift, n, 1, a)
-        earlier = lax("slice_in_dim")(x, 0, n - shift, 1, a)
-        x = lax("concatenate")([head, _logaddexp(later, earlier)], a)
+        head = _st.slice_in_dim(x, 0, shift, 1, a)
+        later = _st.slice_in_dim(x, shift, n, 1, a)
+        earlier = _st.slice_in_dim(x, 0, n - shift, 1, a)
+        x = _st.concatenate([head, _logaddexp(later, earlier)], a)
         shift *= 2
-    return lax("rev")(x, (a,)) if reverse else x
+    return _st.rev(x, (a,)) if reverse else x
 
 
 def _cumlogsumexp_scan(operand: Array, aval: ShapedArray, a: int, reverse: bool) -> Array:
     """:func:`cumlogsumexp` as a loop over ``axis`` carrying the running value."""
-    lax = lax_function
     perm = (a, *(d for d in range(aval.ndim) if d != a))
-    xs = lax("transpose")(operand, perm) if a else operand
+    xs = _st.transpose(operand, perm) if a else operand
     rest = tuple(aval.shape[d] for d in perm[1:])
-    init = lax("broadcast_in_dim")(np.asarray(-np.inf, aval.dtype), rest, ())
+    init = _st.broadcast_in_dim(np.asarray(-np.inf, aval.dtype), rest, ())
 
     def step(carry: Array, x: Array) -> tuple[Array, Array]:
         total = _logaddexp(carry, x)
         return total, total
 
-    _, ys = lax("scan")(step, init, xs, reverse=reverse)
-    return lax("transpose")(ys, tuple(int(i) for i in np.argsort(perm))) if a else ys
+    _, ys = _cf.scan(step, init, xs, reverse=reverse)
+    return _st.transpose(ys, tuple(int(i) for i in np.argsort(perm))) if a else ys
 
 
 # ---------------------------------------------------------------------------
@@ -343,11 +335,10 @@ def top_k(operand: Array, k: int) -> tuple[Array, Array]:
     values, _, indices = _p.sort_p.bind(
         operand, np.ascontiguousarray(index[..., ::-1]), np.ascontiguousarray(index), dimension=last, is_stable=True, num_keys=2
     )
-    lax = lax_function
     start, limit = [0] * aval.ndim, list(shape)
     start[last] = n - k
-    top_values = lax("rev")(lax("slice")(values, start, limit), (last,))
-    top_indices = lax("rev")(lax("slice")(indices, start, limit), (last,))
+    top_values = _st.rev(_st.slice(values, start, limit), (last,))
+    top_indices = _st.rev(_st.slice(indices, start, limit), (last,))
     return top_values, top_indices
 
 
@@ -356,21 +347,17 @@ def _top_k_symbolic(operand: Array, aval: ShapedArray, k: int) -> tuple[Array, A
     ``vmap`` over piles): the same ordering keys built from ``iota`` and the
     last size as a value, sorted, reversed, and the first ``k`` kept (the
     interpreter checks ``k`` against the true size where it knows it)."""
-    from plait_core.primitives.shapes import dim_as_value_p
-    from plait_core.primitives.structural import iota_p
-
     if k < 0:
         raise ValueError(f"lax.top_k: k={k} must be non-negative")
     last = aval.ndim - 1
-    lax = lax_function
     index = iota_p.bind(dtype=np.dtype(np.int32), shape=tuple(aval.shape), dimension=last)
-    n = lax("convert_element_type")(dim_as_value_p.bind(dim=aval.shape[last]), np.int32)
-    descending = lax("sub")(lax("sub")(n, np.int32(1)), index)
+    n = _ew.convert_element_type(dim_as_value_p.bind(dim=aval.shape[last]), np.int32)
+    descending = _ew.sub(_ew.sub(n, np.int32(1)), index)
     values, _, indices = _p.sort_p.bind(operand, descending, index, dimension=last, is_stable=True, num_keys=2)
     start, limit = [0] * aval.ndim, list(aval.shape)
     limit[last] = k
-    top_values = lax("slice")(lax("rev")(values, (last,)), start, limit)
-    top_indices = lax("slice")(lax("rev")(indices, (last,)), start, limit)
+    top_values = _st.slice(_st.rev(values, (last,)), start, limit)
+    top_indices = _st.slice(_st.rev(indices, (last,)), start, limit)
     return top_values, top_indices
 
 

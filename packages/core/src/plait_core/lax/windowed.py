@@ -19,8 +19,9 @@ import numpy as np
 
 from plait_core.abstract import ShapedArray, get_aval, to_numpy
 from plait_core.dims import Dim, is_constant_dim
+from plait_core.lax import elementwise as _ew
 from plait_core.lax.linalg import padtype_to_pads
-from plait_core.lax.reductions import lax_function, operand_aval
+from plait_core.lax.reductions import operand_aval
 from plait_core.primitives import reduce_window as _p
 from plait_core.primitives.linalg import dilated_size
 from plait_core.staging import trace_to_jaxpr
@@ -84,12 +85,12 @@ def _monoid(computation: Any, init: Any, dtype: np.dtype[Any]) -> Any:
     value = _concrete(init)
     if value is None or value.shape != ():
         return None
-    for name, kind, prim in (
-        ("add", "sum", _p.reduce_window_sum_p),
-        ("max", "max", _p.reduce_window_max_p),
-        ("min", "min", _p.reduce_window_min_p),
+    for fn, kind, prim in (
+        (_ew.add, "sum", _p.reduce_window_sum_p),
+        (_ew.max, "max", _p.reduce_window_max_p),
+        (_ew.min, "min", _p.reduce_window_min_p),
     ):
-        if computation is lax_function(name) and value == _p.identity(kind, dtype):
+        if computation is fn and value == _p.identity(kind, dtype):
             return prim
     return None
 
@@ -105,7 +106,7 @@ def _init_like(init: Any, aval: ShapedArray) -> Any:
             f"lax.reduce_window: the init value's dtype {ia.dtype.name} differs from its operand's dtype {aval.dtype.name}"
         )
     if isinstance(init, Tracer):
-        return lax_function("convert_element_type")(init, aval.dtype)
+        return _ew.convert_element_type(init, aval.dtype)
     value = np.asarray(to_numpy(init))
     with np.errstate(invalid="ignore", over="ignore"):
         converted = value.astype(aval.dtype)
@@ -169,7 +170,7 @@ def reduce_window(
         flat_out, out_tree = tree_flatten(out)
         if out_tree != tree:
             raise TypeError(f"lax.reduce_window: the computation returned the structure {out_tree}, expected {tree}")
-        return [lax_function("convert_element_type")(o, a.dtype) if get_aval(o).dtype != a.dtype else o
+        return [_ew.convert_element_type(o, a.dtype) if get_aval(o).dtype != a.dtype else o
                 for o, a in zip(flat_out, scalars)]  # fmt: skip
 
     jaxpr = trace_to_jaxpr(body, scalars * 2)

@@ -115,6 +115,7 @@ from plait_core.numpy.editing import (
     trim_zeros,
     unstack,
 )
+from plait_core.numpy.flat_index import ravel_multi_index, unravel_index
 from plait_core.numpy.functional import apply_along_axis, piecewise
 from plait_core.numpy.histograms import bincount, digitize, histogram, histogram_bin_edges
 from plait_core.numpy.index_tricks import (
@@ -360,14 +361,13 @@ from plait_core.numpy.reductions import (
     sum,
     var,
 )
+from plait_core.numpy.repetition import repeat
 from plait_core.numpy.selection import (
     argwhere,
     flatnonzero,
     nonzero,
-    ravel_multi_index,
     take,
     take_along_axis,
-    unravel_index,
 )
 from plait_core.numpy.setops import intersect1d, isin, setdiff1d, setxor1d, union1d, unique
 from plait_core.numpy.shape import (
@@ -398,7 +398,6 @@ from plait_core.numpy.shape import (
     ndim,
     permute_dims,
     ravel,
-    repeat,
     reshape,
     roll,
     rot90,

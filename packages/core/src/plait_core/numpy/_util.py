@@ -21,10 +21,18 @@ from plait_core import dtypes, lax
 from plait_core.abstract import ShapedArray, get_aval, registered_array_types, to_numpy
 from plait_core.abstract import _array_types as _ARRAY_TYPES
 from plait_core.config import config
-from plait_core.dims import Dim, Shape, SymbolicDim, definitely_equal, definitely_equal_shapes, is_symbolic
+from plait_core.dims import (
+    Dim,
+    Shape,
+    SymbolicDim,
+    canonicalize_shape,
+    definitely_equal,
+    definitely_equal_shapes,
+    is_symbolic,
+)
 from plait_core.primitives import elementwise as lax_ew
 from plait_core.primitives.shapes import dimension_as_value
-from plait_core.trace import Tracer, concrete_or_error
+from plait_core.trace import Tracer, concrete_or_error, dim_or_concrete
 
 DType = np.dtype[Any]
 Array = Any
@@ -530,3 +538,27 @@ def slice_axis(x: Any, start: Dim, stop: Dim, axis: int, step: int = 1) -> Array
         strides = [1] * len(shape)
         strides[axis] = step
     return lax.slice(x, tuple(starts), tuple(limits), None if strides is None else tuple(strides))
+
+
+def shape_arg(shape: Any, name: str) -> Shape:
+    """A user-given shape (an int, a dimension or a sequence of them) as a tuple of
+    dims; negative sizes are a ``ValueError``, traced sizes a concretization error."""
+    entries: Sequence[Any]
+    if isinstance(shape, (builtins.int, np.integer, SymbolicDim, Tracer)):
+        entries = (shape,)
+    elif isinstance(shape, (tuple, list)):
+        entries = shape
+    elif isinstance(shape, np.ndarray) and shape.ndim <= 1:
+        entries = [builtins.int(v) for v in np.atleast_1d(shape)]
+    else:
+        raise TypeError(f"{name}: a shape must be an int or a sequence of ints, got {shape!r}")
+    out: list[Any] = []
+    for d in entries:
+        if isinstance(d, Tracer):
+            d = dim_or_concrete(d, f"{name}: a dimension of the shape")
+            if not isinstance(d, SymbolicDim):
+                d = concrete_int(d, f"{name}: a dimension of the shape")
+        if isinstance(d, (builtins.int, np.integer)) and not isinstance(d, (builtins.bool, np.bool_)) and d < 0:
+            raise ValueError(f"{name}: negative dimensions are not allowed, got shape {tuple(entries)!r}")
+        out.append(d)
+    return canonicalize_shape(tuple(out), name)

@@ -34,6 +34,7 @@ from plait_core.numpy._util import (
     is_array,
     is_python_scalar,
     result_dtype,
+    shape_arg,
     to_inexact,
 )
 from plait_core.numpy.shape import stack
@@ -51,30 +52,6 @@ def _dtype_arg(dtype: Any, name: str) -> DType | None:
         return dtypes.canonicalize_dtype(np.dtype(dtype))
     except TypeError as e:
         raise TypeError(f"{name}: invalid dtype {dtype!r} ({e})") from None
-
-
-def shape_arg(shape: Any, name: str) -> Shape:
-    """A user-given shape (an int, a dimension or a sequence of them) as a tuple of
-    dims; negative sizes are a ``ValueError``, traced sizes a concretization error."""
-    entries: Sequence[Any]
-    if isinstance(shape, (builtins.int, np.integer, SymbolicDim, Tracer)):
-        entries = (shape,)
-    elif isinstance(shape, (tuple, list)):
-        entries = shape
-    elif isinstance(shape, np.ndarray) and shape.ndim <= 1:
-        entries = [builtins.int(v) for v in np.atleast_1d(shape)]
-    else:
-        raise TypeError(f"{name}: a shape must be an int or a sequence of ints, got {shape!r}")
-    out: list[Any] = []
-    for d in entries:
-        if isinstance(d, Tracer):
-            d = dim_or_concrete(d, f"{name}: a dimension of the shape")
-            if not isinstance(d, SymbolicDim):
-                d = concrete_int(d, f"{name}: a dimension of the shape")
-        if isinstance(d, (builtins.int, np.integer)) and not isinstance(d, (builtins.bool, np.bool_)) and d < 0:
-            raise ValueError(f"{name}: negative dimensions are not allowed, got shape {tuple(entries)!r}")
-        out.append(d)
-    return canonicalize_shape(tuple(out), name)
 
 
 def _materialize(value: np.ndarray) -> Array:

@@ -40,6 +40,9 @@ from plait_core.numpy._util import (
     promote_dtypes_inexact,
     shape_str,
 )
+from plait_core.numpy.dots import dot
+from plait_core.numpy.norms import norm
+from plait_core.numpy.products import cross as _cross
 from plait_core.numpy.selection import take_along_axis
 from plait_core.primitives.factorizations import real_dtype
 
@@ -515,8 +518,6 @@ def cond(x: ArrayLike, p: Any = None) -> Array:
     matrices: the ratio of the largest to the smallest singular value, or
     ``norm(x, p) * norm(inv(x), p)`` for the other orders; ``inf`` for a
     singular matrix."""
-    from plait_core.numpy.norms import norm
-
     arr = _matrices("cond", x, square=p not in (None, 2, -2))
     if p is None or p == 2 or p == -2:
         s = svdvals(arr)
@@ -577,8 +578,6 @@ def tensorsolve(a: ArrayLike, b: ArrayLike, axes: tuple[int, ...] | None = None)
 def multi_dot(arrays: Sequence[ArrayLike], *, precision: Any = None) -> Array:
     """The product of a chain of matrices; the first may be a vector (a row)
     and the last a vector (a column), as in NumPy."""
-    from plait_core.numpy.linalg import dot
-
     arrs = [creation.asarray(x) for x in arrays]
     nds = [get_aval(x).ndim for x in arrs]
     if len(arrs) < 2 or any(d != 2 for d in nds[1:-1]) or nds[0] not in (1, 2) or nds[-1] not in (1, 2):
@@ -617,8 +616,6 @@ def matrix_transpose(x: ArrayLike, /) -> Array:
 
 def cross(x1: ArrayLike, x2: ArrayLike, /, *, axis: int = -1) -> Array:
     """The cross product of 3-vectors along ``axis``."""
-    from plait_core.numpy.products import cross as _cross
-
     return _cross(x1, x2, axis=axis)
 
 

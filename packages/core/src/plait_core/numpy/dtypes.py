@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from plait_core import dtypes as _core_dtypes
+from plait_core.numpy.creation import asarray
 
 DType = np.dtype[Any]
 
@@ -28,8 +29,6 @@ class _ScalarMeta(type):
     dtype: DType
 
     def __call__(cls, x: Any) -> Any:
-        from plait_core.numpy.creation import asarray
-
         return asarray(x, dtype=cls.dtype)
 
     def __eq__(cls, other: object) -> bool:

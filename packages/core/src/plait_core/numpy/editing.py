@@ -16,9 +16,23 @@ from typing import Any
 
 import numpy as np
 
-from plait_core import numpy as pnp
 from plait_core.abstract import get_aval
+from plait_core.numpy import creation as _creation
+from plait_core.numpy import logic as _logic
+from plait_core.numpy import selection as _selection
 from plait_core.numpy._util import ArrayLike, as_array, canonicalize_axis, convert, dtype_of
+from plait_core.numpy.shape import (
+    broadcast_arrays,
+    broadcast_to,
+    concatenate,
+    expand_dims,
+    moveaxis,
+    ndim,
+    ravel,
+    reshape,
+    stack,
+    tile,
+)
 from plait_core.numpy.updates import scatter_update
 from plait_core.trace import concrete_or_error
 
@@ -40,12 +54,12 @@ def delete(arr: ArrayLike, obj: ArrayLike | slice, axis: int | None = None, *,
     del assume_unique_indices
     x = as_array(arr, "delete")
     if axis is None:
-        x, axis = pnp.ravel(x), 0
+        x, axis = ravel(x), 0
     axis = canonicalize_axis(axis, x.ndim, "delete")
     n = int(x.shape[axis])
     index = _static_index(obj, "delete")
     keep = np.delete(np.arange(n), index)
-    return pnp.take(x, pnp.asarray(keep, np.int32), axis=axis)
+    return _selection.take(x, _creation.asarray(keep, np.int32), axis=axis)
 
 
 def insert(arr: ArrayLike, obj: ArrayLike | slice, values: ArrayLike, axis: int | None = None) -> Array:
@@ -53,31 +67,31 @@ def insert(arr: ArrayLike, obj: ArrayLike | slice, values: ArrayLike, axis: int 
     of ``values`` there; an index array inserts one slice per index) along ``axis``."""
     x = as_array(arr, "insert")
     if axis is None:
-        x, axis = pnp.ravel(x), 0
+        x, axis = ravel(x), 0
     axis = canonicalize_axis(axis, x.ndim, "insert")
     n = int(x.shape[axis])
     index = _static_index(obj, "insert")
     if isinstance(index, slice):
         index = np.arange(*index.indices(n))
-    moved = pnp.moveaxis(x, axis, 0)
+    moved = moveaxis(x, axis, 0)
     rest = tuple(moved.shape[1:])
-    v = pnp.asarray(values, dtype_of(x))
+    v = _creation.asarray(values, dtype_of(x))
     if index.ndim == 0:
         # NumPy: values get rank >= arr's by leading 1s; their first axis counts the inserted slices.
-        vm = pnp.reshape(v, (1,) * (x.ndim - v.ndim) + tuple(v.shape)) if v.ndim < x.ndim else v
+        vm = reshape(v, (1,) * (x.ndim - v.ndim) + tuple(v.shape)) if v.ndim < x.ndim else v
         count = int(vm.shape[0])
-        vm = pnp.broadcast_to(vm, (count, *rest))
+        vm = broadcast_to(vm, (count, *rest))
         positions = np.full(count, int(index) + n if int(index) < 0 else int(index))
     else:
         positions = np.where(index < 0, index + n, index).ravel()
         count = positions.shape[0]
-        vm = pnp.moveaxis(v, axis, 0) if v.ndim == x.ndim else v
-        vm = pnp.broadcast_to(vm, (count, *rest))
+        vm = moveaxis(v, axis, 0) if v.ndim == x.ndim else v
+        vm = broadcast_to(vm, (count, *rest))
     if np.any((positions < 0) | (positions > n)):
         raise IndexError(f"insert: index {obj!r} is out of bounds for axis {axis} with size {n}")
     order = np.insert(np.arange(n), positions, n + np.arange(count))
-    combined = pnp.concatenate([moved, vm], axis=0)
-    out = pnp.moveaxis(pnp.take(combined, pnp.asarray(order, np.int32), axis=0), 0, axis)
+    combined = concatenate([moved, vm], axis=0)
+    out = moveaxis(_selection.take(combined, _creation.asarray(order, np.int32), axis=0), 0, axis)
     return convert(out, dtype_of(x), get_aval(x).weak_type)  # arr's weak type, as in JAX
 
 
@@ -94,7 +108,7 @@ def compress(condition: ArrayLike, a: ArrayLike, axis: int | None = None, *, siz
         raise ValueError(f"compress: condition must be 1-dimensional, got shape {cond.shape}")
     x = as_array(a, "compress")
     if axis is None:
-        x, axis = pnp.ravel(x), 0
+        x, axis = ravel(x), 0
     axis = canonicalize_axis(axis, x.ndim, "compress")
     n = int(x.shape[axis])
     c = cond.astype(bool)
@@ -105,14 +119,14 @@ def compress(condition: ArrayLike, a: ArrayLike, axis: int | None = None, *, siz
             raise IndexError(f"compress: condition has true entries beyond the axis length {n}")
         c = c[:n]
     elif c.shape[0] < n:
-        c = pnp.concatenate([c, pnp.zeros(n - c.shape[0], bool)])
-    (idx,) = pnp.nonzero(c, size=size, fill_value=n)
-    return pnp.take(x, idx, axis=axis, mode="fill", fill_value=fill_value)
+        c = concatenate([c, _creation.zeros(n - c.shape[0], bool)])
+    (idx,) = _selection.nonzero(c, size=size, fill_value=n)
+    return _selection.take(x, idx, axis=axis, mode="fill", fill_value=fill_value)
 
 
 def extract(condition: ArrayLike, arr: ArrayLike, *, size: int | None = None, fill_value: ArrayLike = 0) -> Array:
     """The entries of ``arr`` where ``condition`` is true, flattened (see :func:`compress`)."""
-    return compress(pnp.ravel(condition), pnp.ravel(arr), size=size, fill_value=fill_value)
+    return compress(ravel(condition), ravel(arr), size=size, fill_value=fill_value)
 
 
 def choose(a: ArrayLike, choices: Sequence[ArrayLike], out: None = None, mode: str = "raise") -> Array:
@@ -129,12 +143,12 @@ def choose(a: ArrayLike, choices: Sequence[ArrayLike], out: None = None, mode: s
     elif mode == "wrap":
         idx = idx % n
     elif mode == "clip":
-        idx = pnp.clip(idx, 0, n - 1)
+        idx = _logic.clip(idx, 0, n - 1)
     else:
         raise ValueError(f"choose: mode must be 'raise', 'wrap' or 'clip', got {mode!r}")
-    arrays = pnp.broadcast_arrays(idx, *[pnp.asarray(c) for c in choices])
-    stacked = pnp.stack(arrays[1:])
-    return pnp.take_along_axis(stacked, arrays[0][None].astype(np.int32), axis=0)[0]
+    arrays = broadcast_arrays(idx, *[_creation.asarray(c) for c in choices])
+    stacked = stack(arrays[1:])
+    return _selection.take_along_axis(stacked, arrays[0][None].astype(np.int32), axis=0)[0]
 
 
 def _immutable(name: str, inplace: bool) -> None:
@@ -147,15 +161,15 @@ def place(arr: ArrayLike, mask: ArrayLike, vals: ArrayLike, *, inplace: bool = T
     by ``vals`` (repeated cyclically)."""
     _immutable("place", inplace)
     x = as_array(arr, "place")
-    m = np.asarray(concrete_or_error(pnp.ravel(mask), "place's mask")).astype(bool)
+    m = np.asarray(concrete_or_error(ravel(mask), "place's mask")).astype(bool)
     (idx,) = np.nonzero(m)
     if idx.size == 0:
         return x
-    v = pnp.ravel(pnp.asarray(vals, dtype_of(x)))
+    v = ravel(_creation.asarray(vals, dtype_of(x)))
     if v.shape[0] == 0:
         raise ValueError("place: cannot fill from an empty vals array")
-    flat = scatter_update(pnp.ravel(x), pnp.asarray(idx, np.int32), pnp.resize(v, (idx.size,)), "set")
-    return pnp.reshape(flat, x.shape)
+    flat = scatter_update(ravel(x), _creation.asarray(idx, np.int32), resize(v, (idx.size,)), "set")
+    return reshape(flat, x.shape)
 
 
 def put(a: ArrayLike, ind: ArrayLike, v: ArrayLike, mode: str | None = None, *, inplace: bool = True) -> Array:
@@ -163,20 +177,20 @@ def put(a: ArrayLike, ind: ArrayLike, v: ArrayLike, mode: str | None = None, *, 
     ``mode``: None (out-of-bounds writes are dropped), ``'clip'`` or ``'wrap'``."""
     _immutable("put", inplace)
     x = as_array(a, "put")
-    i = pnp.ravel(as_array(ind, "put", "ind"))
+    i = ravel(as_array(ind, "put", "ind"))
     size = int(np.prod(x.shape))
     if mode == "clip":
-        i = pnp.clip(i, 0, size - 1)
+        i = _logic.clip(i, 0, size - 1)
     elif mode == "wrap":
         i = i % size
     elif mode not in (None, "fill", "drop"):
         raise ValueError(f"put: mode must be None, 'clip' or 'wrap', got {mode!r}")
-    vals = pnp.ravel(pnp.asarray(v, dtype_of(x)))
+    vals = ravel(_creation.asarray(v, dtype_of(x)))
     if i.shape[0] == 0:
         return x
-    vals = pnp.resize(vals, (i.shape[0],))
-    flat = scatter_update(pnp.ravel(x), i, vals, "set", mode="drop")
-    return pnp.reshape(flat, x.shape)
+    vals = resize(vals, (i.shape[0],))
+    flat = scatter_update(ravel(x), i, vals, "set", mode="drop")
+    return reshape(flat, x.shape)
 
 
 def put_along_axis(arr: ArrayLike, indices: ArrayLike, values: ArrayLike, axis: int | None,
@@ -187,7 +201,7 @@ def put_along_axis(arr: ArrayLike, indices: ArrayLike, values: ArrayLike, axis: 
     x = as_array(arr, "put_along_axis")
     idx = as_array(indices, "put_along_axis", "indices")
     if axis is None:
-        return pnp.reshape(put_along_axis(pnp.ravel(x), pnp.ravel(idx), pnp.ravel(values), 0, False, mode=mode),
+        return reshape(put_along_axis(ravel(x), ravel(idx), ravel(values), 0, False, mode=mode),
                            x.shape)
     axis = canonicalize_axis(axis, x.ndim, "put_along_axis")
     if idx.ndim != x.ndim:
@@ -197,27 +211,27 @@ def put_along_axis(arr: ArrayLike, indices: ArrayLike, values: ArrayLike, axis: 
     full_idx = []
     for d in range(x.ndim):
         if d == axis:
-            full_idx.append(pnp.broadcast_to(idx, shape))
+            full_idx.append(broadcast_to(idx, shape))
         else:
             r = [1] * x.ndim
             r[d] = shape[d]
-            full_idx.append(pnp.broadcast_to(pnp.reshape(pnp.arange(shape[d]), tuple(r)), shape))
-    return scatter_update(x, tuple(full_idx), pnp.broadcast_to(pnp.asarray(values, dtype_of(x)), shape), "set",
+            full_idx.append(broadcast_to(reshape(_creation.arange(shape[d]), tuple(r)), shape))
+    return scatter_update(x, tuple(full_idx), broadcast_to(_creation.asarray(values, dtype_of(x)), shape), "set",
                           mode=mode if mode is not None else "drop")
 
 
 def resize(a: ArrayLike, new_shape: int | Sequence[int]) -> Array:
     """An array of ``new_shape`` filled with the entries of ``a``, repeated cyclically."""
-    x = pnp.ravel(as_array(a, "resize"))
+    x = ravel(as_array(a, "resize"))
     shape = (new_shape,) if isinstance(new_shape, int) else tuple(new_shape)
     if any(d < 0 for d in shape):
         raise ValueError(f"resize: all dimensions must be non-negative, got {shape}")
     total = int(np.prod(shape))
     size = int(x.shape[0])
     if size == 0 or total == 0:
-        return pnp.zeros(shape, dtype_of(x))
+        return _creation.zeros(shape, dtype_of(x))
     reps = -(-total // size)
-    return pnp.reshape(pnp.tile(x, reps)[:total], shape)
+    return reshape(tile(x, reps)[:total], shape)
 
 
 def rollaxis(a: ArrayLike, axis: int, start: int = 0) -> Array:
@@ -232,7 +246,7 @@ def rollaxis(a: ArrayLike, axis: int, start: int = 0) -> Array:
         start += nd
     if axis < start:
         start -= 1
-    return pnp.moveaxis(x, axis, start)
+    return moveaxis(x, axis, start)
 
 
 def unstack(x: ArrayLike, /, *, axis: int = 0) -> tuple[Array, ...]:
@@ -241,7 +255,7 @@ def unstack(x: ArrayLike, /, *, axis: int = 0) -> tuple[Array, ...]:
     if arr.ndim == 0:
         raise ValueError("unstack: the input must be at least 1-d")
     axis = canonicalize_axis(axis, arr.ndim, "unstack")
-    return tuple(pnp.take(arr, i, axis=axis) for i in range(int(arr.shape[axis])))
+    return tuple(_selection.take(arr, i, axis=axis) for i in range(int(arr.shape[axis])))
 
 
 def _block_depth(x: Any, name: str) -> int:
@@ -258,7 +272,7 @@ def _block_depth(x: Any, name: str) -> int:
 
 
 def _max_ndim(x: Any) -> int:
-    return max(_max_ndim(e) for e in x) if isinstance(x, list) else pnp.ndim(x)
+    return max(_max_ndim(e) for e in x) if isinstance(x, list) else ndim(x)
 
 
 def block(arrays: Any) -> Array:
@@ -271,11 +285,11 @@ def block(arrays: Any) -> Array:
     def go(x: Any, level: int) -> Array:
         if isinstance(x, list):
             parts = [go(e, level + 1) for e in x]
-            return pnp.concatenate(parts, axis=level - depth)
-        arr = pnp.asarray(x)
-        return pnp.reshape(arr, (1,) * (rank - arr.ndim) + tuple(arr.shape))
+            return concatenate(parts, axis=level - depth)
+        arr = _creation.asarray(x)
+        return reshape(arr, (1,) * (rank - arr.ndim) + tuple(arr.shape))
 
-    return go(arrays, 0) if depth else pnp.asarray(arrays)
+    return go(arrays, 0) if depth else _creation.asarray(arrays)
 
 
 def apply_over_axes(func: Callable[[Any, int], Any], a: ArrayLike, axes: Sequence[int]) -> Array:
@@ -284,9 +298,9 @@ def apply_over_axes(func: Callable[[Any, int], Any], a: ArrayLike, axes: Sequenc
     x = as_array(a, "apply_over_axes")
     for ax in axes:
         ax = canonicalize_axis(ax, x.ndim, "apply_over_axes")
-        r = pnp.asarray(func(x, ax))
+        r = _creation.asarray(func(x, ax))
         if r.ndim == x.ndim - 1:
-            r = pnp.expand_dims(r, ax)
+            r = expand_dims(r, ax)
         elif r.ndim != x.ndim:
             raise ValueError("apply_over_axes: func must return an array of the same rank or one less")
         x = r

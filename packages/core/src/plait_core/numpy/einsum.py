@@ -25,6 +25,8 @@ from plait_core.abstract import get_aval
 from plait_core.dims import Dim, definitely_equal
 from plait_core.lax import _lenient
 from plait_core.numpy._util import Array, ArrayLike, as_array, convert, dtype_of, promote_dtypes
+from plait_core.numpy.dots import dot_general_promoted
+from plait_core.numpy.shape import diagonal
 
 Label = str | int
 """A subscript letter, or the position (0-based, from the left of the broadcast
@@ -164,8 +166,6 @@ class _Term:
 
 
 def _take_diagonals(t: _Term) -> _Term:
-    from plait_core.numpy.shape import diagonal
-
     while True:
         dup = next((lab for lab in t.labels if t.labels.count(lab) > 1), None)
         if dup is None:
@@ -194,8 +194,6 @@ def _label_sizes(terms: Sequence[_Term]) -> dict[Label, Dim]:
 
 
 def _contract(a: _Term, b: _Term, keep: set[Label], precision: Any, preferred: Any) -> _Term:
-    from plait_core.numpy.linalg import dot_general_promoted
-
     a = a.sum_out([lab for lab in a.labels if lab not in keep and lab not in b.labels])
     b = b.sum_out([lab for lab in b.labels if lab not in keep and lab not in a.labels])
     shared = [lab for lab in a.labels if lab in b.labels]

@@ -27,6 +27,7 @@ from plait_core.numpy._util import (
     full_like_value,
     shape_str,
 )
+from plait_core.numpy.shape import moveaxis, stack
 
 
 def _conditions(condlist: Any, x: Array, name: str) -> list[Array]:
@@ -84,8 +85,6 @@ def apply_along_axis(func1d: Callable[..., Any], axis: int, arr: ArrayLike, *arg
     ``axis``; the axes of its (common-shaped) results replace ``axis``, as
     ``numpy.apply_along_axis``.  ``func1d`` is called once per slice, so the
     other axes must have constant lengths (none 0)."""
-    from plait_core.numpy.shape import moveaxis, stack
-
     name = "apply_along_axis"
     x = as_array(arr, name, "arr")
     nd = get_aval(x).ndim

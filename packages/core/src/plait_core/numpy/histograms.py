@@ -31,6 +31,14 @@ from plait_core.numpy._util import (
     promote_dtypes_inexact,
     shape_str,
 )
+from plait_core.numpy.creation import linspace
+from plait_core.numpy.math import divide
+from plait_core.numpy.reductions import max as max_
+from plait_core.numpy.reductions import min as min_
+from plait_core.numpy.reductions import sum as sum_
+from plait_core.numpy.shape import ravel
+from plait_core.numpy.signal import diff
+from plait_core.numpy.sorting import searchsorted
 from plait_core.trace import Tracer, concrete_or_error
 
 
@@ -95,8 +103,6 @@ def digitize(x: ArrayLike, bins: ArrayLike, right: builtins.bool = False, *, met
     for increasing bins (``<``/``<=`` swapped with ``right``), as
     ``numpy.digitize``.  ``method`` is accepted for JAX compatibility (every
     method computes the same)."""
-    from plait_core.numpy.sorting import searchsorted
-
     name = "digitize"
     if method not in _SEARCH_METHODS:
         raise ValueError(f"{name}: method must be one of {', '.join(map(repr, _SEARCH_METHODS[1:]))} or None, "
@@ -138,8 +144,6 @@ def histogram_bin_edges(a: ArrayLike, bins: ArrayLike = 10, range: Sequence[Arra
     edges over ``range`` (default: from ``a``'s minimum to its maximum,
     widened by 0.5 on both sides when they are equal) for an int ``bins``, or
     ``bins`` itself when it is a 1-D array of edges.  ``weights`` is unused."""
-    from plait_core.numpy.creation import linspace
-
     del weights
     name = "histogram_bin_edges"
     x = as_array(a, name, "a")
@@ -157,13 +161,11 @@ def histogram_bin_edges(a: ArrayLike, bins: ArrayLike = 10, range: Sequence[Arra
     (x,) = promote_dtypes_inexact(name, x)
     dt = dtype_of(x)
     if range is None:
-        from plait_core.numpy.reductions import max, min
-
         if any(type(d) is builtins.int and d == 0 for d in get_aval(x).shape):
             lo: Array = convert(0, dt)
             hi: Array = convert(1, dt)
         else:
-            lo, hi = min(x), max(x)
+            lo, hi = min_(x), max_(x)
     else:
         lo_r, hi_r = _range_pair(range, name)
         lo, hi = convert(as_array(lo_r, name, "range"), dt), convert(as_array(hi_r, name, "range"), dt)
@@ -186,9 +188,6 @@ def histogram(a: ArrayLike, bins: ArrayLike = 10, range: Sequence[ArrayLike] | N
     ``weights`` (shaped like ``a``) weight each value; ``density`` divides by
     the total and the bin widths, so the histogram integrates to 1.  Counts
     are floating point, as in JAX."""
-    from plait_core.numpy.shape import ravel
-    from plait_core.numpy.sorting import searchsorted
-
     name = "histogram"
     x = ravel(as_array(a, name, "a"))
     edges = histogram_bin_edges(x, bins, range)
@@ -214,10 +213,6 @@ def histogram(a: ArrayLike, bins: ArrayLike = 10, range: Sequence[ArrayLike] | N
     # Bin i's values land at i + 1; position 0 holds those below the first edge.
     counts = lax.slice_in_dim(_add_at(m, where, updates), 1, m, axis=0)
     if density:
-        from plait_core.numpy.math import divide
-        from plait_core.numpy.reductions import sum
-        from plait_core.numpy.signal import diff
-
-        counts = divide(divide(counts, diff(edges)), sum(counts))
+        counts = divide(divide(counts, diff(edges)), sum_(counts))
     return counts, edges
 

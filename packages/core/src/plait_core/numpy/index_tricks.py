@@ -14,8 +14,13 @@ from typing import Any
 
 import numpy as np
 
-from plait_core import numpy as pnp
+from plait_core.numpy import creation as _creation
+from plait_core.numpy import dtypes as _np_dtypes
+from plait_core.numpy import editing as _editing
+from plait_core.numpy import selection as _selection
 from plait_core.numpy._util import ArrayLike, as_array, concrete_int, dtype_of
+from plait_core.numpy.shape import atleast_1d, concatenate, ravel, reshape, stack
+from plait_core.numpy.shape import shape as shape_
 from plait_core.numpy.updates import scatter_update
 
 Array = Any
@@ -28,8 +33,8 @@ def _slice_values(s: slice) -> Array:
     start = 0 if s.start is None else s.start
     step = 1 if s.step is None else s.step
     if isinstance(step, complex):
-        return pnp.linspace(start, s.stop, int(abs(step)), endpoint=True)
-    return pnp.arange(start, s.stop, step)
+        return _creation.linspace(start, s.stop, int(abs(step)), endpoint=True)
+    return _creation.arange(start, s.stop, step)
 
 
 class _Grid:
@@ -43,9 +48,9 @@ class _Grid:
         if not isinstance(key, tuple) or not all(isinstance(k, slice) for k in key):
             raise TypeError(f"{self.name}[...] takes slices (start:stop:step), got {key!r}")
         axes = [_slice_values(k) for k in key]
-        dt = pnp.result_type(*axes)
-        grids = pnp.meshgrid(*[a.astype(dt) for a in axes], indexing="ij", sparse=self.sparse)
-        return list(grids) if self.sparse else pnp.stack(grids)
+        dt = _np_dtypes.result_type(*axes)
+        grids = _creation.meshgrid(*[a.astype(dt) for a in axes], indexing="ij", sparse=self.sparse)
+        return list(grids) if self.sparse else stack(grids)
 
     def __repr__(self) -> str:
         return f"plait.numpy.{self.name}"
@@ -90,24 +95,24 @@ class _Concatenator:
             elif isinstance(item, str):
                 raise ValueError(f"{self.name}: a string is only allowed as the first item, got {item!r}")
             else:
-                arr = pnp.asarray(item)
+                arr = _creation.asarray(item)
             if arr.ndim < ndmin:
                 missing = ndmin - arr.ndim
                 shape = list(arr.shape)
                 t = trans1d if trans1d >= 0 else ndmin + trans1d
                 if t < 0 or arr.ndim == 0:
-                    arr = pnp.reshape(arr, (1,) * missing + tuple(shape))
+                    arr = reshape(arr, (1,) * missing + tuple(shape))
                 else:
                     new = [1] * ndmin
                     start = min(t, ndmin - arr.ndim)
                     new[start:start + arr.ndim] = shape
-                    arr = pnp.reshape(arr, tuple(new))
-            arrays.append(pnp.atleast_1d(arr))
-        out = pnp.concatenate(arrays, axis=axis)
+                    arr = reshape(arr, tuple(new))
+            arrays.append(atleast_1d(arr))
+        out = concatenate(arrays, axis=axis)
         if matrix == "r":
-            return pnp.reshape(out, (1, -1)) if out.ndim == 1 else out
+            return reshape(out, (1, -1)) if out.ndim == 1 else out
         if matrix == "c":
-            return pnp.reshape(out, (-1, 1)) if out.ndim == 1 else out
+            return reshape(out, (-1, 1)) if out.ndim == 1 else out
         return out
 
 
@@ -126,10 +131,10 @@ def ix_(*args: ArrayLike) -> tuple[Array, ...]:
         if arr.ndim != 1:
             raise ValueError(f"ix_: arguments must be 1-dimensional, argument {k} has {arr.ndim} dimensions")
         if dtype_of(arr) == np.bool_:
-            arr = pnp.nonzero(arr)[0]
+            arr = _selection.nonzero(arr)[0]
         shape = [1] * len(args)
         shape[k] = arr.shape[0]
-        out.append(pnp.reshape(arr, tuple(shape)))
+        out.append(reshape(arr, tuple(shape)))
     return tuple(out)
 
 
@@ -140,12 +145,12 @@ def diag_indices(n: int, ndim: int = 2) -> tuple[Array, ...]:
         raise ValueError(f"diag_indices: n must be non-negative, got {n}")
     if ndim < 0:
         raise ValueError(f"diag_indices: ndim must be non-negative, got {ndim}")
-    return (pnp.arange(n),) * ndim
+    return (_creation.arange(n),) * ndim
 
 
 def diag_indices_from(arr: ArrayLike) -> tuple[Array, ...]:
     """:func:`diag_indices` for an array of rank >= 2 with equal dimensions."""
-    shape = pnp.shape(arr)
+    shape = shape_(arr)
     if len(shape) < 2:
         raise ValueError("diag_indices_from: the input must be at least 2-d")
     if len(set(shape)) != 1:
@@ -155,7 +160,7 @@ def diag_indices_from(arr: ArrayLike) -> tuple[Array, ...]:
 
 def _indices(fn: Callable[..., Any], n: int, k: int, m: int | None, name: str) -> tuple[Array, Array]:
     rows, cols = fn(concrete_int(n, f"{name}: n"), k, None if m is None else concrete_int(m, f"{name}: m"))
-    return pnp.asarray(rows, np.int32), pnp.asarray(cols, np.int32)
+    return _creation.asarray(rows, np.int32), _creation.asarray(cols, np.int32)
 
 
 def tril_indices(n: int, k: int = 0, m: int | None = None) -> tuple[Array, Array]:
@@ -170,7 +175,7 @@ def triu_indices(n: int, k: int = 0, m: int | None = None) -> tuple[Array, Array
 
 
 def _from(arr: Any, name: str) -> tuple[int, int]:
-    shape = arr.shape if hasattr(arr, "shape") else pnp.shape(arr)
+    shape = arr.shape if hasattr(arr, "shape") else shape_(arr)
     if len(shape) != 2:
         raise ValueError(f"{name}: the input must be 2-d, got shape {tuple(shape)}")
     return int(shape[0]), int(shape[1])
@@ -191,8 +196,8 @@ def triu_indices_from(arr: Any, k: int = 0) -> tuple[Array, Array]:
 def mask_indices(n: int, mask_func: Callable[[Any, int], Any], k: int = 0, *,
                  size: int | None = None) -> tuple[Array, Array]:
     """Indices where ``mask_func(ones((n, n)), k)`` is non-zero (e.g. ``mask_func=triu``)."""
-    mask = mask_func(pnp.ones((n, n), np.int32), k)
-    rows, cols = pnp.nonzero(mask, size=size)
+    mask = mask_func(_creation.ones((n, n), np.int32), k)
+    rows, cols = _selection.nonzero(mask, size=size)
     return rows, cols
 
 
@@ -210,11 +215,11 @@ def fill_diagonal(a: ArrayLike, val: ArrayLike, wrap: bool = False, *, inplace: 
     if x.ndim > 2 and len(set(x.shape)) != 1:
         raise ValueError(f"fill_diagonal: all dimensions of an array of rank > 2 must be equal, got {x.shape}")
     n = min(x.shape)
-    values = pnp.ravel(pnp.asarray(val, dtype_of(x)))
+    values = ravel(_creation.asarray(val, dtype_of(x)))
     if values.shape[0] == 0:
         return x
-    values = pnp.resize(values, (n,))
-    idx = (pnp.arange(n),) * x.ndim
+    values = _editing.resize(values, (n,))
+    idx = (_creation.arange(n),) * x.ndim
     return scatter_update(x, idx, values, "set")
 
 

@@ -150,6 +150,9 @@ def _classify_array(item: Any) -> _Entry:
 
 def _sequence_index(item: Sequence[Any]) -> _Entry:
     if builtins.any(is_array(v) and not isinstance(v, (np.ndarray, np.generic)) for v in _flatten(item)):
+        # Lazy on purpose: creation (array of a list of arrays stacks them) sits above
+        # shape, which slices through this module's getitem; a top-level import would
+        # make the cycle creation -> shape -> indexing -> creation.
         from plait_core.numpy.creation import array
 
         return _classify_array(array(item))

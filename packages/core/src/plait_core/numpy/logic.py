@@ -29,6 +29,7 @@ from plait_core.numpy._util import (
     promote_args_numeric,
     promote_dtypes,
 )
+from plait_core.numpy.selection import nonzero
 
 BinaryFn = Callable[[ArrayLike, ArrayLike], Array]
 
@@ -165,8 +166,6 @@ def where(condition: ArrayLike, x: ArrayLike | None = None, y: ArrayLike | None 
     With ``condition`` alone this is :func:`nonzero` (``size`` and ``fill_value``
     as there)."""
     if x is None and y is None:
-        from plait_core.numpy.selection import nonzero
-
         return nonzero(condition, size=size, fill_value=fill_value)
     if x is None or y is None:
         raise ValueError("where: either both x and y must be given, or neither")

@@ -16,8 +16,13 @@ from typing import Any
 import numpy as np
 
 from plait_core import dtypes, lax
-from plait_core import numpy as pnp
 from plait_core.bessel import bessel_i0
+from plait_core.numpy import creation as _creation
+from plait_core.numpy import dots as _dots
+from plait_core.numpy import logic as _logic
+from plait_core.numpy import math as _math
+from plait_core.numpy import reductions as _reductions
+from plait_core.numpy import signal as _signal
 from plait_core.numpy._util import (
     ArrayLike,
     as_array,
@@ -27,6 +32,7 @@ from plait_core.numpy._util import (
     promote_args_inexact,
     promote_args_numeric,
 )
+from plait_core.numpy.shape import broadcast_arrays, concatenate, ndim, shape
 from plait_core.numpy.updates import scatter_update
 from plait_core.trace import Tracer
 
@@ -49,16 +55,16 @@ def gcd(x1: ArrayLike, x2: ArrayLike) -> Array:
     """Greatest common divisor of integers (non-negative; ``gcd(0, 0) == 0``)."""
     x1, x2 = promote_args_numeric("gcd", x1, x2)
     _require_integer("gcd", x1, x2)
-    a, b = pnp.broadcast_arrays(pnp.abs(x1), pnp.abs(x2))
+    a, b = broadcast_arrays(_math.abs(x1), _math.abs(x2))
 
     def cond(ab: tuple[Any, Any]) -> Any:
-        return pnp.any(ab[1] != 0)
+        return _reductions.any(ab[1] != 0)
 
     def body(ab: tuple[Any, Any]) -> tuple[Any, Any]:
         a, b = ab
         nonzero = b != 0
-        safe_b = pnp.where(nonzero, b, 1)
-        return pnp.where(nonzero, b, a), pnp.where(nonzero, a % safe_b, 0)
+        safe_b = _logic.where(nonzero, b, 1)
+        return _logic.where(nonzero, b, a), _logic.where(nonzero, a % safe_b, 0)
 
     return lax.while_loop(cond, body, (a, b))[0]
 
@@ -69,7 +75,7 @@ def lcm(x1: ArrayLike, x2: ArrayLike) -> Array:
     _require_integer("lcm", x1, x2)
     g = gcd(x1, x2)
     zero = g == 0
-    return pnp.where(zero, 0, pnp.abs(x1 // pnp.where(zero, 1, g) * x2))
+    return _logic.where(zero, 0, _math.abs(x1 // _logic.where(zero, 1, g) * x2))
 
 
 def ldexp(x1: ArrayLike, x2: ArrayLike, /) -> Array:
@@ -79,9 +85,9 @@ def ldexp(x1: ArrayLike, x2: ArrayLike, /) -> Array:
         raise TypeError(f"ldexp: x2 must be an integer array, got {dtype_of(as_array(x2, 'ldexp', 1))}")
     (x1,) = promote_args_inexact("ldexp", x1)
     dt = dtype_of(x1)
-    half = pnp.asarray(x2) // 2
-    rest = pnp.asarray(x2) - half
-    return x1 * pnp.exp2(half.astype(dt)) * pnp.exp2(rest.astype(dt))
+    half = _creation.asarray(x2) // 2
+    rest = _creation.asarray(x2) - half
+    return x1 * _math.exp2(half.astype(dt)) * _math.exp2(rest.astype(dt))
 
 
 def frexp(x: ArrayLike, /) -> tuple[Array, Array]:
@@ -92,16 +98,16 @@ def frexp(x: ArrayLike, /) -> tuple[Array, Array]:
     if dtypes.is_complex(dtype_of(x)):
         raise TypeError("frexp does not accept complex arguments")
     dt = dtype_of(x)
-    special = (x == 0) | ~pnp.isfinite(x)
-    ax = pnp.where(special, 1, pnp.abs(x))
-    e = (pnp.floor(pnp.log2(ax)) + 1).astype(np.int32)
-    m = ax / pnp.exp2(e.astype(dt))
+    special = (x == 0) | ~_math.isfinite(x)
+    ax = _logic.where(special, 1, _math.abs(x))
+    e = (_math.floor(_math.log2(ax)) + 1).astype(np.int32)
+    m = ax / _math.exp2(e.astype(dt))
     high = m >= 1
-    m, e = pnp.where(high, m / 2, m), pnp.where(high, e + 1, e)
+    m, e = _logic.where(high, m / 2, m), _logic.where(high, e + 1, e)
     low = m < 0.5
-    m, e = pnp.where(low, m * 2, m), pnp.where(low, e - 1, e)
-    mantissa = pnp.where(special, x, pnp.copysign(m, x))
-    return mantissa, pnp.where(special, 0, e).astype(np.int32)
+    m, e = _logic.where(low, m * 2, m), _logic.where(low, e - 1, e)
+    mantissa = _logic.where(special, x, _math.copysign(m, x))
+    return mantissa, _logic.where(special, 0, e).astype(np.int32)
 
 
 def modf(x: ArrayLike, /, out: None = None) -> tuple[Array, Array]:
@@ -110,7 +116,7 @@ def modf(x: ArrayLike, /, out: None = None) -> tuple[Array, Array]:
     if out is not None:
         raise NotImplementedError("modf: the out argument is not supported (JAX arrays are immutable)")
     (x,) = promote_args_inexact("modf", x)
-    whole = pnp.trunc(x)
+    whole = _math.trunc(x)
     return x - whole, whole
 
 
@@ -118,8 +124,8 @@ def spacing(x: ArrayLike, /) -> Array:
     """The distance from ``x`` to the next float away from zero (negative for
     negative ``x``): ``nextafter(x, sign(x) * inf) - x``."""
     (x,) = promote_args_inexact("spacing", x)
-    toward = pnp.where(pnp.signbit(x), -np.inf, np.inf).astype(dtype_of(x))
-    return pnp.nextafter(x, toward) - x
+    toward = _logic.where(_math.signbit(x), -np.inf, np.inf).astype(dtype_of(x))
+    return _math.nextafter(x, toward) - x
 
 
 def i0(x: ArrayLike) -> Array:
@@ -136,8 +142,8 @@ def bitwise_count(x: ArrayLike, /) -> Array:
         return x.astype(np.uint8)
     if not dtypes.is_int(dt):
         raise TypeError(f"bitwise_count: the argument must be an integer array, got {dt}")
-    ux = pnp.abs(x).astype(np.dtype(f"uint{dt.itemsize * 8}"))
-    count = pnp.zeros(pnp.shape(x), np.uint8)
+    ux = _math.abs(x).astype(np.dtype(f"uint{dt.itemsize * 8}"))
+    count = _creation.zeros(shape(x), np.uint8)
     for i in range(dt.itemsize * 8):
         count = count + ((ux >> i) & 1).astype(np.uint8)
     return count
@@ -148,17 +154,17 @@ def unwrap(p: ArrayLike, discont: ArrayLike | None = None, axis: int = -1, perio
     by adding multiples of ``period``, as NumPy's ``unwrap``."""
     (p,) = promote_args_inexact("unwrap", p)
     dt = dtype_of(p)
-    period_a = pnp.asarray(period, dt)
-    discont_a = period_a / 2 if discont is None else pnp.asarray(discont, dt)
-    dd = pnp.diff(p, axis=axis)
+    period_a = _creation.asarray(period, dt)
+    discont_a = period_a / 2 if discont is None else _creation.asarray(discont, dt)
+    dd = _signal.diff(p, axis=axis)
     half = period_a / 2
-    ddmod = pnp.mod(dd + half, period_a) - half
-    ddmod = pnp.where((ddmod == -half) & (dd > 0), half, ddmod)
-    correct = pnp.where(pnp.abs(dd) < discont_a, 0, ddmod - dd)
-    n = pnp.shape(p)[axis]
+    ddmod = _math.mod(dd + half, period_a) - half
+    ddmod = _logic.where((ddmod == -half) & (dd > 0), half, ddmod)
+    correct = _logic.where(_math.abs(dd) < discont_a, 0, ddmod - dd)
+    n = shape(p)[axis]
     first = lax.slice_in_dim(p, 0, 1, axis=axis)
-    rest = lax.slice_in_dim(p, 1, n, axis=axis) + pnp.cumsum(correct, axis=axis)
-    return pnp.concatenate([first, rest], axis=axis)
+    rest = lax.slice_in_dim(p, 1, n, axis=axis) + _reductions.cumsum(correct, axis=axis)
+    return concatenate([first, rest], axis=axis)
 
 
 def geomspace(start: ArrayLike, stop: ArrayLike, num: int = 50, endpoint: bool = True, dtype: Any = None,
@@ -166,12 +172,12 @@ def geomspace(start: ArrayLike, stop: ArrayLike, num: int = 50, endpoint: bool =
     """``num`` numbers spaced evenly on a log scale from ``start`` to ``stop`` (same
     sign, non-zero); the ends are exactly ``start`` and (with ``endpoint``) ``stop``."""
     start, stop = promote_args_inexact("geomspace", start, stop)
-    sign = pnp.sign(start)
-    logs = pnp.logspace(pnp.log10(pnp.abs(start)), pnp.log10(pnp.abs(stop)), num, endpoint=endpoint, axis=axis)
+    sign = _math.sign(start)
+    logs = _creation.logspace(_math.log10(_math.abs(start)), _math.log10(_math.abs(stop)), num, endpoint=endpoint, axis=axis)
     out = sign * logs
     if num > 0:
-        index: list[Any] = [slice(None)] * pnp.ndim(out)
-        ax = axis if axis >= 0 else pnp.ndim(out) + axis
+        index: list[Any] = [slice(None)] * ndim(out)
+        ax = axis if axis >= 0 else ndim(out) + axis
         index[ax] = 0
         out = scatter_update(out, tuple(index), start, "set")
         if endpoint and num > 1:
@@ -183,7 +189,7 @@ def geomspace(start: ArrayLike, stop: ArrayLike, num: int = 50, endpoint: bool =
 def array_equiv(a1: ArrayLike, a2: ArrayLike) -> Array:
     """True when the arrays are equal elementwise after broadcasting (shapes that do
     not broadcast are a ``TypeError``, as in JAX)."""
-    return pnp.all(pnp.equal(a1, a2))
+    return _reductions.all(_logic.equal(a1, a2))
 
 
 def isscalar(element: Any) -> bool:
@@ -192,7 +198,7 @@ def isscalar(element: Any) -> bool:
     if is_python_scalar(element) or isinstance(element, (str, bytes, np.generic)):
         return True
     if is_array(element) or isinstance(element, Tracer):
-        return builtins.bool(pnp.ndim(element) == 0)
+        return builtins.bool(ndim(element) == 0)
     return False
 
 
@@ -235,14 +241,14 @@ def astype(x: ArrayLike, dtype: Any, /, *, copy: bool = False, device: Any = Non
 
 def matvec(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     """Batched matrix-vector product: ``x1[..., i, j] * x2[..., j]`` summed over ``j``."""
-    x1, x2 = pnp.asarray(x1), pnp.asarray(x2)
-    return pnp.matmul(x1, x2[..., None])[..., 0]
+    x1, x2 = _creation.asarray(x1), _creation.asarray(x2)
+    return _dots.matmul(x1, x2[..., None])[..., 0]
 
 
 def vecmat(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     """Batched vector-matrix product ``conj(x1[..., i]) * x2[..., i, j]`` summed over ``i``."""
-    x1, x2 = pnp.asarray(x1), pnp.asarray(x2)
-    return pnp.matmul(pnp.conj(x1)[..., None, :], x2)[..., 0, :]
+    x1, x2 = _creation.asarray(x1), _creation.asarray(x2)
+    return _dots.matmul(_math.conj(x1)[..., None, :], x2)[..., 0, :]
 
 
 __all__ = [

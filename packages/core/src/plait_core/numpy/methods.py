@@ -22,7 +22,18 @@ from plait_core.abstract import _array_types as _ARRAY_TYPES
 from plait_core.abstract import is_known_value
 from plait_core.dims import SymbolicDim
 from plait_core.eager_fast import shortcuts as _fast
-from plait_core.numpy import indexing, linalg, logic, math, reductions, selection, shape, sorting, updates
+from plait_core.numpy import (
+    indexing,
+    linalg,
+    logic,
+    math,
+    reductions,
+    repetition,
+    selection,
+    shape,
+    sorting,
+    updates,
+)
 from plait_core.numpy._util import _PY_SCALARS, Array
 from plait_core.primitives import elementwise as _ew
 from plait_core.trace import EvalTrace as _EvalTrace
@@ -231,7 +242,7 @@ _METHODS: dict[str, Callable[..., Any]] = {
     "prod": _method(reductions.prod),
     "ptp": _method(reductions.ptp),
     "ravel": _method(shape.ravel),
-    "repeat": _method(shape.repeat),
+    "repeat": _method(repetition.repeat),
     "reshape": _reshape,
     "round": _round,
     "searchsorted": _method(sorting.searchsorted),

@@ -19,10 +19,28 @@ from typing import Any
 import numpy as np
 
 from plait_core import lax
-from plait_core import numpy as pnp
 from plait_core.bessel import bessel_i0
+from plait_core.numpy import creation as _creation
+from plait_core.numpy import dtypes as _np_dtypes
+from plait_core.numpy import histograms as _histograms
+from plait_core.numpy import logic as _logic
+from plait_core.numpy import math as _math
+from plait_core.numpy import reductions as _reductions
+from plait_core.numpy import signal as _signal
+from plait_core.numpy import sorting as _sorting
 from plait_core.numpy._util import ArrayLike, as_array, concrete_int, dtype_of
 from plait_core.numpy.dtypes import complex64, complex128
+from plait_core.numpy.pad import pad as pad_
+from plait_core.numpy.shape import (
+    broadcast_to,
+    concatenate,
+    expand_dims,
+    moveaxis,
+    ndim,
+    ravel,
+    reshape,
+    stack,
+)
 from plait_core.numpy.updates import scatter_update
 
 Array = Any
@@ -64,13 +82,13 @@ def _window_n(M: int, name: str) -> int:
 def _cosine_window(M: int, coeffs: Sequence[float], name: str) -> Array:
     m = _window_n(M, name)
     if m < 1:
-        return pnp.zeros((0,), pnp.float32)
+        return _creation.zeros((0,), _np_dtypes.float32)
     if m == 1:
-        return pnp.ones((1,), pnp.float32)
-    n = pnp.arange(m) * (2 * np.pi / (m - 1))
-    out = pnp.zeros((m,))
+        return _creation.ones((1,), _np_dtypes.float32)
+    n = _creation.arange(m) * (2 * np.pi / (m - 1))
+    out = _creation.zeros((m,))
     for k, c in enumerate(coeffs):
-        out = out + c * pnp.cos(k * n)
+        out = out + c * _math.cos(k * n)
     return out
 
 
@@ -93,23 +111,23 @@ def bartlett(M: int) -> Array:
     """The triangular Bartlett window ``1 - |2n/(M-1) - 1|``."""
     m = _window_n(M, "bartlett")
     if m < 1:
-        return pnp.zeros((0,), pnp.float32)
+        return _creation.zeros((0,), _np_dtypes.float32)
     if m == 1:
-        return pnp.ones((1,), pnp.float32)
-    n = pnp.arange(m).astype(pnp.float32)
-    return 1 - pnp.abs(2 * n / (m - 1) - 1)
+        return _creation.ones((1,), _np_dtypes.float32)
+    n = _creation.arange(m).astype(_np_dtypes.float32)
+    return 1 - _math.abs(2 * n / (m - 1) - 1)
 
 
 def kaiser(M: int, beta: ArrayLike) -> Array:
     """The Kaiser window ``I0(beta sqrt(1 - (2n/(M-1) - 1)**2)) / I0(beta)``."""
     m = _window_n(M, "kaiser")
     if m < 1:
-        return pnp.zeros((0,), pnp.float32)
+        return _creation.zeros((0,), _np_dtypes.float32)
     if m == 1:
-        return pnp.ones((1,), pnp.float32)
-    b = pnp.asarray(beta, pnp.float32)
-    t = 2 * pnp.arange(m).astype(pnp.float32) / (m - 1) - 1
-    return bessel_i0(b * pnp.sqrt(pnp.clip(1 - t * t, 0, None))) / bessel_i0(b)
+        return _creation.ones((1,), _np_dtypes.float32)
+    b = _creation.asarray(beta, _np_dtypes.float32)
+    t = 2 * _creation.arange(m).astype(_np_dtypes.float32) / (m - 1) - 1
+    return bessel_i0(b * _math.sqrt(_logic.clip(1 - t * t, 0, None))) / bessel_i0(b)
 
 
 # ---------------------------------------------------------------------------
@@ -134,15 +152,15 @@ def _loop(fun: Callable[..., Any], args: list[Array], loop_shape: tuple[int, ...
     """``fun`` over every index of ``loop_shape`` (the arguments' leading dimensions),
     by one ``lax.map`` over the flattened batch; outputs get ``loop_shape`` in front."""
     size = int(np.prod(loop_shape)) if loop_shape else 1
-    flat = [pnp.reshape(a, (size, *a.shape[a.ndim - c:])) for a, c in zip(args, core_ndims)]
+    flat = [reshape(a, (size, *a.shape[a.ndim - c:])) for a, c in zip(args, core_ndims)]
     out = lax.map(lambda xs: fun(*xs), tuple(flat))
     return _reshape_outputs(out, loop_shape)
 
 
 def _reshape_outputs(out: Any, loop_shape: tuple[int, ...]) -> Any:
     if isinstance(out, tuple):
-        return tuple(pnp.reshape(o, (*loop_shape, *o.shape[1:])) for o in out)
-    return pnp.reshape(out, (*loop_shape, *out.shape[1:]))
+        return tuple(reshape(o, (*loop_shape, *o.shape[1:])) for o in out)
+    return reshape(out, (*loop_shape, *out.shape[1:]))
 
 
 class vectorize:
@@ -163,7 +181,7 @@ class vectorize:
         fixed_kw = {k: v for k, v in kwargs.items() if k in self.excluded}
         free_pos = [i for i in range(len(args)) if i not in self.excluded]
         free_kw = [k for k in kwargs if k not in self.excluded]
-        arrays = [pnp.asarray(args[i]) for i in free_pos] + [pnp.asarray(kwargs[k]) for k in free_kw]
+        arrays = [_creation.asarray(args[i]) for i in free_pos] + [_creation.asarray(kwargs[k]) for k in free_kw]
         core: list[tuple[str, ...]]
         if self.signature is None:
             core = [()] * len(arrays)
@@ -183,7 +201,7 @@ class vectorize:
                     raise ValueError(f"vectorize: inconsistent size for core dimension {name!r}: {sizes[name]} vs {d}")
             loop_shapes.append(tuple(a.shape[:a.ndim - len(dims)]))
         loop_shape = tuple(np.broadcast_shapes(*loop_shapes)) if loop_shapes else ()
-        arrays = [pnp.broadcast_to(a, (*loop_shape, *a.shape[a.ndim - len(d):])) for a, d in zip(arrays, core)]
+        arrays = [broadcast_to(a, (*loop_shape, *a.shape[a.ndim - len(d):])) for a, d in zip(arrays, core)]
 
         def call(*xs: Any) -> Any:
             full = dict(fixed)
@@ -193,7 +211,7 @@ class vectorize:
             for k, x in zip(free_kw, xs[len(free_pos):]):
                 kw[k] = x
             out = self.pyfunc(*[full[i] for i in range(len(args))], **kw)
-            return tuple(pnp.asarray(o) for o in out) if isinstance(out, tuple) else pnp.asarray(out)
+            return tuple(_creation.asarray(o) for o in out) if isinstance(out, tuple) else _creation.asarray(out)
 
         if not loop_shape:
             return call(*arrays)
@@ -229,8 +247,8 @@ class ufunc:
     def outer(self, A: ArrayLike, B: ArrayLike, /) -> Array:
         """``func(a, b)`` for every pair of entries of ``A`` and ``B``."""
         self._binary("outer")
-        a, b = pnp.asarray(A), pnp.asarray(B)
-        return self(pnp.reshape(a, (*a.shape, *([1] * b.ndim))), b)
+        a, b = _creation.asarray(A), _creation.asarray(B)
+        return self(reshape(a, (*a.shape, *([1] * b.ndim))), b)
 
     def reduce(self, a: ArrayLike, axis: int | None = 0, dtype: Any = None, out: None = None,
                keepdims: bool = False, initial: ArrayLike | None = None, where: ArrayLike | None = None) -> Array:
@@ -242,17 +260,17 @@ class ufunc:
         if dtype is not None:
             x = x.astype(dtype)
         if axis is None:
-            x, axis = pnp.ravel(x), 0
-        moved = pnp.moveaxis(x, axis, 0)
+            x, axis = ravel(x), 0
+        moved = moveaxis(x, axis, 0)
         start = initial if initial is not None else self.identity
         if start is None:
             if moved.shape[0] == 0:
                 raise ValueError(f"{self.__name__}.reduce: an empty axis needs an identity or initial")
             carry, rest = moved[0], moved[1:]
         else:
-            carry, rest = pnp.broadcast_to(pnp.asarray(start, dtype_of(moved)), moved.shape[1:]), moved
+            carry, rest = broadcast_to(_creation.asarray(start, dtype_of(moved)), moved.shape[1:]), moved
         result = lax.scan(lambda c, v: (self(c, v).astype(dtype_of(moved)), None), carry, rest)[0]
-        return pnp.expand_dims(result, axis) if keepdims else result
+        return expand_dims(result, axis) if keepdims else result
 
     def accumulate(self, a: ArrayLike, axis: int = 0, dtype: Any = None, out: None = None) -> Array:
         """The running fold of ``func`` along ``axis``."""
@@ -262,7 +280,7 @@ class ufunc:
         x = as_array(a, f"{self.__name__}.accumulate")
         if dtype is not None:
             x = x.astype(dtype)
-        moved = pnp.moveaxis(x, axis, 0)
+        moved = moveaxis(x, axis, 0)
         if moved.shape[0] == 0:
             return x
 
@@ -271,7 +289,7 @@ class ufunc:
             return n, n
 
         _, ys = lax.scan(step, moved[0], moved[1:])
-        return pnp.moveaxis(pnp.concatenate([moved[:1], ys]), 0, axis)
+        return moveaxis(concatenate([moved[:1], ys]), 0, axis)
 
     def at(self, a: ArrayLike, indices: Any, b: ArrayLike | None = None, /, *, inplace: bool = True) -> Array:
         """``a`` with ``a[indices] = func(a[indices], b)`` (``inplace=False`` required)."""
@@ -294,7 +312,7 @@ class ufunc:
             j = idx[k + 1] if k + 1 < len(idx) else n
             piece = lax.slice_in_dim(x, i, max(j, i + 1), axis=axis)
             parts.append(self.reduce(piece, axis=axis, dtype=dtype, keepdims=True))
-        return pnp.concatenate(parts, axis=axis)
+        return concatenate(parts, axis=axis)
 
 
 def frompyfunc(func: Callable[..., Any], /, nin: int, nout: int, *, identity: Any = None) -> ufunc:
@@ -315,16 +333,16 @@ def packbits(a: ArrayLike, axis: int | None = None, bitorder: str = "big") -> Ar
     if not (np.issubdtype(dtype_of(x), np.integer) or dtype_of(x) == np.bool_):
         raise TypeError(f"packbits: expected an integer or boolean array, got {dtype_of(x)}")
     if axis is None:
-        x, axis = pnp.ravel(x), 0
+        x, axis = ravel(x), 0
     bits = (x != 0).astype(np.uint8)
-    bits = pnp.moveaxis(bits, axis, -1)
+    bits = moveaxis(bits, axis, -1)
     n = bits.shape[-1]
     pad = (-n) % 8
-    bits = pnp.pad(bits, [(0, 0)] * (bits.ndim - 1) + [(0, pad)])
-    bits = pnp.reshape(bits, (*bits.shape[:-1], -1, 8))
+    bits = pad_(bits, [(0, 0)] * (bits.ndim - 1) + [(0, pad)])
+    bits = reshape(bits, (*bits.shape[:-1], -1, 8))
     weights = np.array([128, 64, 32, 16, 8, 4, 2, 1] if bitorder == "big" else [1, 2, 4, 8, 16, 32, 64, 128], np.uint8)
-    packed = pnp.sum(bits * weights, axis=-1, dtype=np.uint8)
-    return pnp.moveaxis(packed, -1, axis)
+    packed = _reductions.sum(bits * weights, axis=-1, dtype=np.uint8)
+    return moveaxis(packed, -1, axis)
 
 
 def unpackbits(a: ArrayLike, axis: int | None = None, count: int | None = None, bitorder: str = "big") -> Array:
@@ -336,14 +354,14 @@ def unpackbits(a: ArrayLike, axis: int | None = None, count: int | None = None, 
     if dtype_of(x) != np.uint8:
         raise TypeError(f"unpackbits: expected a uint8 array, got {dtype_of(x)}")
     if axis is None:
-        x, axis = pnp.ravel(x), 0
+        x, axis = ravel(x), 0
     shifts = np.arange(7, -1, -1, dtype=np.uint8) if bitorder == "big" else np.arange(8, dtype=np.uint8)
-    moved = pnp.moveaxis(x, axis, -1)
+    moved = moveaxis(x, axis, -1)
     bits = (moved[..., None] >> shifts) & np.uint8(1)
-    bits = pnp.reshape(bits, (*moved.shape[:-1], -1))
+    bits = reshape(bits, (*moved.shape[:-1], -1))
     if count is not None:
         bits = bits[..., :count] if count >= 0 else bits[..., :bits.shape[-1] + count]
-    return pnp.moveaxis(bits, -1, axis)
+    return moveaxis(bits, -1, axis)
 
 
 def histogramdd(sample: ArrayLike, bins: Any = 10, range: Sequence[Any] | None = None,
@@ -359,40 +377,40 @@ def histogramdd(sample: ArrayLike, bins: Any = 10, range: Sequence[Any] | None =
     if len(bins_list) != d:
         raise ValueError(f"histogramdd: {len(bins_list)} bin specifications for {d} dimensions")
     ranges = list(range) if range is not None else [None] * d
-    edges = [pnp.histogram_bin_edges(x[:, i], bins_list[i], ranges[i]) for i in builtins.range(d)]
+    edges = [_histograms.histogram_bin_edges(x[:, i], bins_list[i], ranges[i]) for i in builtins.range(d)]
     nbins = [int(e.shape[0]) - 1 for e in edges]
-    flat = pnp.zeros(x.shape[0], np.int32)
-    inside = pnp.ones(x.shape[0], bool)
+    flat = _creation.zeros(x.shape[0], np.int32)
+    inside = _creation.ones(x.shape[0], bool)
     for i in builtins.range(d):
         e = edges[i]
         col = x[:, i].astype(e.dtype)
-        idx = pnp.searchsorted(e, col, side="right") - 1
-        idx = pnp.where(col == e[-1], nbins[i] - 1, idx)
+        idx = _sorting.searchsorted(e, col, side="right") - 1
+        idx = _logic.where(col == e[-1], nbins[i] - 1, idx)
         inside = inside & (idx >= 0) & (idx < nbins[i])
-        flat = flat * nbins[i] + pnp.clip(idx, 0, nbins[i] - 1)
+        flat = flat * nbins[i] + _logic.clip(idx, 0, nbins[i] - 1)
     total = int(np.prod(nbins))
     if weights is None:
         w = inside.astype(np.int32)
     else:
-        wa = pnp.asarray(weights)
-        w = pnp.where(inside, wa, pnp.zeros((), dtype_of(wa)))
-    counts = pnp.reshape(pnp.bincount(flat, weights=w, length=total), tuple(nbins))
+        wa = _creation.asarray(weights)
+        w = _logic.where(inside, wa, _creation.zeros((), dtype_of(wa)))
+    counts = reshape(_histograms.bincount(flat, weights=w, length=total), tuple(nbins))
     if weights is None:
         counts = counts.astype(np.int32)
     if density:
-        counts = counts / pnp.sum(counts)
+        counts = counts / _reductions.sum(counts)
         for i in builtins.range(d):
             shape = [1] * d
             shape[i] = nbins[i]
-            counts = counts / pnp.reshape(pnp.diff(edges[i]), tuple(shape))
+            counts = counts / reshape(_signal.diff(edges[i]), tuple(shape))
     return counts, edges
 
 
 def histogram2d(x: ArrayLike, y: ArrayLike, bins: Any = 10, range: Sequence[Any] | None = None,
                 weights: ArrayLike | None = None, density: bool | None = None) -> tuple[Array, Array, Array]:
     """The 2-D histogram of points ``(x, y)``: ``(counts, x_edges, y_edges)``."""
-    sample = pnp.stack([pnp.ravel(pnp.asarray(x)), pnp.ravel(pnp.asarray(y))], axis=1)
-    if not isinstance(bins, (list, tuple)) and pnp.ndim(bins) == 1:
+    sample = stack([ravel(_creation.asarray(x)), ravel(_creation.asarray(y))], axis=1)
+    if not isinstance(bins, (list, tuple)) and ndim(bins) == 1:
         bins = [bins, bins]
     counts, edges = histogramdd(sample, bins, range, weights, density)
     return counts, edges[0], edges[1]
@@ -406,18 +424,18 @@ def histogram2d(x: ArrayLike, y: ArrayLike, bins: Any = 10, range: Sequence[Any]
 def fromfunction(function: Callable[..., Any], shape: Any, *, dtype: Any = float, **kwargs: Any) -> Array:
     """``function(*grids, **kwargs)`` where the grids are the index arrays of ``shape``
     (as ``indices(shape, dtype)``)."""
-    grids = pnp.indices(tuple(shape), dtype=dtype)
+    grids = _creation.indices(tuple(shape), dtype=dtype)
     return function(*[grids[i] for i in builtins.range(len(tuple(shape)))], **kwargs)
 
 
 def frombuffer(buffer: Any, dtype: Any = float, count: int = -1, offset: int = 0) -> Array:
     """A 1-D array of the bytes of ``buffer`` read as ``dtype`` (copied to an array)."""
-    return pnp.asarray(np.frombuffer(buffer, dtype=dtype, count=count, offset=offset))
+    return _creation.asarray(np.frombuffer(buffer, dtype=dtype, count=count, offset=offset))
 
 
 def fromstring(string: str, dtype: Any = float, count: int = -1, *, sep: str) -> Array:
     """A 1-D array from the numbers in ``string`` separated by ``sep``."""
-    return pnp.asarray(np.fromstring(string, dtype=dtype, count=count, sep=sep))
+    return _creation.asarray(np.fromstring(string, dtype=dtype, count=count, sep=sep))
 
 
 def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> Array:
@@ -425,13 +443,13 @@ def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> A
     and back; ``device`` is not supported)."""
     if device is not None:
         raise NotImplementedError("from_dlpack: device= is not supported; use plait.device_put")
-    return pnp.array(np.from_dlpack(x), copy=True if copy is None else copy)
+    return _creation.array(np.from_dlpack(x), copy=True if copy is None else copy)
 
 
 def load(file: Any, *args: Any, **kwargs: Any) -> Any:
     """``numpy.load``, with an array result converted to a plait array."""
     out = np.load(file, *args, **kwargs)
-    return pnp.asarray(out) if isinstance(out, np.ndarray) else out
+    return _creation.asarray(out) if isinstance(out, np.ndarray) else out
 
 
 def fromfile(*args: Any, **kwargs: Any) -> Array:

@@ -36,6 +36,12 @@ from plait_core.numpy._util import (
     dtype_of,
     to_inexact,
 )
+from plait_core.numpy.logic import where
+from plait_core.numpy.math import abs as abs_
+from plait_core.numpy.math import power, sqrt
+from plait_core.numpy.reductions import max as max_
+from plait_core.numpy.reductions import min as min_
+from plait_core.numpy.reductions import sum as sum_
 
 _VECTOR_ORDS = "any real number, inf, -inf or 0"
 _MATRIX_ORDS = "'fro', 'nuc', 1, -1, 2, -2, inf or -inf"
@@ -51,23 +57,17 @@ def _inexact(x: ArrayLike, name: str) -> Array:
 
 
 def _magnitude(x: Array) -> Array:
-    from plait_core.numpy.math import abs as abs_
-
     return abs_(x)
 
 
 def _where_zero(test: Array, when_zero: Any, otherwise: Array) -> Array:
     """``when_zero`` where ``test == 0``, else ``otherwise`` (same dtype)."""
-    from plait_core.numpy.logic import where
-
     zero = _lenient.eq(test, convert(0, dtype_of(test)))
     return where(zero, convert(when_zero, dtype_of(otherwise)), otherwise)
 
 
 def _safe_root(total: Array, p: float) -> Array:
     """``total ** (1 / p)`` for ``total >= 0``, with value and gradient 0 at 0."""
-    from plait_core.numpy.math import power, sqrt
-
     stand_in = _where_zero(total, 1, total)
     root = sqrt(stand_in) if p == 2 else power(stand_in, convert(1.0 / p, dtype_of(total)))
     return _where_zero(total, 0, root)
@@ -75,8 +75,6 @@ def _safe_root(total: Array, p: float) -> Array:
 
 def _safe_power(a: Array, p: float) -> Array:
     """``a ** p`` for ``a >= 0`` and ``p > 0``, with gradient 0 where ``a`` is 0."""
-    from plait_core.numpy.math import power
-
     if p == 2:
         return _lenient.mul(a, a)
     stand_in = _where_zero(a, 1, a)
@@ -103,10 +101,6 @@ def _order(ord: Any, name: str) -> Any:
 
 def _vector(x: Array, ord: Any, axes: tuple[int, ...], keepdims: builtins.bool, name: str) -> Array:
     """The ``ord``-norm of the vectors that ``axes`` span."""
-    from plait_core.numpy.reductions import max as max_
-    from plait_core.numpy.reductions import min as min_
-    from plait_core.numpy.reductions import sum as sum_
-
     if ord is None or _is_order(ord, 2):
         a = _magnitude(x) if dtypes.is_complex(dtype_of(x)) else x
         return _safe_root(sum_(_lenient.mul(a, a), axis=axes, keepdims=keepdims), 2)
@@ -125,8 +119,6 @@ def _vector(x: Array, ord: Any, axes: tuple[int, ...], keepdims: builtins.bool, 
     p = builtins.float(ord)
     if p < 0:
         # A zero entry makes |x| ** p infinite and the norm 0, as in NumPy.
-        from plait_core.numpy.math import power
-
         total = sum_(power(a, convert(p, dtype_of(a))), axis=axes, keepdims=keepdims)
         return power(total, convert(1.0 / p, dtype_of(total)))
     return _safe_root(sum_(_safe_power(a, p), axis=axes, keepdims=keepdims), p)
@@ -134,10 +126,6 @@ def _vector(x: Array, ord: Any, axes: tuple[int, ...], keepdims: builtins.bool, 
 
 def _matrix(x: Array, ord: Any, axes: tuple[int, int], keepdims: builtins.bool, name: str) -> Array:
     """The ``ord``-norm of the matrices in the plane of ``axes`` (rows, columns)."""
-    from plait_core.numpy.reductions import max as max_
-    from plait_core.numpy.reductions import min as min_
-    from plait_core.numpy.reductions import sum as sum_
-
     rows, cols = axes
     if ord is None or ord == "fro":
         return _vector(x, None, axes, keepdims, name)
@@ -156,10 +144,6 @@ def _matrix(x: Array, ord: Any, axes: tuple[int, int], keepdims: builtins.bool, 
 def _singular_value_norm(x: Array, ord: Any, axes: tuple[int, int], keepdims: builtins.bool) -> Array:
     """The nuclear (``'nuc'``), spectral (``2``) or smallest-singular-value
     (``-2``) norm of the matrices in the plane of ``axes``."""
-    from plait_core.numpy.reductions import max as max_
-    from plait_core.numpy.reductions import min as min_
-    from plait_core.numpy.reductions import sum as sum_
-
     nd = get_aval(x).ndim
     rest = [d for d in range(nd) if d not in axes]
     s = svd(lax.transpose(x, (*rest, *axes)), compute_uv=False)

@@ -24,6 +24,7 @@ from plait_core.numpy._util import (
     dtype_of,
     shape_str,
 )
+from plait_core.numpy.sorting import argsort, sort
 
 
 def lexsort(keys: Array | Sequence[ArrayLike], axis: int = -1) -> Array:
@@ -76,15 +77,11 @@ def partition(a: ArrayLike, kth: int, axis: int = -1) -> Array:
     """``a`` rearranged along ``axis`` so that position ``kth`` holds the value
     it would have sorted, smaller-or-equal values before it and greater-or-equal
     ones after (here: fully sorted, one valid such arrangement)."""
-    from plait_core.numpy.sorting import sort
-
     x, ax = _kth(kth, a, axis, "partition")
     return sort(x, axis=ax)
 
 
 def argpartition(a: ArrayLike, kth: int, axis: int = -1) -> Array:
     """The indices that :func:`partition` ``a`` (here: a stable argsort)."""
-    from plait_core.numpy.sorting import argsort
-
     x, ax = _kth(kth, a, axis, "argpartition")
     return argsort(x, axis=ax)

@@ -29,6 +29,11 @@ from plait_core.numpy._util import (
     shape_str,
     slice_axis,
 )
+from plait_core.numpy.math import round as _round
+from plait_core.numpy.reductions import max as _max
+from plait_core.numpy.reductions import mean
+from plait_core.numpy.reductions import min as _min
+from plait_core.numpy.selection import take
 from plait_core.trace import concrete_or_error
 
 _MODES = ("constant", "empty", "edge", "reflect", "symmetric", "wrap", "maximum", "minimum", "mean")
@@ -125,8 +130,6 @@ def _pad_edge(x: Array, ax: int, n: Dim, lo: int, hi: int) -> Array:
 
 def _pad_by_index(x: Array, ax: int, n: Dim, lo: int, hi: int, mode: str) -> Array:
     """Periodic extensions: each output position reads a source position."""
-    from plait_core.numpy.selection import take
-
     if type(n) is not builtins.int:
         return take(x, _symbolic_sources(n, lo, hi, mode), axis=ax, mode="promise_in_bounds")
     i = np.arange(-lo, n + hi)
@@ -172,11 +175,6 @@ def _symbolic_sources(n: Dim, lo: int, hi: int, mode: str) -> Array:
 
 
 def _pad_stat(x: Array, ax: int, lo: int, hi: int, mode: str) -> Array:
-    from plait_core.numpy.math import round as _round
-    from plait_core.numpy.reductions import max as _max
-    from plait_core.numpy.reductions import mean
-    from plait_core.numpy.reductions import min as _min
-
     if mode == "mean":
         stat = mean(x, axis=ax, keepdims=True)
         if not dtypes.is_inexact(dtype_of(x)):

@@ -12,6 +12,9 @@ from plait_core import lax
 from plait_core.abstract import get_aval
 from plait_core.lax import _lenient
 from plait_core.numpy._util import Array, ArrayLike, as_array, concrete_int, promote_dtypes, shape_str
+from plait_core.numpy.creation import ones_like, zeros
+from plait_core.numpy.math import add, multiply
+from plait_core.numpy.shape import broadcast_shapes, stack
 
 
 def _static(d: object, name: str, what: str) -> int:
@@ -25,10 +28,6 @@ def polyval(p: ArrayLike, x: ArrayLike, *, unroll: int = 16) -> Array:
     ``p``'s first axis; further axes broadcast with ``x``) at ``x``, by
     Horner's rule.  ``unroll`` is accepted for JAX compatibility (the loop is
     always unrolled: its length is the static degree)."""
-    from plait_core.numpy.creation import zeros
-    from plait_core.numpy.math import add, multiply
-    from plait_core.numpy.shape import broadcast_shapes
-
     del unroll
     name = "polyval"
     coeffs, xv = promote_dtypes(name, as_array(p, name, "p"), as_array(x, name, "x"))
@@ -47,9 +46,6 @@ def vander(x: ArrayLike, N: int | None = None, increasing: builtins.bool = False
     """The Vandermonde matrix of the 1-D ``x``: column ``j`` is
     ``x ** (N - 1 - j)`` (``x ** j`` with ``increasing``); ``N`` defaults to
     ``len(x)``."""
-    from plait_core.numpy.creation import ones_like
-    from plait_core.numpy.shape import stack
-
     name = "vander"
     xv = as_array(x, name, "x")
     if get_aval(xv).ndim != 1:
@@ -65,7 +61,5 @@ def vander(x: ArrayLike, N: int | None = None, increasing: builtins.bool = False
     if not increasing:
         columns.reverse()
     if not columns:
-        from plait_core.numpy.creation import zeros
-
         return zeros((get_aval(xv).shape[0], 0), get_aval(xv).dtype)
     return stack(columns, axis=1)

@@ -9,8 +9,17 @@ from typing import Any
 
 import numpy as np
 
-from plait_core import numpy as pnp
+from plait_core.numpy import creation as _creation
+from plait_core.numpy import dtypes as _np_dtypes
+from plait_core.numpy import editing as _editing
+from plait_core.numpy import linalg as _linalg
+from plait_core.numpy import math as _math
+from plait_core.numpy import polynomial as _polynomial
+from plait_core.numpy import reductions as _reductions
+from plait_core.numpy import signal as _signal
 from plait_core.numpy._util import ArrayLike, as_array, promote_dtypes_inexact, promote_dtypes_numeric
+from plait_core.numpy.pad import pad
+from plait_core.numpy.shape import broadcast_to, concatenate, stack
 from plait_core.numpy.updates import scatter_update
 from plait_core.trace import concrete_or_error
 
@@ -28,12 +37,12 @@ def polyadd(a1: ArrayLike, a2: ArrayLike) -> Array:
     """The sum of two polynomials (the shorter is padded at the front)."""
     a1, a2 = promote_dtypes_numeric("polyadd", _coeffs(a1, "polyadd"), _coeffs(a2, "polyadd"))
     n = max(a1.shape[0], a2.shape[0])
-    return pnp.pad(a1, (n - a1.shape[0], 0)) + pnp.pad(a2, (n - a2.shape[0], 0))
+    return pad(a1, (n - a1.shape[0], 0)) + pad(a2, (n - a2.shape[0], 0))
 
 
 def polysub(a1: ArrayLike, a2: ArrayLike) -> Array:
     """The difference of two polynomials."""
-    return polyadd(a1, -pnp.asarray(a2))
+    return polyadd(a1, -_creation.asarray(a2))
 
 
 def polymul(a1: ArrayLike, a2: ArrayLike, *, trim_leading_zeros: bool = False) -> Array:
@@ -41,10 +50,10 @@ def polymul(a1: ArrayLike, a2: ArrayLike, *, trim_leading_zeros: bool = False) -
     ``trim_leading_zeros`` (concrete inputs) drops leading zeros first."""
     a1, a2 = promote_dtypes_numeric("polymul", _coeffs(a1, "polymul"), _coeffs(a2, "polymul"))
     if trim_leading_zeros:
-        a1, a2 = pnp.trim_zeros(a1, "f"), pnp.trim_zeros(a2, "f")
+        a1, a2 = _editing.trim_zeros(a1, "f"), _editing.trim_zeros(a2, "f")
     if a1.shape[0] == 0 or a2.shape[0] == 0:
-        return pnp.zeros((1,), a1.dtype)
-    return pnp.convolve(a1, a2, mode="full")
+        return _creation.zeros((1,), a1.dtype)
+    return _signal.convolve(a1, a2, mode="full")
 
 
 def polydiv(u: ArrayLike, v: ArrayLike, *, trim_leading_zeros: bool = False) -> tuple[Array, Array]:
@@ -54,14 +63,14 @@ def polydiv(u: ArrayLike, v: ArrayLike, *, trim_leading_zeros: bool = False) -> 
     u, v = promote_dtypes_inexact("polydiv", _coeffs(u, "polydiv"), _coeffs(v, "polydiv"))
     m, n = u.shape[0] - 1, v.shape[0] - 1
     scale = 1 / v[0]
-    q = pnp.zeros((max(m - n + 1, 1),), u.dtype)
+    q = _creation.zeros((max(m - n + 1, 1),), u.dtype)
     r = u
     for k in range(0, m - n + 1):
         d = scale * r[k]
         q = scatter_update(q, k, d, "set")
         r = scatter_update(r, slice(k, k + n + 1), -d * v, "add")
     if trim_leading_zeros:
-        r = pnp.trim_zeros(r, "f")
+        r = _editing.trim_zeros(r, "f")
     return q, r
 
 
@@ -73,8 +82,8 @@ def polyder(p: ArrayLike, m: int = 1) -> Array:
     for _ in range(m):
         n = c.shape[0] - 1
         if n <= 0:
-            return pnp.zeros((0,), c.dtype)
-        c = c[:-1] * pnp.arange(n, 0, -1).astype(c.dtype)
+            return _creation.zeros((0,), c.dtype)
+        c = c[:-1] * _creation.arange(n, 0, -1).astype(c.dtype)
     return c
 
 
@@ -84,10 +93,10 @@ def polyint(p: ArrayLike, m: int = 1, k: ArrayLike | None = None) -> Array:
     if m < 0:
         raise ValueError(f"polyint: the order of integral must be non-negative, got {m}")
     (c,) = promote_dtypes_inexact("polyint", _coeffs(p, "polyint"))
-    ks = pnp.zeros((m,), c.dtype) if k is None else pnp.broadcast_to(pnp.asarray(k, c.dtype), (m,))
+    ks = _creation.zeros((m,), c.dtype) if k is None else broadcast_to(_creation.asarray(k, c.dtype), (m,))
     for i in range(m):
         n = c.shape[0]
-        c = pnp.concatenate([c / pnp.arange(n, 0, -1).astype(c.dtype), ks[i][None]])
+        c = concatenate([c / _creation.arange(n, 0, -1).astype(c.dtype), ks[i][None]])
     return c
 
 
@@ -96,13 +105,13 @@ def poly(seq_of_zeros: ArrayLike) -> Array:
     matrix: of its characteristic polynomial)."""
     z = as_array(seq_of_zeros, "poly")
     if z.ndim == 2 and z.shape[0] == z.shape[1] and z.shape[0] > 0:
-        z = pnp.linalg.eigvals(z)
+        z = _linalg.eigvals(z)
     elif z.ndim != 1:
         raise ValueError(f"poly: input must be a 1-D array or a square 2-D array, got shape {z.shape}")
     (z,) = promote_dtypes_inexact("poly", z)
-    c = pnp.ones((1,), z.dtype)
+    c = _creation.ones((1,), z.dtype)
     for i in range(z.shape[0]):
-        c = pnp.convolve(c, pnp.stack([pnp.ones((), z.dtype), -z[i]]), mode="full")
+        c = _signal.convolve(c, stack([_creation.ones((), z.dtype), -z[i]]), mode="full")
     return c
 
 
@@ -121,14 +130,14 @@ def polyfit(x: ArrayLike, y: ArrayLike, deg: int, rcond: float | None = None, fu
     order = deg + 1
     if rcond is None:
         rcond = x.shape[0] * float(np.finfo(np.dtype(x.dtype)).eps)
-    lhs = pnp.vander(x, order)
+    lhs = _polynomial.vander(x, order)
     rhs = y
     if w is not None:
-        wa = pnp.asarray(w, x.dtype)
+        wa = _creation.asarray(w, x.dtype)
         lhs = lhs * wa[:, None]
         rhs = rhs * (wa[:, None] if rhs.ndim == 2 else wa)
-    scale = pnp.sqrt(pnp.sum(lhs * lhs, axis=0))
-    c, resids, rank, s = pnp.linalg.lstsq(lhs / scale, rhs, rcond)
+    scale = _math.sqrt(_reductions.sum(lhs * lhs, axis=0))
+    c, resids, rank, s = _linalg.lstsq(lhs / scale, rhs, rcond)
     c = (c.T / scale).T
     if full:
         return c, resids, rank, s, rcond
@@ -145,21 +154,21 @@ def roots(p: ArrayLike, *, strip_zeros: bool = True) -> Array:
         values = np.asarray(concrete_or_error(c, "roots' coefficients with strip_zeros=True"))
         nz = np.nonzero(values)[0]
         if nz.size == 0:
-            return pnp.zeros((0,), pnp.promote_types(c.dtype, np.complex64))
+            return _creation.zeros((0,), _np_dtypes.promote_types(c.dtype, np.complex64))
         trailing = values.shape[0] - 1 - int(nz[-1])
         c = c[int(nz[0]):int(nz[-1]) + 1]
     (c,) = promote_dtypes_inexact("roots", c)
     n = c.shape[0] - 1
     if n < 1:
-        found = pnp.zeros((0,), pnp.promote_types(c.dtype, np.complex64))
+        found = _creation.zeros((0,), _np_dtypes.promote_types(c.dtype, np.complex64))
     else:
-        companion = pnp.zeros((n, n), c.dtype)
+        companion = _creation.zeros((n, n), c.dtype)
         companion = scatter_update(companion, 0, -c[1:] / c[0], "set")
         if n > 1:
-            companion = scatter_update(companion, (pnp.arange(1, n), pnp.arange(n - 1)), 1, "set")
-        found = pnp.linalg.eigvals(companion)
+            companion = scatter_update(companion, (_creation.arange(1, n), _creation.arange(n - 1)), 1, "set")
+        found = _linalg.eigvals(companion)
     if trailing:
-        found = pnp.concatenate([pnp.zeros((trailing,), found.dtype), found])
+        found = concatenate([_creation.zeros((trailing,), found.dtype), found])
     return found
 
 

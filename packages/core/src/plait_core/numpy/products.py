@@ -20,6 +20,8 @@ from plait_core.numpy._util import (
     promote_dtypes,
     shape_str,
 )
+from plait_core.numpy.math import multiply, subtract
+from plait_core.numpy.shape import broadcast_arrays, moveaxis, stack
 
 
 def _components(x: Array) -> list[Array]:
@@ -33,9 +35,6 @@ def cross(a: ArrayLike, b: ArrayLike, axisa: int = -1, axisb: int = -1, axisc: i
     ``axisb`` of ``b`` (``axis`` sets all three axes), the other axes
     broadcast.  Two 2-vectors give the scalar z-component; otherwise the
     3-vector result lies along ``axisc``.  A 2-vector counts as having z = 0."""
-    from plait_core.numpy.math import multiply, subtract
-    from plait_core.numpy.shape import broadcast_arrays, moveaxis, stack
-
     name = "cross"
     if axis is not None:
         axisa = axisb = axisc = axis
@@ -66,8 +65,6 @@ def cross(a: ArrayLike, b: ArrayLike, axisa: int = -1, axisb: int = -1, axisc: i
 def kron(a: ArrayLike, b: ArrayLike) -> Array:
     """The Kronecker product: blocks ``a[i, j, ...] * b`` laid out in ``a``'s
     pattern; the operand of lower rank gets leading axes of length 1."""
-    from plait_core.numpy.math import multiply
-
     name = "kron"
     x, y = promote_dtypes(name, as_array(a, name, "a"), as_array(b, name, "b"))
     nd = max(get_aval(x).ndim, get_aval(y).ndim)

@@ -27,7 +27,7 @@ import numpy as np
 
 from plait_core import dtypes, lax
 from plait_core.config import config
-from plait_core.dims import Dim
+from plait_core.dims import Dim, is_symbolic
 from plait_core.eager_fast import shortcuts as _fast
 from plait_core.lax import _lenient
 from plait_core.numpy._util import (
@@ -47,6 +47,7 @@ from plait_core.numpy._util import (
     to_inexact,
 )
 from plait_core.numpy.complex_extrema import reduce_max_complex, reduce_min_complex
+from plait_core.numpy.math import complex_part, multiply, subtract, true_divide
 from plait_core.primitive import Primitive
 from plait_core.primitives import reductions as _rp
 from plait_core.trace import EvalTrace as _EvalTrace
@@ -290,8 +291,6 @@ def count_nonzero(a: ArrayLike, axis: Any = None, keepdims: builtins.bool = Fals
 def ptp(a: ArrayLike, axis: Any = None, out: None = None, keepdims: builtins.bool = False) -> Array:
     """The range ``max - min`` over ``axis``."""
     _no_out("ptp", out)
-    from plait_core.numpy.math import subtract
-
     return subtract(max(a, axis, keepdims=keepdims), min(a, axis, keepdims=keepdims))
 
 
@@ -346,8 +345,6 @@ def var(a: ArrayLike, axis: Any = None, dtype: Any = None, out: None = None, ddo
     kept = tuple(i for i in range(x.ndim) if i not in axes)
     centred = _lenient.sub(xc, lax.broadcast_in_dim(centre, tuple(x.shape), kept))
     if dtypes.is_complex(comp):
-        from plait_core.numpy.math import complex_part
-
         squares = complex_part("real", _lenient.mul(centred, complex_part("conj", centred)))
     else:
         squares = _lenient.mul(centred, centred)
@@ -378,8 +375,6 @@ def average(a: ArrayLike, axis: Any = None, weights: ArrayLike | None = None,
             returned: builtins.bool = False, keepdims: builtins.bool = False) -> Any:
     """The weighted mean over ``axis``; ``weights`` is either shaped like ``a`` or
     1-D along a single ``axis``.  With ``returned`` also returns the sum of weights."""
-    from plait_core.numpy.math import multiply, true_divide
-
     x = as_array(a, "average")
     if weights is None:
         avg = mean(x, axis, keepdims=keepdims)
@@ -568,8 +563,6 @@ def median(a: ArrayLike, axis: Any = None, out: None = None, overwrite_input: bu
 
 
 def _median_last(x: Array) -> Array:
-    from plait_core.dims import is_symbolic
-
     n = x.shape[-1]
     if type(n) is builtins.int and n == 0:
         raise ValueError("median: cannot take the median of an empty axis")

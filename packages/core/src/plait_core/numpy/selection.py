@@ -1,5 +1,6 @@
 """Selecting elements by index arrays: ``take``, ``take_along_axis``, ``nonzero``,
-``argwhere``, ``flatnonzero``, ``unravel_index`` and ``ravel_multi_index``.
+``argwhere`` and ``flatnonzero`` (``unravel_index`` and ``ravel_multi_index`` are
+:mod:`plait_core.numpy.flat_index`).
 
 ``take`` and ``take_along_axis`` lower to ``lax.gather`` through
 :func:`plait_core.numpy.indexing.getitem`.  Out-of-bounds indices follow
@@ -34,7 +35,11 @@ from plait_core.numpy._util import (
     is_python_scalar,
     shape_str,
 )
+from plait_core.numpy.creation import asarray, zeros
 from plait_core.numpy.indexing import _FULL, _index_dtype, _stack_last, getitem
+from plait_core.numpy.math import remainder
+from plait_core.numpy.reductions import cumsum
+from plait_core.numpy.shape import ravel
 from plait_core.trace import concrete_or_error
 
 # ---------------------------------------------------------------------------
@@ -58,9 +63,6 @@ def _prepare_take_indices(indices: Array, size: Dim, mode: str, name: str) -> tu
             raise IndexError(f"{name}: index {bad} is out of bounds for an axis of size {n}")
         return arr, "promise_in_bounds"
     if mode == "wrap":
-        from plait_core.numpy._util import _dim_as_value
-        from plait_core.numpy.math import remainder
-
         return remainder(indices, _dim_as_value(size)), "promise_in_bounds"
     return indices, mode
 
@@ -83,8 +85,6 @@ def take(a: ArrayLike, indices: ArrayLike, axis: int | None = None, out: None = 
     if not dtypes.is_int(dtype_of(idx)):
         raise TypeError(f"take: indices must be integers, got {dtype_of(idx).name}")
     if axis is None:
-        from plait_core.numpy.shape import ravel
-
         x = ravel(x)
         ax = 0
     else:
@@ -116,8 +116,6 @@ def take_along_axis(arr: ArrayLike, indices: ArrayLike, axis: int | None, mode: 
     if not dtypes.is_int(dtype_of(idx)):
         raise TypeError(f"take_along_axis: indices must be integers, got {dtype_of(idx).name}")
     if axis is None:
-        from plait_core.numpy.shape import ravel
-
         x = ravel(x)
         if get_aval(idx).ndim != 1:
             raise ValueError("take_along_axis: with axis=None the indices must be 1-D")
@@ -172,9 +170,6 @@ def nonzero(a: ArrayLike, *, size: int | None = None, fill_value: Any = None) ->
         return tuple(_materialize_indices(c.astype(idt)) for c in np.nonzero(np.asarray(value)))
     size = concrete_int(size, "nonzero: size")
     fills = fill_value if isinstance(fill_value, (tuple, list)) else (fill_value,) * aval.ndim
-    from plait_core.numpy.reductions import cumsum
-    from plait_core.numpy.shape import ravel
-
     flat = ravel(x)
     mask = _lenient.ne(flat, convert(0, dtype_of(flat))) if not dtypes.is_bool(dtype_of(flat)) else flat
     position = _lenient.sub(cumsum(mask), convert(1, dtypes.default_int_dtype()))
@@ -204,15 +199,11 @@ def nonzero(a: ArrayLike, *, size: int | None = None, fill_value: Any = None) ->
 
 
 def _materialize_indices(value: np.ndarray) -> Array:
-    from plait_core.numpy.creation import asarray
-
     return asarray(value)
 
 
 def flatnonzero(a: ArrayLike, *, size: int | None = None, fill_value: Any = None) -> Array:
     """The indices of the non-zero elements of the flattened array."""
-    from plait_core.numpy.shape import ravel
-
     x = as_array(a, "flatnonzero")
     flat = np.ravel(x) if isinstance(x, np.ndarray) else ravel(x)
     return nonzero(flat, size=size, fill_value=fill_value)[0]
@@ -222,47 +213,8 @@ def argwhere(a: ArrayLike, *, size: int | None = None, fill_value: Any = None) -
     """The indices of the non-zero elements as an ``(N, ndim)`` array."""
     x = as_array(a, "argwhere")
     if get_aval(x).ndim == 0:
-        from plait_core.numpy.creation import zeros
-
         value = np.asarray(concrete_or_error(x, "argwhere of a 0-d array"))
         n = (1 if value else 0) if size is None else size
         return zeros((n, 0), _index_dtype())
     cols = nonzero(x, size=size, fill_value=fill_value)
     return _stack_last(list(cols))
-
-
-def unravel_index(indices: ArrayLike, shape: Sequence[int]) -> tuple[Array, ...]:
-    """The coordinates in an array of ``shape`` of flat ``indices`` (C order)."""
-    from plait_core.numpy.math import floor_divide, remainder
-
-    idx = as_array(indices, "unravel_index")
-    out = []
-    rest = idx
-    for d in reversed(list(shape)):
-        out.append(remainder(rest, d))
-        rest = floor_divide(rest, d)
-    return tuple(reversed(out))
-
-
-def ravel_multi_index(multi_index: Sequence[ArrayLike], dims: Sequence[int], mode: str = "raise") -> Array:
-    """Flat C-order indices of the coordinate arrays ``multi_index`` in ``dims``
-    (``mode``: ``"clip"`` or ``"wrap"``; ``"raise"`` checks concrete values)."""
-    from plait_core.numpy.math import add, multiply, remainder
-
-    if len(multi_index) != len(dims):
-        raise ValueError(f"ravel_multi_index: {len(multi_index)} index arrays for {len(dims)} dimensions")
-    flat: Any = 0
-    for k, (coords, d) in enumerate(zip(multi_index, dims)):
-        c = as_array(coords, "ravel_multi_index", k)
-        if mode == "clip":
-            from plait_core.numpy.logic import clip
-
-            c = clip(c, 0, d - 1)
-        elif mode == "wrap":
-            c = remainder(c, d)
-        elif mode == "raise":
-            value = np.asarray(concrete_or_error(c, "ravel_multi_index with mode='raise'"))
-            if value.size and (value.min() < 0 or value.max() >= d):
-                raise ValueError(f"ravel_multi_index: invalid entry in coordinates array {k}")
-        flat = add(multiply(flat, d), c)
-    return flat

@@ -28,7 +28,17 @@ from plait_core import dtypes, lax
 from plait_core.abstract import get_aval, to_numpy
 from plait_core.dims import Dim
 from plait_core.lax import _lenient
-from plait_core.numpy._util import Array, ArrayLike, as_array, concrete_int, convert, dtype_of
+from plait_core.numpy._util import (
+    Array,
+    ArrayLike,
+    _dim_as_value,
+    as_array,
+    concrete_int,
+    convert,
+    dtype_of,
+    promote_dtypes,
+)
+from plait_core.numpy.shape import concatenate, ravel
 from plait_core.trace import concrete_or_error
 
 
@@ -86,8 +96,6 @@ def unique(ar: ArrayLike, return_index: builtins.bool = False, return_inverse: b
         length = concrete_int(size, f"{name}: size")
         if length < 0:
             raise ValueError(f"{name}: size must be non-negative, got {length}")
-    from plait_core.numpy.shape import ravel
-
     flat = ravel(x)
     total: Dim = get_aval(flat).shape[0]
     if type(total) is builtins.int and total == 0 and length > 0 and fill_value is None:
@@ -176,9 +184,6 @@ def isin(element: ArrayLike, test_elements: ArrayLike, assume_unique: builtins.b
     ``"auto"``, ``"compare_all"``, ``"binary_search"``, ``"sort"``) are
     accepted for compatibility: every entry is compared with every test
     element."""
-    from plait_core.numpy._util import promote_dtypes
-    from plait_core.numpy.shape import ravel
-
     del assume_unique
     name = "isin"
     if method not in _ISIN_METHODS:
@@ -194,8 +199,6 @@ def isin(element: ArrayLike, test_elements: ArrayLike, assume_unique: builtins.b
 
 
 def _flat(x: ArrayLike, name: str, argname: str) -> Array:
-    from plait_core.numpy.shape import ravel
-
     return ravel(as_array(x, name, argname))
 
 
@@ -251,8 +254,6 @@ def union1d(ar1: ArrayLike, ar2: ArrayLike, *, size: int | None = None, fill_val
     The length depends on the data: eagerly it is counted; under ``jit`` or
     ``vmap`` pass a static ``size`` (results truncated, or padded with
     ``fill_value``, by default the smallest value)."""
-    from plait_core.numpy.shape import concatenate
-
     name = "union1d"
     _check_1d_size(size, fill_value, name)
     both = concatenate([_flat(ar1, name, "ar1"), _flat(ar2, name, "ar2")])
@@ -265,8 +266,6 @@ def setdiff1d(ar1: ArrayLike, ar2: ArrayLike, assume_unique: builtins.bool = Fal
               fill_value: ArrayLike | None = None) -> Array:
     """The sorted distinct values of ``ar1`` that are not in ``ar2``; ``size`` and
     ``fill_value`` (default 0, as JAX) as for :func:`union1d`."""
-    from plait_core.numpy._util import promote_dtypes
-
     del assume_unique
     name = "setdiff1d"
     _check_1d_size(size, fill_value, name)
@@ -280,8 +279,6 @@ def setxor1d(ar1: ArrayLike, ar2: ArrayLike, assume_unique: builtins.bool = Fals
     """The sorted distinct values found in exactly one of the arrays; ``size``
     and ``fill_value`` as for :func:`union1d`.  NaNs count once (NumPy lists
     one per array)."""
-    from plait_core.numpy._util import promote_dtypes
-
     del assume_unique
     name = "setxor1d"
     _check_1d_size(size, fill_value, name)
@@ -308,8 +305,6 @@ def intersect1d(ar1: ArrayLike, ar2: ArrayLike, assume_unique: builtins.bool = F
     With ``return_indices``, also the positions of each value's first
     occurrence in the flattened ``ar1`` and ``ar2`` (padding entries hold the
     arrays' sizes, as JAX)."""
-    from plait_core.numpy._util import promote_dtypes
-
     del assume_unique
     name = "intersect1d"
     _check_1d_size(size, fill_value, name)
@@ -334,6 +329,4 @@ def intersect1d(ar1: ArrayLike, ar2: ArrayLike, assume_unique: builtins.bool = F
 
 
 def _as_value(d: Dim) -> Any:
-    from plait_core.numpy._util import _dim_as_value
-
     return _dim_as_value(d)

@@ -41,11 +41,15 @@ from plait_core.numpy._util import (
     convert,
     dtype_of,
     promote_dtypes,
+    shape_arg,
     shape_str,
 )
 from plait_core.numpy._util import (
     broadcast_shapes as _broadcast_shapes,
 )
+from plait_core.numpy.indexing import getitem
+from plait_core.numpy.math import maximum, remainder, subtract
+from plait_core.numpy.reductions import sum as _sum
 from plait_core.trace import Tracer
 
 _FULL = builtins.slice(None)
@@ -225,8 +229,6 @@ def squeeze(a: ArrayLike, axis: int | Sequence[int] | None = None) -> Array:
 
 def broadcast_to(array: ArrayLike, shape: Any) -> Array:
     """``array`` broadcast to ``shape`` by NumPy's rules."""
-    from plait_core.numpy.creation import shape_arg
-
     x = as_array(array, "broadcast_to")
     return broadcast_to_shape(x, shape_arg(shape, "broadcast_to"), "broadcast_to")
 
@@ -409,8 +411,6 @@ def append(arr: ArrayLike, values: ArrayLike, axis: int | None = None) -> Array:
 
 
 def _along(x: Array, axis: int, s: builtins.slice) -> Array:
-    from plait_core.numpy.indexing import getitem
-
     return getitem(x, (_FULL,) * axis + (s,))
 
 
@@ -486,66 +486,6 @@ def tile(A: ArrayLike, reps: Any) -> Array:
     return lax.reshape(b, tuple(r * d for r, d in zip(reps_t, shp)))
 
 
-def repeat(a: ArrayLike, repeats: Any, axis: int | None = None, *,
-           total_repeat_length: int | None = None) -> Array:
-    """Each element of ``a`` repeated ``repeats`` times along ``axis`` (of the flattened
-    array when ``axis`` is None).  ``repeats`` is an int or one count per element;
-    traced counts need ``total_repeat_length`` (the output length)."""
-    x = as_array(a, "repeat")
-    if axis is None:
-        x = ravel(x)
-        ax = 0
-    else:
-        ax = canonicalize_axis(axis, get_aval(x).ndim, "repeat")
-    shp = tuple(get_aval(x).shape)
-    if isinstance(repeats, Tracer) and repeats.to_concrete_value() is None:
-        return _repeat_traced(x, repeats, ax, total_repeat_length)
-    counts = np.asarray(repeats.to_concrete_value() if isinstance(repeats, Tracer) else repeats)
-    if not (counts.dtype.kind in "iu" or counts.dtype == bool):
-        raise TypeError(f"repeat: repeats must be integers, got {counts.dtype}")
-    if counts.size and counts.min() < 0:
-        raise ValueError("repeat: repeats may not contain negative values")
-    if counts.ndim == 0 or counts.size == 1:
-        r = builtins.int(counts.reshape(()))
-        expanded = shp[:ax + 1] + (r,) + shp[ax + 1:]
-        dims = tuple(range(ax + 1)) + tuple(range(ax + 2, len(shp) + 1))
-        b = lax.broadcast_in_dim(x, expanded, dims)
-        return lax.reshape(b, shp[:ax] + (shp[ax] * r,) + shp[ax + 1:])
-    if counts.ndim != 1:
-        raise ValueError(f"repeat: repeats must be a scalar or 1-D, got shape {counts.shape}")
-    n = dim_as_int(shp[ax], "repeat with one count per element (the axis length)")
-    if counts.shape[0] != n:
-        raise ValueError(f"repeat: {counts.shape[0]} repeat counts for an axis of length {n}")
-    from plait_core.numpy.selection import take
-
-    idx = np.repeat(np.arange(n, dtype=dtypes.default_int_dtype()), counts)
-    return take(x, idx, axis=ax, mode="clip")
-
-
-def _repeat_traced(x: Array, repeats: Array, ax: int, total: int | None) -> Array:
-    from plait_core.numpy.reductions import cumsum
-    from plait_core.numpy.selection import take
-
-    if total is None:
-        raise TypeError("repeat: traced repeat counts need total_repeat_length= (the length of the result "
-                        "must be known while tracing)")
-    total = concrete_int(total, "repeat: total_repeat_length")
-    n = get_aval(x).shape[ax]
-    counts = broadcast_to_shape(convert(repeats, dtypes.default_int_dtype()), (n,), "repeat")
-    ends = cumsum(counts)
-    # A marker at the start of every block after the first; their running count is
-    # the source index of each output position.
-    idt = dtypes.default_int_dtype()
-    markers = lax.broadcast_in_dim(convert(0, idt), (total,), ())
-    starts = lax.expand_dims(lax.slice(ends, (0,), (n - 1,)), (1,))
-    dnums = lax.ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,),
-                                        scatter_dims_to_operand_dims=(0,))
-    ones = lax.broadcast_in_dim(convert(1, idt), (n - 1,), ())
-    markers = lax.scatter_add(markers, starts, ones, dnums, mode="drop")
-    source = cumsum(markers)
-    return take(x, source, axis=ax, mode="clip")
-
-
 # ---------------------------------------------------------------------------
 # Flipping and rolling
 
@@ -601,8 +541,6 @@ def _roll_one(x: Array, shift: Any, ax: int) -> Array:
         # The split point is known only as a value (a traced shift, or an axis of
         # symbolic length: n under mask, a ragged length in vmap over piles): read
         # a window of length n out of x twice over, starting at n - shift mod n.
-        from plait_core.numpy.math import maximum, remainder, subtract
-
         if not traced_shift:
             shift = concrete_int(shift, "roll: shift")
         size = _dim_as_value(n)
@@ -650,8 +588,6 @@ def rot90(m: ArrayLike, k: int = 1, axes: tuple[int, int] = (0, 1)) -> Array:
 
 def diagonal(a: ArrayLike, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Array:
     """The ``offset`` diagonal of the ``(axis1, axis2)`` planes, as the last axis."""
-    from plait_core.numpy.indexing import getitem
-
     x = as_array(a, "diagonal")
     nd = get_aval(x).ndim
     if nd < 2:
@@ -716,8 +652,6 @@ def diagflat(v: ArrayLike, k: int = 0) -> Array:
 def trace(a: ArrayLike, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = None,
           out: None = None) -> Array:
     """The sum of the ``offset`` diagonal of the ``(axis1, axis2)`` planes."""
-    from plait_core.numpy.reductions import sum as _sum
-
     if out is not None:
         raise TypeError("trace: the out argument is not supported (plait arrays are immutable)")
     return _sum(diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype)

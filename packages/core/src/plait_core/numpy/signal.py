@@ -34,6 +34,11 @@ from plait_core.numpy._util import (
     shape_str,
     slice_axis,
 )
+from plait_core.numpy.math import add, conjugate, divide, imag, multiply, negative, real, remainder, subtract
+from plait_core.numpy.reductions import sum as sum_
+from plait_core.numpy.selection import take
+from plait_core.numpy.shape import concatenate, ravel
+from plait_core.numpy.sorting import searchsorted
 
 
 def _static_length(d: Dim, name: str, what: str) -> int:
@@ -89,8 +94,6 @@ def diff(a: ArrayLike, n: int = 1, axis: int = -1, prepend: ArrayLike | None = N
         raise ValueError(f"{name}: a must be at least 1-D, got a scalar")
     ax = canonicalize_axis(axis, get_aval(x).ndim, name)
     if prepend is not None or append is not None:
-        from plait_core.numpy.shape import concatenate
-
         parts = [x]
         if prepend is not None:
             parts.insert(0, _edge_values(prepend, x, ax, name, "prepend"))
@@ -110,8 +113,6 @@ def diff(a: ArrayLike, n: int = 1, axis: int = -1, prepend: ArrayLike | None = N
 def ediff1d(ary: ArrayLike, to_end: ArrayLike | None = None, to_begin: ArrayLike | None = None) -> Array:
     """The differences of the flattened ``ary``, with the flattened ``to_begin``
     before and ``to_end`` after them (converted to ``ary``'s dtype)."""
-    from plait_core.numpy.shape import ravel
-
     name = "ediff1d"
     flat = ravel(as_array(ary, name))
     dt, weak = dtype_of(flat), get_aval(flat).weak_type
@@ -145,8 +146,6 @@ def _conv1d(name: str, a: ArrayLike, v: ArrayLike, mode: str, flip: builtins.boo
     if flip:
         k = lax.rev(k, (0,))
     elif dtypes.is_complex(dtype_of(k)):
-        from plait_core.numpy.math import conjugate
-
         k = conjugate(k)
     # Where the kept slice starts in the full result (NumPy's alignment: when
     # v is the longer one, convolution is symmetric and correlation mirrored).
@@ -222,8 +221,6 @@ def _gradient_axis(f: Array, ax: int, h: Array) -> Array:
         inner = _lenient.div(_lenient.sub(_along(f, ax, 2, n), _along(f, ax, 0, n - 2)), _lenient.add(h, h))
         first, last = _lenient.div(first, h), _lenient.div(last, h)
     else:
-        from plait_core.numpy.math import add, divide, multiply, negative, subtract
-
         step = diff(h)
         d1, d2 = along(_along(step, 0, 0, n - 2)), along(_along(step, 0, 1, n - 1))
         total = add(d1, d2)
@@ -282,8 +279,6 @@ def trapezoid(y: ArrayLike, x: ArrayLike | None = None, dx: ArrayLike = 1.0, axi
     """The integral of ``y`` along ``axis`` by the trapezoidal rule, at sample
     points ``x`` (1-D along ``axis``, or shaped like ``y``) or evenly ``dx``
     apart."""
-    from plait_core.numpy.reductions import sum
-
     name = "trapezoid"
     yv = as_array(y, name, "y")
     nd = get_aval(yv).ndim
@@ -308,11 +303,9 @@ def trapezoid(y: ArrayLike, x: ArrayLike | None = None, dx: ArrayLike = 1.0, axi
             d = diff(xv, axis=ax)
     n = get_aval(yv).shape[ax]
     if type(n) is builtins.int and n == 0:
-        return sum(yv, axis=ax)
+        return sum_(yv, axis=ax)
     halves = _lenient.add(_along(yv, ax, 1, n), _along(yv, ax, 0, n - 1))
-    from plait_core.numpy.math import multiply
-
-    return _lenient.mul(sum(multiply(d, halves), axis=ax), convert(0.5, dtype_of(halves), get_aval(halves).weak_type))
+    return _lenient.mul(sum_(multiply(d, halves), axis=ax), convert(0.5, dtype_of(halves), get_aval(halves).weak_type))
 
 
 # ---------------------------------------------------------------------------
@@ -343,10 +336,6 @@ def interp(x: ArrayLike, xp: ArrayLike, fp: ArrayLike, left: ArrayLike | str | N
     modulo it (``xp`` need not be sorted then) and ``left``/``right`` must be
     None.  The result has an inexact dtype.  An unsorted ``xp`` gives
     meaningless values, as in NumPy (it is not checked)."""
-    from plait_core.numpy.math import remainder
-    from plait_core.numpy.selection import take
-    from plait_core.numpy.sorting import searchsorted
-
     name = "interp"
     for v, argname in ((x, "x"), (xp, "xp")):
         if dtypes.is_complex(dtype_of(as_array(v, name, argname))):
@@ -355,8 +344,6 @@ def interp(x: ArrayLike, xp: ArrayLike, fp: ArrayLike, left: ArrayLike | str | N
     sides = [v for v in (left, right) if v is not None and not isinstance(v, str)]
     if any(dtypes.is_complex(dtype_of(as_array(v, name))) for v in (fp, *sides)):
         # the real and the imaginary parts are interpolated on their own
-        from plait_core.numpy.math import imag, real
-
         def part(of: Any, v: Any) -> Any:
             return v if v is None or isinstance(v, str) else of(as_array(v, name))
 

@@ -25,6 +25,8 @@ from plait_core.numpy._util import (
     dtype_of,
     promote_dtypes,
 )
+from plait_core.numpy.selection import take
+from plait_core.numpy.shape import ravel
 
 
 def _prepare(a: ArrayLike, axis: int | None, order: Any, name: str) -> tuple[Array, int]:
@@ -32,8 +34,6 @@ def _prepare(a: ArrayLike, axis: int | None, order: Any, name: str) -> tuple[Arr
         raise ValueError(f"{name}: the order argument (structured arrays) is not supported")
     x = as_array(a, name)
     if axis is None:
-        from plait_core.numpy.shape import ravel
-
         return ravel(x), 0
     return x, canonicalize_axis(axis, get_aval(x).ndim, name)
 
@@ -93,8 +93,6 @@ def searchsorted(a: ArrayLike, v: ArrayLike, side: str = "left", sorter: ArrayLi
     if get_aval(arr).ndim != 1:
         raise ValueError(f"searchsorted: a must be 1-D, got shape {tuple(get_aval(arr).shape)}")
     if sorter is not None:
-        from plait_core.numpy.selection import take
-
         arr = take(arr, sorter, mode="clip")
     arr, vals = promote_dtypes("searchsorted", arr, v)
     index_dtype = dtypes.default_int_dtype()
@@ -162,8 +160,6 @@ def _searchsorted_binary(arr: Array, vals: Array, side: str, index_dtype: Any, u
 
 def _gather(arr: Array, index: Array) -> Array:
     """``arr[index]`` elementwise for an array of in-range indices."""
-    from plait_core.numpy.selection import take
-
     return take(arr, index, mode="clip")
 
 

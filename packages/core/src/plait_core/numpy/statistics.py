@@ -20,6 +20,7 @@ from plait_core.lax import _lenient
 from plait_core.numpy._util import (
     Array,
     ArrayLike,
+    _dim_as_value,
     as_array,
     canonicalize_axes,
     convert,
@@ -27,6 +28,11 @@ from plait_core.numpy._util import (
     promote_dtypes_inexact,
     shape_str,
 )
+from plait_core.numpy.dots import matmul
+from plait_core.numpy.math import conjugate, divide, multiply, sqrt, subtract
+from plait_core.numpy.reductions import sum as sum_
+from plait_core.numpy.selection import take_along_axis
+from plait_core.numpy.shape import atleast_2d, diagonal
 from plait_core.primitives.elementwise import RoundingMethod
 from plait_core.trace import Tracer
 
@@ -46,8 +52,6 @@ def _check_q(name: str, q: Array, scale: float) -> None:
 def _quantile(name: str, a: ArrayLike, q: ArrayLike, axis: Any, out: None, method: str,
               keepdims: builtins.bool, weights: ArrayLike | None, scale: float,
               ignore_nan: builtins.bool) -> Array:
-    from plait_core.numpy.selection import take_along_axis
-
     if out is not None:
         raise ValueError(f"{name}: the out argument is not supported (arrays are immutable)")
     if weights is not None:
@@ -160,8 +164,6 @@ def nanpercentile(a: ArrayLike, q: ArrayLike, axis: int | tuple[int, ...] | None
 
 def _observations(v: ArrayLike, rowvar: builtins.bool, name: str, argname: str) -> Array:
     """Variables as rows, observations as columns."""
-    from plait_core.numpy.shape import atleast_2d
-
     x = as_array(v, name, argname)
     if get_aval(x).ndim > 2:
         raise ValueError(f"{name}: {argname} must be 1-D or 2-D, got shape {shape_str(get_aval(x).shape)}")
@@ -194,10 +196,6 @@ def cov(m: ArrayLike, y: ArrayLike | None = None, rowvar: builtins.bool = True, 
     with ``ddof``); ``fweights`` (integer repeat counts) and ``aweights``
     (relative importances) weight the observations, as in NumPy.  A single
     variable gives a 0-d result."""
-    from plait_core.numpy.linalg import matmul
-    from plait_core.numpy.math import conjugate, divide, multiply, subtract
-    from plait_core.numpy.reductions import sum
-
     name = "cov"
     x = _observations(m, rowvar, name, "m")
     if y is not None:
@@ -215,17 +213,15 @@ def cov(m: ArrayLike, y: ArrayLike | None = None, rowvar: builtins.bool = True, 
         aw = convert(_weights(aweights, n, name, "aweights", False), dtype_of(x))
         w = aw if w is None else _lenient.mul(w, aw)
     if w is None:
-        from plait_core.numpy._util import _dim_as_value
-
-        avg = divide(sum(x, axis=1), _dim_as_value(n))
+        avg = divide(sum_(x, axis=1), _dim_as_value(n))
         fact: Array = subtract(_dim_as_value(n), ddof)
     else:
-        w_sum = sum(w)
-        avg = divide(sum(multiply(x, w), axis=1), w_sum)
+        w_sum = sum_(w)
+        avg = divide(sum_(multiply(x, w), axis=1), w_sum)
         if aweights is None:
             fact = subtract(w_sum, ddof)
         else:
-            fact = subtract(w_sum, divide(multiply(ddof, sum(multiply(w, aw))), w_sum))
+            fact = subtract(w_sum, divide(multiply(ddof, sum_(multiply(w, aw))), w_sum))
     centred = subtract(x, lax.expand_dims(avg, (1,)))
     xw = centred if w is None else multiply(centred, w)
     # A non-positive normaliser (too few observations) gives inf/NaN, as NumPy.
@@ -241,9 +237,6 @@ def corrcoef(x: ArrayLike, y: ArrayLike | None = None, rowvar: builtins.bool = T
     """Pearson correlation coefficients: :func:`cov` normalised by the standard
     deviations, clipped to ``[-1, 1]``.  A single variable gives ``c / c``
     (1, or NaN for a constant)."""
-    from plait_core.numpy.math import divide, sqrt
-    from plait_core.numpy.shape import diagonal
-
     c = cov(x, y, rowvar, dtype=dtype)
     if get_aval(c).ndim == 0:
         return _lenient.div(c, c)

@@ -43,6 +43,7 @@ from plait_core.numpy.indexing import (
     _static_index,
     getitem,
 )
+from plait_core.numpy.math import negative, power, true_divide
 
 # ---------------------------------------------------------------------------
 # Updating
@@ -186,8 +187,6 @@ class _IndexUpdateRef:
     def subtract(self, values: ArrayLike, *, mode: Any = None, indices_are_sorted: builtins.bool = False,
                  unique_indices: builtins.bool = False) -> Array:
         """``x`` with ``x[idx] -= values``; repeated indices accumulate."""
-        from plait_core.numpy.math import negative
-
         x = as_array(self.array, ".at[...].subtract")
         v = as_array(values, ".at[...].subtract", "values")
         dt, weak = result_dtype(".at[...].subtract", x, v)
@@ -206,16 +205,12 @@ class _IndexUpdateRef:
         """``x`` with ``x[idx] /= values``, as JAX computes it: ``x`` divided by ones
         scattered-multiplied by ``values`` (so integer ``x`` gives a float result,
         and repeated indices divide repeatedly)."""
-        from plait_core.numpy.math import true_divide
-
         return true_divide(self.array, self._ones_times(values, mode, indices_are_sorted, unique_indices))
 
     def power(self, values: ArrayLike, *, mode: Any = None, indices_are_sorted: builtins.bool = False,
               unique_indices: builtins.bool = False) -> Array:
         """``x`` with ``x[idx] **= values``, as JAX computes it: ``x`` to the power of
         ones scattered-multiplied by ``values`` (repeated indices multiply their exponents)."""
-        from plait_core.numpy.math import power
-
         return power(self.array, self._ones_times(values, mode, indices_are_sorted, unique_indices))
 
     def _ones_times(self, values: ArrayLike, mode: Any, indices_are_sorted: builtins.bool,

@@ -40,16 +40,14 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 from plait_core import dtypes, ops
 from plait_core.abstract import ShapedArray, get_aval
 from plait_core.dims import Dim, SymbolicDim
 from plait_core.jaxpr import ClosedJaxpr
 from plait_core.primitive import Primitive
-
-if TYPE_CHECKING:
-    from plait_core.rebound_rules import RuleFrame
+from plait_core.rebound_rules import RuleFrame
 
 __all__ = ["PaddedEnv", "shrinks"]
 

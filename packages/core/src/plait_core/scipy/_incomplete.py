@@ -22,7 +22,7 @@ import numpy as np
 from plait_core import lax
 from plait_core import numpy as pnp
 from plait_core.numpy._util import promote_args_inexact
-from plait_core.scipy.special import gammaln
+from plait_core.scipy.special_basic import gammaln
 
 Array = Any
 ArrayLike = Any

@@ -23,7 +23,7 @@ from plait_core.lax import factorizations as _lf
 from plait_core.numpy import creation
 from plait_core.numpy import decompositions as _dec
 from plait_core.numpy._util import Array, ArrayLike, convert, dtype_of, promote_dtypes_inexact, shape_of
-from plait_core.numpy.linalg import matmul
+from plait_core.numpy.dots import matmul
 from plait_core.numpy.logic import where
 from plait_core.numpy.math import abs as _abs
 from plait_core.numpy.math import conj, multiply, real, sqrt

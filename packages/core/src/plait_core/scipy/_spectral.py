@@ -29,6 +29,7 @@ from plait_core.numpy._util import (
     shape_of,
 )
 from plait_core.numpy.updates import scatter_update
+from plait_core.scipy._detrend import detrend
 
 __all__ = ["csd", "istft", "stft", "welch"]
 
@@ -96,8 +97,6 @@ def _detrend(x: Array, kind: Any) -> Array:
     if kind == "constant":
         return x - pnp.mean(x, axis=-1, keepdims=True)
     if kind == "linear":
-        from plait_core.scipy.signal import detrend
-
         return detrend(x, axis=-1)
     raise ValueError(f"scipy.signal: detrend must be False, 'constant', 'linear' or a function, got {kind!r}")
 

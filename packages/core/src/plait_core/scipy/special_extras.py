@@ -23,9 +23,10 @@ import numpy as np
 from plait_core import lax
 from plait_core import numpy as pnp
 from plait_core.bessel import bessel_i0, bessel_i0e, bessel_i1, bessel_i1e
+from plait_core.config import config
 from plait_core.lax import _lenient
 from plait_core.numpy._util import promote_args_inexact
-from plait_core.scipy.special import erfc
+from plait_core.scipy.special_basic import erfc
 
 Array = Any
 _EULER = 0.5772156649015329
@@ -129,8 +130,6 @@ def bernoulli(n: int) -> Array:
 
 
 def _x64() -> bool:
-    from plait_core.config import config
-
     return bool(config.x64_enabled)
 
 

@@ -38,7 +38,9 @@ from plait_core import numpy as pnp
 from plait_core.custom_derivatives import custom_jvp
 from plait_core.errors import ConcretizationTypeError
 from plait_core.numpy._util import promote_args_inexact
-from plait_core.trace import Tracer
+from plait_core.scipy.special_basic import gammaln
+from plait_core.scipy.special_extras import gammasgn
+from plait_core.trace import Tracer, concrete_or_error
 
 Array = Any
 _SQRT_PI = math.sqrt(math.pi)
@@ -224,8 +226,6 @@ def fresnel(x: Array) -> tuple[Array, Array]:
 def _static_n_max(n: Array) -> int:
     if isinstance(n, Tracer):
         try:
-            from plait_core.trace import concrete_or_error
-
             n = concrete_or_error(n, "n")
         except ConcretizationTypeError:
             raise ConcretizationTypeError(
@@ -361,9 +361,6 @@ def _hyp2f1_unit(a: Array, b: Array, c: Array, y: Array, rest: Array) -> Array:
 def _gauss_at_one(a: Array, b: Array, c: Array) -> Array:
     """``Gamma(c) Gamma(c-a-b) / (Gamma(c-a) Gamma(c-b))`` (``c - a - b > 0``), 0 at
     the poles of the denominator."""
-    from plait_core.scipy.special import gammaln
-    from plait_core.scipy.special_extras import gammasgn
-
     def pole(v: Array) -> Array:
         return (v <= 0) & (v == pnp.floor(v))
 
