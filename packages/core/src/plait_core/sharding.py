@@ -671,6 +671,14 @@ class NamedSharding(Sharding):
             raise ValueError(f"{self!r} refers to an abstract mesh, which has no devices")
         return self.mesh._flat_devices
 
+    @property
+    def is_fully_replicated(self) -> bool:
+        """Whether every device holds the whole array; over an abstract mesh (a
+        type's sharding, ``typeof(x).sharding``) too: no mesh axis of size above 1 splits it."""
+        if isinstance(self.mesh, AbstractMesh):
+            return all(t == 1 for t in self._tiling(len(self.spec)).tiles)
+        return super().is_fully_replicated
+
     def _tiling(self, ndim: int) -> Tiling:
         if len(self.spec) > ndim:
             raise ValueError(
