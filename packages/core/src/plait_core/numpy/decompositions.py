@@ -27,7 +27,7 @@ from plait_core.abstract import get_aval
 from plait_core.custom_derivatives import custom_jvp
 from plait_core.lax import _lenient
 from plait_core.lax import factorizations as _lf
-from plait_core.numpy import creation, logic, reductions, shape, sorting
+from plait_core.numpy import creation, logic, reductions, sorting
 from plait_core.numpy import math as _m
 from plait_core.numpy._util import (
     Array,
@@ -44,6 +44,11 @@ from plait_core.numpy.dots import dot
 from plait_core.numpy.norms import norm
 from plait_core.numpy.products import cross as _cross
 from plait_core.numpy.selection import take_along_axis
+from plait_core.numpy.shape import concatenate as _concatenate
+from plait_core.numpy.shape import diagonal as _diagonal
+from plait_core.numpy.shape import flip as _flip
+from plait_core.numpy.shape import matrix_transpose as _matrix_transpose
+from plait_core.numpy.shape import trace as _trace
 from plait_core.primitives.factorizations import real_dtype
 
 
@@ -122,7 +127,7 @@ def _col_mul(a: Array, v: Array) -> Array:
 def _diag(a: Array) -> Array:
     """The diagonals ``(..., k)`` of ``(..., m, n)`` matrices."""
     nd = get_aval(a).ndim
-    return shape.diagonal(a, 0, nd - 2, nd - 1)
+    return _diagonal(a, 0, nd - 2, nd - 1)
 
 
 def _eps(dtype: Any) -> float:
@@ -277,7 +282,7 @@ def _slogdet_jvp(primals: tuple[Array], tangents: tuple[Array]) -> tuple[Any, An
     lu, pivots, perm = _lf.lu(x)
     sign, logabsdet = _slogdet_parts(x, lu, pivots)
     nd = get_aval(x).ndim
-    tr = shape.trace(_lf.lu_solve(lu, perm, t), 0, nd - 2, nd - 1)
+    tr = _trace(_lf.lu_solve(lu, perm, t), 0, nd - 2, nd - 1)
     if not dtypes.is_complex(dtype_of(x)):
         return (sign, logabsdet), (_lenient.mul(sign, convert(0, dtype_of(sign))), tr)
     re = _m.real(tr)
@@ -308,10 +313,10 @@ def _exclusive_products(s: Array) -> Array:
     """``p[..., i] = prod(s[..., j] for j != i)``, without dividing (exact for zeros)."""
     nd = get_aval(s).ndim
     one = lax.broadcast_in_dim(np.asarray(1, dtype_of(s)), (*get_aval(s).shape[:-1], 1), ())
-    before = shape.concatenate([one, lax.slice_in_dim(reductions.cumprod(s, axis=-1), 0, -1, axis=nd - 1)], axis=-1)
-    rev = shape.flip(s, axis=-1)
-    after = shape.concatenate([one, lax.slice_in_dim(reductions.cumprod(rev, axis=-1), 0, -1, axis=nd - 1)], axis=-1)
-    return _m.multiply(before, shape.flip(after, axis=-1))
+    before = _concatenate([one, lax.slice_in_dim(reductions.cumprod(s, axis=-1), 0, -1, axis=nd - 1)], axis=-1)
+    rev = _flip(s, axis=-1)
+    after = _concatenate([one, lax.slice_in_dim(reductions.cumprod(rev, axis=-1), 0, -1, axis=nd - 1)], axis=-1)
+    return _m.multiply(before, _flip(after, axis=-1))
 
 
 def adjugate(x: Array) -> Array:
@@ -599,19 +604,19 @@ def trace(x: ArrayLike, /, *, offset: int = 0, dtype: Any = None) -> Array:
     """The sums of the diagonals (``offset`` above the main one) of the matrices in the last two axes."""
     arr = creation.asarray(x)
     nd = get_aval(arr).ndim
-    return shape.trace(arr, offset, nd - 2, nd - 1, dtype)
+    return _trace(arr, offset, nd - 2, nd - 1, dtype)
 
 
 def diagonal(x: ArrayLike, /, *, offset: int = 0) -> Array:
     """The diagonals (``offset`` above the main one) of the matrices in the last two axes."""
     arr = creation.asarray(x)
     nd = get_aval(arr).ndim
-    return shape.diagonal(arr, offset, nd - 2, nd - 1)
+    return _diagonal(arr, offset, nd - 2, nd - 1)
 
 
 def matrix_transpose(x: ArrayLike, /) -> Array:
     """Swap the last two axes."""
-    return shape.matrix_transpose(x)
+    return _matrix_transpose(x)
 
 
 def cross(x1: ArrayLike, x2: ArrayLike, /, *, axis: int = -1) -> Array:
