@@ -114,7 +114,7 @@ def _ecosystem(session: nox.Session, libraries: list[str], budget: str, ci: bool
     session.run(jax_python, "-m", "pip", "install", "-q", "--no-deps", *ECOSYSTEM_PINS, external=True)
     results = f"{session.create_tmp()}/results"
     sources = f"{session.create_tmp()}/sources"
-    flags = ["--ci"] if ci else []
+    flags = ["--ci", "--sample", "1"] if ci else []
     for lib in libraries:
         for backend, python in (("jax", jax_python), ("plait", "python")):
             session.run("python", "-m", "tools.ecosystem.run", lib, "--backend", backend, "--python", python,
@@ -130,7 +130,8 @@ def ecosystem(session: nox.Session) -> None:
     environment of their own, on JAX 0.10.2; writes benchmarks/ECOSYSTEM.md.
 
     ``nox -s ecosystem -- optax chex`` runs only those; each run stops starting
-    tests after 15 minutes.  equinox and diffrax ship no tests in their sdists
+    tests after 15 minutes, and optax and haiku run one test in two (a stable
+    sample, the same tests on both; tools/ecosystem/libraries.py says which).  equinox and diffrax ship no tests in their sdists
     (``python -m tools.ecosystem.run --tests-from CHECKOUT`` runs them by hand)."""
     libraries = session.posargs or ECOSYSTEM_LIBRARIES
     _ecosystem(session, libraries, "900", ci=False, out="benchmarks/ECOSYSTEM.md")

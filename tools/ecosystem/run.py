@@ -37,7 +37,7 @@ def pytest_command(lib: Library, backend: str, python: str, paths: list[str]) ->
 
 def run_suite(lib: Library, backend: str, python: str, out: Path, sources: Path,
               budget_s: float, grace_s: float, ci: bool, tests_from: Path | None = None,
-              sample: int = 1) -> int:
+              sample: int | None = None) -> int:
     """Run the suite once, appending outcomes to ``out``; returns pytest's exit status."""
     root = tests_from if tests_from is not None else fetch_sdist(lib, sources)
     paths = find_test_paths(lib, root, ci)
@@ -47,7 +47,7 @@ def run_suite(lib: Library, backend: str, python: str, out: Path, sources: Path,
     env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     env["ECOSYSTEM_RECORD"] = str(out.resolve())
     env["ECOSYSTEM_BUDGET_S"] = str(budget_s)
-    env["ECOSYSTEM_SAMPLE"] = str(sample)
+    env["ECOSYSTEM_SAMPLE"] = str(lib.sample if sample is None else sample)
     env.setdefault("JAX_PLATFORMS", "cpu")
     cmd = pytest_command(lib, backend, python, paths)
     try:
@@ -72,8 +72,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--budget", type=float, default=900.0, help="seconds before no new test starts")
     parser.add_argument("--grace", type=float, default=120.0)
     parser.add_argument("--ci", action="store_true", help="the fixed fast subset")
-    parser.add_argument("--sample", type=int, default=1,
-                        help="run one test in N (the same ones on both backends)")
+    parser.add_argument("--sample", type=int, default=None,
+                        help="run one test in N (the same ones on both backends); default: the library's")
     args = parser.parse_args(argv)
     return run_suite(LIBRARIES[args.library], args.backend, args.python, args.out, args.sources,
                      args.budget, args.grace, args.ci, args.tests_from, args.sample)
