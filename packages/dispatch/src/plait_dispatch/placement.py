@@ -55,7 +55,11 @@ set_num_cpu_devices = _jaxlib.set_num_cpu_devices
 
 def _check_backend(backend: str | None, where: str) -> None:
     if backend is not None and backend != _jaxlib.PLATFORM:
-        raise RuntimeError(f"{where}: unknown backend {backend!r}; plait runs on: {_jaxlib.PLATFORM}")
+        # ending in JAX's words, which libraries match (chex: "Unknown backend")
+        raise RuntimeError(
+            f"{where}: unknown backend {backend!r}; plait runs on: {_jaxlib.PLATFORM} (Unknown backend: "
+            f"{backend!r} requested, but no platforms that are instances of {backend} are present)"
+        )
 
 
 def devices(backend: str | None = None) -> list[Device]:
