@@ -360,6 +360,7 @@ def conv_general_dilated_patches(lhs: Array, filter_shape: Sequence[int], window
     if len(filt) != n_spatial:
         raise TypeError(f"lax.conv_general_dilated_patches: filter_shape has {len(filt)} dimensions for "
                         f"{n_spatial} spatial dimensions")
+    dimension_numbers = _dimension_strings(dimension_numbers)
     if dimension_numbers is None:
         lhs_spec = "NC" + "".join("HWDXYZ"[i] for i in range(n_spatial))
         dimension_numbers = (lhs_spec, "OI" + lhs_spec[2:], lhs_spec)
@@ -420,6 +421,23 @@ def reduce_precision(operand: Array, exponent_bits: int, mantissa_bits: int) -> 
     return pnp.where(pnp.isnan(x), x, out)
 
 
+def _dimension_strings(dimension_numbers: Any) -> Any:
+    """``dimension_numbers`` as three strings when it is a :class:`ConvDimensionNumbers`
+    (spatial dimension ``i`` of each spec named by the same letter), else as given."""
+    if not isinstance(dimension_numbers, ConvDimensionNumbers):
+        return dimension_numbers
+
+    def spec(dims: Sequence[int], first: str, second: str) -> str:
+        names = [""] * len(dims)
+        names[dims[0]], names[dims[1]] = first, second
+        for i, d in enumerate(dims[2:]):
+            names[d] = "HWDXYZ"[i]
+        return "".join(names)
+
+    lhs, rhs, out = dimension_numbers
+    return (spec(lhs, "N", "C"), spec(rhs, "O", "I"), spec(out, "N", "C"))
+
+
 def conv_general_dilated_local(lhs: Array, rhs: Array, window_strides: Sequence[int], padding: Any,
                                filter_shape: Sequence[int], lhs_dilation: Sequence[int] | None = None,
                                rhs_dilation: Sequence[int] | None = None, dimension_numbers: Any = None,
@@ -432,11 +450,14 @@ def conv_general_dilated_local(lhs: Array, rhs: Array, window_strides: Sequence[
     x = pnp.asarray(lhs)
     w = pnp.asarray(rhs)
     n_spatial = x.ndim - 2
+    dimension_numbers = _dimension_strings(dimension_numbers)
     if dimension_numbers is None:
         spec = "NC" + "".join("HWDXYZ"[i] for i in range(n_spatial))
         dimension_numbers = (spec, "OI" + spec[2:], spec)
     if not all(isinstance(d, str) for d in dimension_numbers):
-        raise TypeError("lax.conv_general_dilated_local: dimension_numbers must be three strings or None")
+        raise TypeError(
+            "lax.conv_general_dilated_local: dimension_numbers must be three strings, a ConvDimensionNumbers or None"
+        )
     lhs_perm, rhs_perm, out_perm = conv_general_permutations(dimension_numbers)
     patches = conv_general_dilated_patches(x, filter_shape, window_strides, padding, lhs_dilation, rhs_dilation,
                                            dimension_numbers, precision)
