@@ -17,7 +17,7 @@ Size-1 dimensions broadcast against their label's size, as in NumPy.
 from __future__ import annotations
 
 import builtins
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from plait_core import dtypes, lax
@@ -193,7 +193,8 @@ def _label_sizes(terms: Sequence[_Term]) -> dict[Label, Dim]:
     return sizes
 
 
-def _contract(a: _Term, b: _Term, keep: set[Label], precision: Any, preferred: Any) -> _Term:
+def _contract(a: _Term, b: _Term, keep: set[Label], precision: Any, preferred: Any,
+              dot_general: Callable[..., Any] | None = None) -> _Term:
     a = a.sum_out([lab for lab in a.labels if lab not in keep and lab not in b.labels])
     b = b.sum_out([lab for lab in b.labels if lab not in keep and lab not in a.labels])
     shared = [lab for lab in a.labels if lab in b.labels]
@@ -209,19 +210,28 @@ def _contract(a: _Term, b: _Term, keep: set[Label], precision: Any, preferred: A
         (tuple(a.labels.index(lab) for lab in contracted), tuple(b.labels.index(lab) for lab in contracted)),
         (tuple(a.labels.index(lab) for lab in batch), tuple(b.labels.index(lab) for lab in batch)),
     )
-    out = dot_general_promoted("einsum", a.value, b.value, dims, precision, preferred)
+    if dot_general is None:
+        out = dot_general_promoted("einsum", a.value, b.value, dims, precision, preferred)
+    else:
+        out = dot_general(a.value, b.value, dims, precision=precision, preferred_element_type=preferred)
     labels = batch + [lab for lab in a.labels if lab not in shared] + [lab for lab in b.labels if lab not in shared]
     return _Term(out, labels)
 
 
 def einsum(subscripts: Any, /, *operands: Any, out: None = None, optimize: Any = "optimal",
-           precision: Any = None, preferred_element_type: Any = None) -> Array:
+           precision: Any = None, preferred_element_type: Any = None,
+           _dot_general: Callable[..., Any] | None = None) -> Array:
     """Einstein summation over ``operands`` as described by ``subscripts``
     (``"ij,jk->ik"``; ``...`` broadcasts; without ``->`` the output holds the
     labels used once, in alphabetical order).  The interleaved form
     ``einsum(a, [0, 1], b, [1, 2], [0, 2])`` is accepted too.  Operands are
-    contracted left to right (``optimize`` is accepted and ignored)."""
+    contracted left to right (``optimize`` is accepted and ignored).  ``_dot_general``
+    (JAX's private parameter, which flax passes) replaces ``lax.dot_general`` for
+    each pairwise contraction, called as ``(lhs, rhs, dimension_numbers, precision=,
+    preferred_element_type=)`` on operands already promoted to one dtype."""
     del optimize
+    if _dot_general is lax.dot_general:
+        _dot_general = None
     if out is not None:
         raise TypeError("einsum: the out argument is not supported (plait arrays are immutable)")
     if not isinstance(subscripts, str):
@@ -243,7 +253,7 @@ def einsum(subscripts: Any, /, *operands: Any, out: None = None, optimize: Any =
     acc = terms[0]
     for k in range(1, len(terms)):
         keep = set(output).union(*(set(t.labels) for t in terms[k + 1:]))
-        acc = _contract(acc, terms[k], keep, precision, preferred_element_type)
+        acc = _contract(acc, terms[k], keep, precision, preferred_element_type, _dot_general)
     acc = acc.sum_out([lab for lab in acc.labels if lab not in output])
     for lab in output:
         acc = acc.broadcast_label(lab, sizes[lab])
