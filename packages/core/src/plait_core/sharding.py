@@ -714,6 +714,15 @@ class NamedSharding(Sharding):
         """The same mesh with another spec."""
         return NamedSharding(self.mesh, spec)
 
+    def update(self, **kwargs: Any) -> NamedSharding:
+        """A copy with ``mesh``, ``spec`` and/or ``memory_kind`` replaced (JAX's; flax's
+        partitioning calls it).  Another keyword is a TypeError naming it."""
+        unknown = sorted(set(kwargs) - {"mesh", "spec", "memory_kind"})
+        if unknown:
+            raise TypeError(f"NamedSharding.update: unexpected keyword(s) {unknown}; it takes mesh, spec, memory_kind")
+        return NamedSharding(kwargs.get("mesh", self.mesh), kwargs.get("spec", self.spec),
+                             memory_kind=kwargs.get("memory_kind", self.memory_kind))
+
 
 def _trimmed(spec: PartitionSpec) -> tuple[Any, ...]:
     entries = list(spec)
