@@ -82,9 +82,7 @@ def parse_subscripts(subscripts: str, ndims: Sequence[int]) -> tuple[list[list[L
                 counts[lab] = counts.get(lab, 0) + 1
         letters = sorted(lab for lab, c in counts.items() if isinstance(lab, str) and c == 1)
         return inputs, [*range(n_broadcast), *letters]
-    if "..." not in out and n_broadcast:
-        raise ValueError(f"{name}: the output {out!r} has no '...' but the operands have broadcast "
-                         "dimensions; add '...' to the output")
+    # An output without '...' sums the broadcast dimensions out, as JAX (NumPy refuses it).
     if "..." in out:
         head, tail = out.split("...", 1)
         _check_letters(head + tail, out, name)
