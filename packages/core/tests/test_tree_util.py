@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from plait_core import tree, tree_util
+from plait_core import tree, tree_core, tree_util
 from plait_core.tree_util import (
     DictKey,
     FlattenedIndexKey,
@@ -893,7 +893,7 @@ def test_register_dataclass_non_dataclass_with_explicit_fields() -> None:
 
 
 def test_cache_overflow_keeps_registered_types(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(tree_util, "_CACHE_LIMIT", 8)
+    monkeypatch.setattr(tree_core, "_CACHE_LIMIT", 8)
     types = [type(f"Leaf{i}", (), {}) for i in range(20)]
     objs = [t() for t in types]
     assert tree_leaves(objs) == objs

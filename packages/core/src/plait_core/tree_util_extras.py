@@ -11,7 +11,7 @@ import dataclasses
 from collections.abc import Callable, Hashable, Iterable
 from typing import Any, TypeVar
 
-from plait_core.tree_util import (
+from plait_core.tree_core import (
     _LEAF,
     KeyEntry,
     _classify,
