@@ -72,3 +72,13 @@ def test_sample_is_stable_and_about_one_in_n() -> None:
     assert kept == [t for t in ids if in_sample(t, 4)]
     assert 800 < len(kept) < 1200
     assert all(in_sample(t, 1) for t in ids)
+
+
+def test_a_module_plait_cannot_collect_counts_its_tests_as_failed(tmp_path: Path) -> None:
+    jax = load(_write(tmp_path / "eqx-jax.jsonl", {
+        "t/a.py::x": ("passed", ""), "t/a.py::y": ("passed", ""), "t/b.py::z": ("passed", "")}))
+    plait = load(_write(tmp_path / "eqx-plait.jsonl", {
+        "t/a.py": ("error", "collection: E   ImportError: no jax.lib"), "t/b.py::z": ("passed", "")}))
+    c = compare("equinox", jax, plait)
+    assert (c.reached, c.jax_passed, c.plait_passed) == (3, 3, 1)
+    assert c.causes == [("collection: E ImportError: no jax.lib", 2)]
