@@ -259,6 +259,11 @@ def run(be: Backend, seeds: Iterable[int], modes: Iterable[str] = MODES, seconds
         if seconds is not None and time.monotonic() - start > seconds:
             break
         check.check(generate(seed), modes, report)
+        # Each program compiles a few dozen 8-device executables that no later program
+        # reuses; dropped here, as JAX drops those of a function that dies, so that a long
+        # run stays within the process's memory maps (XLA's JIT code is mapped per
+        # executable: a 16-minute run without this hit LLVM's "Cannot allocate memory").
+        be.jax.clear_caches()
     return report
 
 

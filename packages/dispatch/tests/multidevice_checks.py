@@ -4,6 +4,9 @@ the client starts, so other test modules keep theirs).  Oracles: NumPy."""
 
 from __future__ import annotations
 
+import gc
+import os
+
 import numpy as np
 import pytest
 
@@ -24,8 +27,9 @@ from plait_dispatch import (
     make_mesh,
     process_count,
     process_index,
+    spmd,
 )
-from plait_dispatch.cache import stats
+from plait_dispatch.cache import clear_caches, stats
 from plait_dispatch.jit import jit_state
 from plait_dispatch.pmap import pmap
 
@@ -362,3 +366,30 @@ def test_the_fast_path_refuses_deleted_and_twice_donated_arrays(mesh: Mesh) -> N
     with pytest.raises(ValueError, match="donat"):
         f(a, a)
     np.testing.assert_array_equal(np.asarray(a), X * 4)  # not consumed by the refused call
+
+
+def test_clear_caches_frees_the_spmd_executables(mesh: Mesh) -> None:
+    # Functions jitted afresh for sharded inputs (as a long fuzz run makes them): after
+    # clear_caches, XLA's executables are freed, so the process's memory maps stay flat
+    # (the SPMD calls' caches kept them: a 16-minute run ran out of maps).
+    x = device_put(np.ones((8, 4), np.float32), NamedSharding(mesh, P("x")))
+
+    def maps() -> int:
+        with open(f"/proc/{os.getpid()}/maps") as f:
+            return sum(1 for _ in f)
+
+    def churn(n: int, start: int) -> None:
+        for i in range(start, start + n):
+            f = jit(lambda a, c=float(i): a * c + 1.0)
+            np.testing.assert_allclose(np.asarray(f(x)), np.full((8, 4), i + 1.0))
+
+    churn(10, 0)
+    assert spmd._calls and spmd._known
+    clear_caches()
+    gc.collect()
+    assert not spmd._calls and not spmd._known
+    before = maps()
+    churn(40, 10)
+    clear_caches()
+    gc.collect()
+    assert maps() - before < 40  # was about 3 maps per executable

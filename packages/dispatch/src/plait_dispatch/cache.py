@@ -23,7 +23,7 @@ import threading
 import time
 import warnings
 from collections import OrderedDict
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -538,9 +538,21 @@ def compiled_call(
     return _cache.get(closed, in_avals, device, info, name, lowered)
 
 
+_clear_hooks: list[Callable[[], None]] = []
+
+
+def register_clear_hook(hook: Callable[[], None]) -> None:
+    """Have :func:`clear_caches` also call ``hook`` (the caches of compiled calls
+    kept by modules above this one: the SPMD calls)."""
+    _clear_hooks.append(hook)
+
+
 def clear_caches() -> None:
-    """Forget every compiled computation."""
+    """Forget every compiled computation (so that XLA frees the executables no
+    live jitted function still holds)."""
     _cache.clear()
+    for hook in _clear_hooks:
+        hook()
 
 
 def lower_for_call(

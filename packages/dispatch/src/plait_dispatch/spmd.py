@@ -35,7 +35,7 @@ from plait_core.sharding import Mesh, NamedSharding, PartitionSpec, Sharding, Ti
 from plait_core.tree_util import tree_unflatten
 from plait_dispatch import _jaxlib
 from plait_dispatch.array import Array
-from plait_dispatch.cache import JitInfo, check_execution, host_value, log_compile, stats
+from plait_dispatch.cache import JitInfo, check_execution, host_value, log_compile, register_clear_hook, stats
 from plait_dispatch.lowering import SpmdLayout, lower_jaxpr
 from plait_dispatch.sharded import from_host, jaxlib_sharding
 
@@ -409,6 +409,16 @@ _calls_lock = threading.RLock()
 _known: dict[Hashable, SpmdCall] = {}
 """Calls by (program, info, per operand: its type and multi-device layout):
 what a repeated call looks up before anything else."""
+
+
+def _clear() -> None:
+    with _calls_lock:
+        _calls.clear()
+        _known.clear()
+        _mesh_cache.clear()
+
+
+register_clear_hook(_clear)
 
 
 def run_spmd(closed: ClosedJaxpr, operands: Sequence[Any], info: JitInfo | None, name: str, what: str) -> list[Any]:
