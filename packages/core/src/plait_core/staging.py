@@ -113,6 +113,10 @@ class StagingTrace(Trace):
             value = prim.impl(*[to_numpy(a.val) for a in atoms], **params)  # type: ignore[union-attr]
             if np.shape(value) == ():
                 return StagingTracer(self, out, Literal(np.asarray(value, out.dtype), out))
+        return self._record(prim, atoms, out, params)
+
+    def _record(self, prim: Primitive, atoms: list[Atom], out: Any, params: dict[str, Any]) -> Any:
+        """Append the equation of ``prim`` with results of type ``out``; its tracers."""
         if prim.multiple_results:
             outvars = [Var(a) for a in out]
             self.eqns.append(JaxprEqn(prim, atoms, outvars, params))
@@ -146,13 +150,7 @@ class StagingTrace(Trace):
         if vmas is None:
             vmas = [union | r.vma for r in (out if prim.multiple_results else [out])]
         out = _vma.with_vma(out, vmas, prim.multiple_results)
-        if prim.multiple_results:
-            outvars = [Var(a) for a in out]
-            self.eqns.append(JaxprEqn(prim, atoms, outvars, params))
-            return [StagingTracer(self, v.aval, v) for v in outvars]
-        var = Var(out)
-        self.eqns.append(JaxprEqn(prim, atoms, [var], params))
-        return StagingTracer(self, out, var)
+        return self._record(prim, atoms, out, params)
 
     def _process_explicit(
         self, prim: Primitive, atoms: list[Atom], avals: list[ShapedArray], params: dict[str, Any]
