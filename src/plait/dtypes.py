@@ -9,32 +9,5 @@ of typed keys' dtypes), ``scalar_type_of``, ``itemsize_bits`` and
 :mod:`plait_core.dtypes`.
 """
 
-from plait_core.dtypes_api import (
-    TypePromotionError,
-    bfloat16,
-    canonicalize_dtype,
-    extended,
-    finfo,
-    float0,
-    iinfo,
-    issubdtype,
-    itemsize_bits,
-    prng_key,
-    result_type,
-    scalar_type_of,
-)
-
-__all__ = [
-    "TypePromotionError",
-    "bfloat16",
-    "canonicalize_dtype",
-    "extended",
-    "finfo",
-    "float0",
-    "iinfo",
-    "issubdtype",
-    "itemsize_bits",
-    "prng_key",
-    "result_type",
-    "scalar_type_of",
-]
+from plait_core.dtypes_api import *  # noqa: F403  (the namespace re-exports dtypes_api whole)
+from plait_core.dtypes_api import __all__ as __all__
