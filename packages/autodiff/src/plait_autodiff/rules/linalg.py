@@ -77,9 +77,13 @@ def _dot_operand_ct(
 ) -> Any:  # fmt: skip
     """The cotangent of one dot_general operand (``mine``: its contracting and
     batch dims; ``theirs``: the other operand's), of rank ``ndim``: a
-    dot_general of the output cotangent with the other operand over the other
-    operand's free dims, then a transpose into the operand's layout (none for
-    plain matrix products: the product is ordered like the operand)."""
+    dot_general of the output cotangent (always the product's left operand, as
+    in JAX) with the other operand over the other operand's free dims, giving
+    batch dims, my free dims, then my contracting dims; then a transpose into
+    the operand's layout (none for the lhs of a plain matrix product).  Keeping
+    the cotangent on the left matters for speed: for a weight ``W`` in
+    ``x @ W`` the product is ``ct^T x`` with the long feature axis innermost,
+    which XLA's CPU matrix kernels run a few percent faster than ``x^T ct``."""
     my_contract, my_batch = mine
     other_contract, other_batch = theirs
     other_ndim = ops.aval(other).ndim
@@ -92,14 +96,9 @@ def _dot_operand_ct(
     # The other operand's contracting dims (ascending) stand for mine in the product.
     contract_order = sorted(range(len(other_contract)), key=lambda i: other_contract[i])
     position = {d: k for k, d in enumerate(my_batch)}
-    if mine_is_lhs:  # product = ct . rhs: batch, my free dims, then my contracting dims
-        dn = ((ct_other_free, tuple(other_free)), (tuple(range(nb)), tuple(other_batch)))
-        product = la.dot_general_p.bind(ct, other, dimension_numbers=dn, precision=precision, preferred_element_type=None)
-        free_at, contract_at = nb, nb + len(my_free)
-    else:  # product = lhs . ct: batch, my contracting dims, then my free dims
-        dn = ((tuple(other_free), ct_other_free), (tuple(other_batch), tuple(range(nb))))
-        product = la.dot_general_p.bind(other, ct, dimension_numbers=dn, precision=precision, preferred_element_type=None)
-        contract_at, free_at = nb, nb + len(my_contract)
+    dn = ((ct_other_free, tuple(other_free)), (tuple(range(nb)), tuple(other_batch)))
+    product = la.dot_general_p.bind(ct, other, dimension_numbers=dn, precision=precision, preferred_element_type=None)
+    free_at, contract_at = nb, nb + len(my_free)
     for k, d in enumerate(my_free):
         position[d] = free_at + k
     for k, i in enumerate(contract_order):
