@@ -30,7 +30,7 @@ Array, so nothing deletes them).  Float zeros and NaNs stay out of the table
 from __future__ import annotations
 
 import threading
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
 import numpy as np
@@ -64,6 +64,7 @@ from plait_dispatch.cache import (
     compiled_call,
     computation_device,
     host_value,
+    register_clear_hook,
     shared_scalar_buffer,
     spmd_primitives,
 )
@@ -388,12 +389,25 @@ def uninstall() -> None:
     set_eager_backend(None)
 
 
-def clear_eager_cache() -> None:
-    """Forget the compiled single operations and the device scalars of host scalars."""
-    from plait_dispatch import eager_shortcuts  # (it imports this module)
+_eager_clear_hooks: list[Callable[[], None]] = []
 
+
+def register_eager_clear_hook(hook: Callable[[], None]) -> None:
+    """Have :func:`clear_eager_cache` also call ``hook`` (the shortcuts of
+    :mod:`plait_dispatch.eager_shortcuts`, which hold the same executables)."""
+    _eager_clear_hooks.append(hook)
+
+
+def clear_eager_cache() -> None:
+    """Forget the compiled single operations and the device scalars of host
+    scalars.  Part of ``clear_caches``, as JAX's clears its compiled single
+    primitives: each executable keeps its machine code mapped until dropped."""
     with _ops_lock:
-        eager_shortcuts.clear()
+        for hook in _eager_clear_hooks:
+            hook()
         _ops.clear()
         for table in _host_scalars:
             table.clear()
+
+
+register_clear_hook(clear_eager_cache)

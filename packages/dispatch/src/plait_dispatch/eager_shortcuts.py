@@ -28,7 +28,15 @@ from plait_core import Primitive, ShapedArray, config
 from plait_core.eager_fast import Runner, forget_runners, no_runner, set_eager_shortcuts
 from plait_dispatch import _jaxlib
 from plait_dispatch.array import _LIVE, Array
-from plait_dispatch.eager import _HOST_SCALAR_TYPES, _EagerOp, _host_scalars, _op_key, _ops, xla_backend
+from plait_dispatch.eager import (
+    _HOST_SCALAR_TYPES,
+    _EagerOp,
+    _host_scalars,
+    _op_key,
+    _ops,
+    register_eager_clear_hook,
+    xla_backend,
+)
 
 __all__ = ["clear", "install"]
 
@@ -215,6 +223,9 @@ def clear() -> None:
     _last_unary.clear()
     _last_binary.clear()
     forget_runners()
+
+
+register_eager_clear_hook(clear)
 
 
 def install() -> None:
