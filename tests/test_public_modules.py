@@ -523,8 +523,10 @@ def test_extended_dtype_base_knows_plaits_key_dtype() -> None:
     ("import jax\njax._src.not_a_name\n", "AttributeError", "plait does not have jax._src.not_a_name"),
     ("from jax._src.flatten_util import nope\n", "ImportError", "plait does not have jax._src.flatten_util.nope"),
     ("import jax.export\n", "ModuleNotFoundError", "plait does not have the module jax.export: not supported"),
-    ("from jax.experimental import hijax\n", "ImportError",
-     "plait does not have the module jax.experimental.hijax: not supported: JAX's experimental 'higher-order' types"),
+    ("import jax\njax.new_ref(1.0)\n", "NotImplementedError",
+     "new_ref: not supported: plait has no mutable array references"),
+    ("import jax\nfrom jax.experimental import hijax\njax.jit(lambda x: hijax.cur_qdd(x))(1.0)\n",
+     "NotImplementedError", "not supported: cur_qdd of a traced value"),
     ("from jax._src.state.types import AbstractRef\nAbstractRef()\n", "NotImplementedError",
      "plait has no mutable array references"),
 ])

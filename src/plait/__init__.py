@@ -24,9 +24,11 @@ from plait import debug as debug
 from plait import distributed as distributed
 from plait import dlpack as dlpack
 from plait import dtypes as dtypes
+from plait import errors as errors
 from plait import experimental as experimental
 from plait import image as image
 from plait import interpreters as interpreters
+from plait import lib as lib
 from plait import ops as ops
 from plait import profiler as profiler
 from plait import sharding as sharding
@@ -59,6 +61,7 @@ from plait._jax_extras import (
     typeof,
 )
 from plait._naming import named_call
+from plait._refs import Ref, new_ref
 from plait.sharding import reshard
 from plait_autodiff import (
     InvertibilityError,
@@ -97,7 +100,6 @@ from plait_core import (
     make_jaxpr,
     remat,
 )
-from plait_core import errors as errors
 from plait_core import flatten_util as flatten_util
 from plait_core import lax as lax
 from plait_core import nn as nn
@@ -166,7 +168,6 @@ for _name, _module in {
     "scipy.stats.norm": _norm,
     "scipy.stats.uniform": _uniform,
     "flatten_util": flatten_util,
-    "errors": errors,
 }.items():
     sys.modules[f"{__name__}.{_name}"] = _module
 for _dist in _stats.__all__:  # every distribution, as ``import plait.scipy.stats.gamma`` finds it
@@ -233,6 +234,7 @@ __all__ = [
     "debug",
     "experimental",
     "interpreters",
+    "lib",
     "pure_callback",
     "device_count",
     "dtypes",
@@ -241,6 +243,8 @@ __all__ = [
     "jacobian",
     "local_device_count",
     "named_call",
+    "Ref",
+    "new_ref",
     "Array",
     "block_until_ready",
     "default_backend",

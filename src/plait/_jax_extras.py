@@ -20,19 +20,45 @@ from typing import Any
 import numpy as np
 
 from plait._compile_time_eval import CompileTimeEvalTrace
+from plait._hitypes import HITYPES
 from plait_autodiff import vjp
 from plait_core import custom_vjp
 from plait_core.abstract import ShapedArray, get_aval
 from plait_core.config import config
 from plait_core.jaxpr import eval_jaxpr
+from plait_core.prng import KEY_DTYPE, PRNGKeyArray
 from plait_core.staging import make_jaxpr
 from plait_core.trace import set_current_trace
 from plait_core.tree_util import tree_flatten, tree_unflatten
 
 
-def typeof(x: Any) -> ShapedArray:
-    """The abstract value (shape, dtype, weak type) of an array, scalar or tracer."""
+def typeof(x: Any) -> Any:
+    """The abstract value (shape, dtype, weak type) of an array, scalar or tracer;
+    of a value of a class given to ``experimental.hijax.register_hitype``, what
+    that registration's function returns."""
+    hi = HITYPES.get(type(x))
+    if hi is not None:
+        return hi(x)
+    if isinstance(x, PRNGKeyArray):
+        return _key_aval(x)
     return get_aval(x, "typeof")
+
+
+def _key_aval(keys: PRNGKeyArray) -> ShapedArray:
+    """JAX's abstract value of a typed key array: ``ShapedArray(key<fry>[shape])``.
+
+    plait carries a key array through its transformations as a pytree over its
+    ``uint32`` data, so core never makes this abstract value; ``typeof`` makes it
+    for the user to read (shape, dtype ``key<fry>``, ``str_short``), bypassing
+    ``ShapedArray.__init__``, which takes NumPy dtypes only."""
+    aval = object.__new__(ShapedArray)
+    aval.shape = keys.shape
+    aval.dtype = KEY_DTYPE  # type: ignore[assignment]
+    aval.weak_type = False
+    aval.vma = get_aval(keys.data).vma
+    aval._sharding = None
+    aval._hash = -1
+    return aval
 
 
 @contextlib.contextmanager

@@ -25,7 +25,7 @@ def _all(names: str, why: str) -> dict[str, str]:
 
 NOT_SUPPORTED: dict[str, dict[str, str]] = {
     "jax": {
-        **_all("Ref new_ref empty_ref free_ref freeze", _REFS),
+        **_all("empty_ref free_ref freeze", _REFS),
         "ds": "a slice helper for Ref / Pallas indexing; plait has no Refs",
         "memory": "JAX's memory spaces (jax.memory.Space: device, pinned host, any), taken by device_put and "
                   "carried in abstract values; plait's Arrays and shardings have one memory (the device's), so "
@@ -92,9 +92,5 @@ NOT_SUPPORTED_MODULES: dict[str, str] = {
     "jax.export": "JAX's serialization of staged programs (Exported, StableHLO with a calling-convention version, "
                   "deserialized and called by any later JAX): plait's lowered programs are not versioned for "
                   "reloading by another process; use jit(f).lower(...).as_text() to read the StableHLO",
-    "jax.experimental.hijax": "JAX's experimental 'higher-order' types (HiType, MutableHiType, HiPrimitive, "
-                              "aval methods, quasi-dynamic data): user-defined abstract values with their own "
-                              "lowering and mutation rules, which plait's language (ShapedArray values, typed "
-                              "keys, Piles) has no place for",
 }
 """JAX modules plait does not have at all, with why (``plait.compat`` says it on import)."""

@@ -615,3 +615,15 @@ def test_disable_jit_runs_the_python_body_op_by_op() -> None:
     c = f(x)  # compiled again outside the block
     assert f._cache_size() == 1 and seen[-1] is not Array
     np.testing.assert_allclose(np.asarray(c), np.asarray(a), rtol=1e-6)
+
+
+def test_shardings_that_are_all_none_leave_layouts_alone() -> None:
+    # flax.nnx.jit passes in_shardings=None and out_shardings=(None, ()): nothing is
+    # requested, so the call runs as a jit without shardings (it failed choosing
+    # devices for an SPMD call with no sharding to take them from).
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    f = jit(lambda a: (a * 2.0, ()), in_shardings=None, out_shardings=(None, ()))
+    out, empty = f(x)
+    np.testing.assert_array_equal(np.asarray(out), x * 2.0)
+    assert empty == ()
+    assert out.sharding == jit(lambda a: a * 2.0)(x).sharding

@@ -595,7 +595,11 @@ class _JitState(FastPaths):
         if self.layouts is not None:
             ins = self.layouts.for_args(dyn, dyn_pos)
             outs = self.layouts.for_outputs(out_trees[0], len(closed.out_avals))
-            shardings = ((None,) * nc + ins, outs)
+            if any(s is not None for s in (*ins, *outs)):
+                # Only requested layouts make the call SPMD: shardings that are all
+                # None (flax.nnx.jit passes in_shardings=None, out_shardings=(None, ()))
+                # leave every layout to the operands, as a jit without shardings does.
+                shardings = ((None,) * nc + ins, outs)
         info = JitInfo(
             self.device,
             (False,) * nc + leaf_donated,
