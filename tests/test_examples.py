@@ -12,6 +12,8 @@ import pytest
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 NAMES = ["mlp", "revnet", "ragged_transformer", "masked_rnn", "data_parallel", "cross_attention_piles"]
+# Plain JAX programs using JAX libraries, run under plait.compat by test_ecosystem_examples.py.
+ECOSYSTEM_NAMES = ["optax_flax_nnx_mlp", "equinox_cnn"]
 
 
 def run(name: str) -> str:
@@ -22,8 +24,8 @@ def run(name: str) -> str:
 
 
 def test_the_examples_are_there_and_documented() -> None:
-    assert sorted(p.stem for p in EXAMPLES.glob("*.py")) == sorted(NAMES)
-    for name in NAMES:
+    assert sorted(p.stem for p in EXAMPLES.glob("*.py")) == sorted(NAMES + ECOSYSTEM_NAMES)
+    for name in NAMES + ECOSYSTEM_NAMES:
         doc = ast.get_docstring(ast.parse((EXAMPLES / f"{name}.py").read_text()))
         assert doc and len(doc.split()) > 40, f"{name}.py needs a module docstring that explains it"
 
