@@ -109,6 +109,15 @@ class ShapedArray:
             self._sharding if sharding is _KEEP else sharding,
         )
 
+    def to_tangent_aval(self) -> ShapedArray:
+        """JAX's ``ShapedArray.to_tangent_aval``: the aval of this value's tangents as a
+        custom rule sees them: the same for floating and complex dtypes, ``float0`` of
+        the same shape for integers, booleans and keys; the weak type, the varying
+        axes and the sharding are kept (unlike :func:`to_tangent_type`, which plait's
+        own autodiff uses and which is strongly typed)."""
+        dtype = self.dtype if dtypes.is_inexact(self.dtype) else dtypes.float0
+        return ShapedArray(self.shape, dtype, self.weak_type, self.vma, self._sharding)
+
     def strip_weak_type(self) -> ShapedArray:
         """The same abstract value, strongly typed."""
         return ShapedArray(self.shape, self.dtype, False, self.vma, self._sharding) if self.weak_type else self

@@ -10,7 +10,7 @@ interpreter's coverage test can name what it is missing.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Generic, TypeVar
 
 from plait_core import trace as _trace
@@ -61,6 +61,15 @@ class Primitive:
             # backend (what EvalTrace.process_primitive does, one call less).
             return _eager_backend[0](self, args, params)
         return trace.process_primitive(self, args, params)
+
+    def get_bind_params(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        """JAX's ``Primitive.get_bind_params``: the keyword arguments with which
+        ``bind`` applies an equation of this primitive with ``params`` again
+        (an interpreter walking a jaxpr calls ``p.bind(*ins, **p.get_bind_params(eqn.params))``).
+        In plait an equation's params are exactly ``bind``'s, calls and custom
+        derivatives included, so this is a copy of them (JAX 0.10.2 also returns a
+        dict)."""
+        return dict(params)
 
     def def_impl(self, impl: Callable[..., Any]) -> Callable[..., Any]:
         """Set the NumPy reference implementation (decorator)."""
