@@ -96,7 +96,7 @@ def jvp(
     tangents_out = tree_unflatten(flat.out_tree, typed)
     if has_aux:
         assert flat.aux_tree is not None
-        return primals_out, tangents_out, tree_unflatten(flat.aux_tree, outs[n:])
+        return primals_out, tangents_out, flat.rebuild_aux(outs[n:])
     return primals_out, tangents_out
 
 # ---------------------------------------------------------------------------
@@ -164,7 +164,7 @@ def linearize(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> 
     primals_out = tree_unflatten(out_tree, outs[:n])
     if has_aux:
         assert flat.aux_tree is not None
-        return primals_out, f_jvp, tree_unflatten(flat.aux_tree, outs[n:])
+        return primals_out, f_jvp, flat.rebuild_aux(outs[n:])
     return primals_out, f_jvp
 
 
@@ -222,7 +222,7 @@ def _vjp(fun: Callable[..., Any], primals: tuple[Any, ...], has_aux: bool, what:
     primals_out = tree_unflatten(out_tree, outs[:n])
     if has_aux:
         assert flat.aux_tree is not None
-        return primals_out, pullback, tree_unflatten(flat.aux_tree, outs[n:])
+        return primals_out, pullback, flat.rebuild_aux(outs[n:])
     return primals_out, pullback
 
 def value_and_grad(

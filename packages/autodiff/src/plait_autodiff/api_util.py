@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from plait_autodiff.tangents import Zero, is_float0, to_tangent_type
-from plait_core import Tracer, dtypes, get_aval, to_numpy
+from plait_core import Tracer, dtypes, get_aval
 from plait_core.abstract import ShapedArray
 from plait_core.dims import definitely_equal_shapes
 from plait_core.tree_util import PyTreeDef, tree_flatten, tree_unflatten
@@ -31,14 +31,33 @@ __all__ = [
 
 
 
+_TRACED = object()
+
+
 class FlatFun:
     """A pytree function as a flat one; records the output structure (and the
-    structure of the auxiliary output with ``has_aux``) when called."""
+    structure of the auxiliary output with ``has_aux``) when called.
+
+    Of the auxiliary output, only the traced leaves are flat outputs (they leave
+    the transformation as their primal values); every other leaf (an array, a
+    scalar, a string, any Python object) is kept aside and given back unchanged
+    by :meth:`rebuild_aux`, as JAX returns ``aux`` (``grad(f, has_aux=True)``
+    of an ``f`` returning ``(loss, "a label")`` is allowed)."""
 
     def __init__(self, fun: Callable[..., Any], in_tree: PyTreeDef, has_aux: bool, what: str) -> None:
         self.fun, self.in_tree, self.has_aux, self.what = fun, in_tree, has_aux, what
         self.out_tree: PyTreeDef | None = None
         self.aux_tree: PyTreeDef | None = None
+        self._aux_kept: list[Any] = []
+
+    def rebuild_aux(self, traced: Sequence[Any]) -> Any:
+        """The auxiliary output, from the flat outputs of its traced leaves."""
+        assert self.aux_tree is not None
+        given = iter(traced)
+        leaves = [next(given) if x is _TRACED else x for x in self._aux_kept]
+        rest = next(given, _TRACED)
+        assert rest is _TRACED, "more traced auxiliary outputs than recorded"
+        return tree_unflatten(self.aux_tree, leaves)
 
     def __call__(self, *leaves: Any) -> list[Any]:
         args = tree_unflatten(self.in_tree, leaves)
@@ -51,7 +70,9 @@ class FlatFun:
                     f"got {describe(out)}"
                 )
             out, aux = out
-            aux_leaves, self.aux_tree = tree_flatten(aux)
+            all_aux, self.aux_tree = tree_flatten(aux)
+            self._aux_kept = [_TRACED if isinstance(x, Tracer) else x for x in all_aux]
+            aux_leaves = [x for x in all_aux if isinstance(x, Tracer)]
         out_leaves, self.out_tree = tree_flatten(out)
         check_leaves(out_leaves, self.out_tree, f"{self.what}: the function's output")
         return [*out_leaves, *aux_leaves]
@@ -93,7 +114,9 @@ def check_callable(fun: Any, what: str) -> None:
 
 def check_tangent(what: str, kind: str, k: int, t: Any, primal: ShapedArray) -> Any:
     """A tangent/cotangent leaf ``t`` for a primal of type ``primal``: returned
-    as is (weakly typed scalars are converted), or a TypeError/ValueError."""
+    as is, or a TypeError/ValueError.  Its dtype must be the primal's tangent
+    dtype exactly: as in JAX, a weakly typed value (``jnp.array(5)``, a Python
+    scalar) is not converted (an integer tangent of a float primal is an error)."""
     expected = to_tangent_type(primal)
     try:
         a = get_aval(t)
@@ -102,14 +125,11 @@ def check_tangent(what: str, kind: str, k: int, t: Any, primal: ShapedArray) -> 
             f"{what}: {kind} leaf {k} has type {type(t).__name__}, expected an array of type {expected.str_short()}"
         ) from None
     if a.dtype != expected.dtype:
-        if a.weak_type and not isinstance(t, Tracer) and not is_float0(expected):
-            t = to_numpy(t, expected.dtype)
-        else:
-            hint = " (integer and boolean values have float0 tangents)" if is_float0(expected) else ""
-            raise TypeError(
-                f"{what}: {kind} leaf {k} has dtype {dtype_name(a.dtype)}, but its primal has type "
-                f"{primal.str_short()} so the {kind} must have dtype {dtype_name(expected.dtype)}{hint}"
-            )
+        hint = " (integer and boolean values have float0 tangents)" if is_float0(expected) else ""
+        raise TypeError(
+            f"{what}: {kind} leaf {k} has dtype {dtype_name(a.dtype)}, but its primal has type "
+            f"{primal.str_short()} so the {kind} must have dtype {dtype_name(expected.dtype)}{hint}"
+        )
     if not definitely_equal_shapes(a.shape, expected.shape):
         raise ValueError(
             f"{what}: {kind} leaf {k} has shape {tuple(a.shape)}, but its primal has shape {tuple(primal.shape)}"

@@ -104,7 +104,7 @@ def jacfwd(
         jac = _assemble(flat.out_tree, in_tree, blocks, argnums)
         if has_aux:
             assert flat.aux_tree is not None
-            return jac, tree_unflatten(flat.aux_tree, outs[n:])
+            return jac, flat.rebuild_aux(outs[n:])
         return jac
 
     return jac_fun
@@ -154,7 +154,7 @@ def jacrev(
         jac = _assemble(flat.out_tree, in_tree, blocks, argnums)
         if has_aux:
             assert flat.aux_tree is not None
-            return jac, tree_unflatten(flat.aux_tree, outs[n:])
+            return jac, flat.rebuild_aux(outs[n:])
         return jac
 
     return jac_fun
