@@ -6,8 +6,10 @@ uses that in three places: the StableHLO lowering (``jit`` and friends,
 :mod:`plait.interpreters.mlir`), and the two interpreters that have no JAX
 registration of their own, ``mask`` and ``vmap`` over piles (this module):
 there the primitive is replaced by ``f``'s jaxpr, which they interpret
-equation by equation.  A primitive without such a function is refused there
-with an error naming it.
+equation by equation.  A hand-written rule stands for such a function when its
+one operation is ``mlir.emit_python_callback``
+(:mod:`plait.interpreters._hand_written`).  A primitive without either is
+refused there with an error naming it.
 
 So that a derivative taken outside ``mask`` (``grad(mask(f))``) or of a
 pile's elements still uses the primitive's own JVP rule rather than the
@@ -30,6 +32,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from plait.extend._primitive import Primitive, on_new_primitive
+from plait.interpreters._hand_written import hand_written_fun
 from plait_autodiff import Zero, jvp_rules
 from plait_batching.registries import ragged_rules
 from plait_batching.trace import BatchTrace
@@ -72,7 +75,9 @@ def _name(f: Any) -> str:
 
 def expansion_of(prim: Primitive, platform: str | None, where: str) -> LowerFun:
     """The ``lower_fun`` registered for ``prim`` on ``platform`` (or for every
-    platform); ``NotImplementedError`` naming ``where`` when there is none."""
+    platform), or the hand-written rule registered there run as one (it is
+    refused when run if it builds more than host callbacks);
+    ``NotImplementedError`` naming ``where`` when there is none."""
     rules = prim.lowerings
     found = None
     for key in (platform, "gpu" if platform in ("cuda", "rocm") else None, None):
@@ -86,13 +91,20 @@ def expansion_of(prim: Primitive, platform: str | None, where: str) -> LowerFun:
             f"mlir.register_lowering({prim.name}, mlir.lower_fun(f, multiple_results=...)), so register one"
         )
     if not isinstance(found, LowerFun):
-        raise NotImplementedError(
-            f"{where}: the lowering of the primitive {prim.name} is a hand-written MLIR rule ({_name(found)}), "
-            "which builds StableHLO with JAX's MLIR Python bindings; plait writes its own StableHLO and cannot "
-            f"run it. Register mlir.lower_fun(f, multiple_results=...) for {prim.name} instead, with f written "
-            "with plait's (jax.numpy's) operations"
-        )
+        try:
+            adapted = _hand_written_cache.get((prim, found))
+        except TypeError:  # an unhashable rule: adapted afresh each time
+            return LowerFun(hand_written_fun(prim, found), True)
+        if adapted is None:
+            adapted = _hand_written_cache[(prim, found)] = LowerFun(hand_written_fun(prim, found), True)
+        return adapted
     return found
+
+
+#: A hand-written rule run as a function of plait operations (see
+#: :mod:`plait.interpreters._hand_written`), one per primitive and rule, so that
+#: :func:`expansion_jaxpr` stages it once per operand types and params.
+_hand_written_cache: dict[tuple[Primitive, Any], LowerFun] = {}
 
 
 _cache: dict[Any, ClosedJaxpr] = {}

@@ -9,10 +9,14 @@ eagerly), ``f`` is staged for the equation's operand types and params and the
 resulting jaxpr is lowered in the equation's place.  The same function is
 what ``mask`` and ``vmap`` over piles follow (:mod:`plait.interpreters._expansion`).
 
-A hand-written rule (a function building MLIR with JAX's Python bindings:
-``hlo.*`` operations, ``mlir.emit_python_callback``) is recorded, so a
-library registering one still imports, but lowering the primitive then
-raises ``NotImplementedError`` naming it.
+A hand-written rule (a function of JAX's lowering context building MLIR with
+JAX's Python bindings) is recorded, so a library registering one imports.  When
+its one operation is :func:`emit_python_callback` (equinox's ``noinline``), plait
+runs it as a function of its own operations: the callback becomes plait's
+``pure_callback`` (``io_callback`` with ``has_side_effect``) on the operands
+(:mod:`plait.interpreters._hand_written`).  A rule reading anything else (``hlo``
+operations, ``ir_constant``, effect tokens) is refused with ``NotImplementedError``
+("not supported: ...") naming the primitive, when the primitive is lowered.
 """
 
 from __future__ import annotations
@@ -22,10 +26,13 @@ from typing import Any
 
 from plait.extend._primitive import Primitive, on_new_primitive
 from plait.interpreters._expansion import LowerFun, expansion_jaxpr, expansion_of
+from plait.interpreters._hand_written import LoweringRuleContext, ModuleContext, emit_python_callback
 from plait_dispatch.lowering import RuleContext, Value, lowering_rules
 from plait_dispatch.lowering.context import lower_closed_jaxpr
 
-__all__ = ["LowerFun", "lower_fun", "register_lowering"]
+__all__ = [
+    "LowerFun", "LoweringRuleContext", "ModuleContext", "emit_python_callback", "lower_fun", "register_lowering",
+]
 
 _PLATFORMS = frozenset({"cpu", "cuda", "rocm", "tpu", "gpu"})
 
@@ -44,7 +51,8 @@ def register_lowering(
 ) -> Callable[..., Any]:
     """Register ``rule`` as the lowering of the extension primitive ``prim`` on
     ``platform`` (``None``: every platform).  ``rule`` should be made by
-    :func:`lower_fun`; any other rule is kept but refused when used (see the
+    :func:`lower_fun`; a hand-written rule runs only if its one operation is
+    :func:`emit_python_callback`, and is refused when used otherwise (see the
     module's docstring).  JAX's options (``inline``, ``cacheable``) change
     nothing here: the function is always inlined, and staged once per operand
     types and params."""
