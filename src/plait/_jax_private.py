@@ -26,6 +26,7 @@ from plait_core import dtypes as _dtypes
 from plait_core import flatten_util as _flatten_util
 from plait_core import tree_util as _tree_util
 from plait_core.abstract import ShapedArray
+from plait_core.custom_derivatives import CustomVJPException
 from plait_core.primitives.ad_helpers import stop_gradient_p
 from plait_core.prng import KeyDType
 from plait_dispatch import Array, _jaxlib, effects_barrier
@@ -165,6 +166,8 @@ PRIVATE: dict[str, Any] = {
     "jax._src.checkify.user_checks": _checkify.user_checks,
     # mutable references: plait has none (flax nnx isinstance checks), see AbstractRef
     "jax._src.state.types.AbstractRef": AbstractRef,
+    # differentiating a custom_vjp function with respect to a closed-over value (diffrax's test_adjoint)
+    "jax._src.interpreters.ad.CustomVJPException": CustomVJPException,
 }
 """``jax._src`` path -> plait object of the same meaning (see each comment)."""
 

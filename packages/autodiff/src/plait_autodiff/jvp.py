@@ -26,7 +26,7 @@ from plait_autodiff.tangents import Zero, instantiate, is_float0, to_tangent_typ
 from plait_core import ClosedJaxpr, Trace, Tracer, dtypes, get_aval, set_current_trace, transformation
 from plait_core.abstract import ShapedArray
 from plait_core.config import config
-from plait_core.custom_derivatives import closure_differentiation_error
+from plait_core.custom_derivatives import closure_differentiation_exception
 from plait_core.errors import ConcretizationTypeError, UnexpectedTracerError
 from plait_core.primitive import Primitive
 from plait_core.staging import trace_to_jaxpr
@@ -160,7 +160,7 @@ class JVPTrace(Trace):
             except UnexpectedTracerError as err:
                 # Only a closure can bring this trace's values into the rules.
                 kind = "custom_jvp" if hasattr(fun, "defjvp") else "custom_vjp"
-                raise TypeError(f"{closure_differentiation_error(kind, fun.fun)} ({err})") from err
+                raise closure_differentiation_exception(kind, fun.fun, str(err)) from err
         if ran is None:
             return NotImplemented
         out_tree, outs, out_tangents = ran

@@ -73,7 +73,9 @@ __all__ = [
     "FwdJaxpr",
     "JvpJaxpr",
     "SymbolicZero",
+    "CustomVJPException",
     "closure_differentiation_error",
+    "closure_differentiation_exception",
     "custom_jvp",
     "custom_jvp_rule_missing_error",
     "custom_vjp",
@@ -169,6 +171,20 @@ def closure_differentiation_error(kind: str, fun: Any) -> str:
         f"That is not supported: the {kind} rules only say how to differentiate with respect to the "
         "explicit arguments. Pass the closed-over value to the function as an argument and adapt the rules"
     )
+
+
+class CustomVJPException(TypeError):
+    """A ``custom_vjp`` function was differentiated with respect to a value it
+    closes over (JAX's ``jax._src.interpreters.ad.CustomVJPException``, which
+    diffrax's tests catch; also a ``TypeError``, as plait raised before)."""
+
+
+def closure_differentiation_exception(kind: str, fun: Any, detail: str = "") -> TypeError:
+    """The exception for :func:`closure_differentiation_error`: a
+    :class:`CustomVJPException` for ``custom_vjp``, a ``TypeError`` otherwise;
+    ``detail`` (the error that revealed it) is appended in parentheses."""
+    message = closure_differentiation_error(kind, fun) + (f" ({detail})" if detail else "")
+    return CustomVJPException(message) if kind == "custom_vjp" else TypeError(message)
 
 
 def _name(fun: Any) -> str:
@@ -654,7 +670,7 @@ class FwdJaxprThunk:
         if len(pert) != n:
             raise ValueError(f"fwd_jaxpr_thunk of {spec.name}: expected {n} flags (one per operand), got {len(pert)}")
         if any(pert[:nc]):
-            raise TypeError(closure_differentiation_error("custom_vjp", spec.name))
+            raise closure_differentiation_exception("custom_vjp", spec.name)
         if self.fwd is None:
             raise AttributeError(custom_vjp_rule_missing_error(spec.name))
         key = hashable_key(pert)

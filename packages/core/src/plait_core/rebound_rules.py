@@ -48,7 +48,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, ClassVar, Generic, TypeVar
 
 from plait_core.abstract import ShapedArray, to_tangent_type
-from plait_core.custom_derivatives import FwdJaxpr, JvpJaxpr, closure_differentiation_error
+from plait_core.custom_derivatives import FwdJaxpr, JvpJaxpr, closure_differentiation_exception
 from plait_core.jaxpr import ClosedJaxpr
 from plait_core.primitive import Primitive
 from plait_core.primitives.calls import (
@@ -183,7 +183,7 @@ class ReboundRule:
         if flags is None:
             return None
         if any(flags[: self.frame.num_lead]):
-            raise TypeError(closure_differentiation_error(kind, self.name))
+            raise closure_differentiation_exception(kind, self.name)
         return list(flags)[self.frame.num_lead :]
 
 
