@@ -175,3 +175,23 @@ def test_pure_callback_with_custom_jvp_is_differentiable() -> None:
     sin.defjvp(lambda primals, tangents: (sin(primals[0]), pnp.cos(primals[0]) * tangents[0]))
     g = plait.jit(plait.grad(lambda v: sin(v)))(F32(0.5))
     np.testing.assert_allclose(float(g), np.cos(0.5), rtol=1e-6)
+
+
+def test_single_device_programs_take_sharding_and_partitioned(capsys: pytest.CaptureFixture[str]) -> None:
+    # On one device these change nothing (JAX's results); over several devices
+    # see multidevice_callback_checks.py.
+    d0 = plait.sharding.SingleDeviceSharding(plait.devices()[0])
+    sd = plait.ShapeDtypeStruct((2,), F32)
+    out = plait.jit(lambda v: plait.pure_callback(lambda a: a * 2, sd, v, sharding=d0))(np.ones(2, F32))
+    np.testing.assert_array_equal(np.asarray(out), [2.0, 2.0])
+    out = plait.jit(lambda v: io_callback(lambda a: a + 1, sd, v, sharding=d0, ordered=True))(np.ones(2, F32))
+    np.testing.assert_array_equal(np.asarray(out), [2.0, 2.0])
+    plait.jit(lambda v: plait.debug.print("p {}", v, partitioned=True))(np.arange(2, dtype=F32))
+    seen: list[Any] = []
+    plait.jit(lambda v: plait.debug.callback(lambda a: seen.append(a.tolist()), v, partitioned=True))(np.ones(2, F32))
+    plait.effects_barrier()
+    assert capsys.readouterr().out == "p [0. 1.]\n" and seen == [[1.0, 1.0]]
+    mesh = plait.sharding.Mesh(np.array(plait.devices()[:1]), ("x",))
+    named = plait.sharding.NamedSharding(mesh, plait.sharding.PartitionSpec("x"))
+    with pytest.raises(NotImplementedError, match=r"pure_callback\(sharding=\.\.\.\) with a NamedSharding"):
+        plait.pure_callback(lambda a: a, sd, np.ones(2, F32), sharding=named)

@@ -309,8 +309,8 @@ def test_checkify_check_outside_and_refusals() -> None:
         checkify.check(False, "bad {x}", x=pnp.int32(3))
     with pytest.raises(ValueError, match=r"Cannot abstractly evaluate a checkify\.check which was not functionalized"):
         plait.jit(lambda x: checkify.check(x > 0, "bad"))(1.0)
-    with pytest.raises(TypeError, match=r"need to be PyTrees of arrays, but got 1\.0"):
-        checkify.checkify(_positive_log)(1.0, 2)
+    err, _ = checkify.checkify(_positive_log)(-1.0, 2)  # Python scalars reach f as Arrays, as in JAX
+    assert err.get() == "x must be positive, got -1.0 (`check` failed)"
 
     def loop(x: Any) -> Any:
         return plait.lax.scan(lambda c, xi: (c + _positive_log(xi, 1), None), 0.0, x)[0]

@@ -557,6 +557,23 @@ def manual_sharding_text() -> str:
     return str(_xc.HloSharding.manual())
 
 
+def maximal_sharding_text(index: int) -> str:
+    """The ``mhlo.sharding`` text of an operation placed on the device at
+    position ``index`` of the program's device list (a host callback run
+    once, on the whole values)."""
+    return f"{{maximal device={int(index)}}}"
+
+
+def maximal_device(hlo: Any) -> int | None:
+    """The device position an ``HloSharding`` places a whole value on, or
+    ``None`` when it is not maximal (an output of a host callback placed on
+    one device)."""
+    if hlo.is_replicated() or not hlo.is_maximal():  # (XLA counts a replicated value as maximal)
+        return None
+    devices = list(hlo.tile_assignment_devices()) or list(hlo.to_proto().tile_assignment_devices)
+    return int(devices[0])
+
+
 def tiling_of(hlo: Any, ndim: int, num_devices: int) -> np.ndarray:
     """The tiling (see above) of an ``HloSharding`` XLA chose, for rank ``ndim``."""
     if hlo.is_replicated() or ndim == 0:
@@ -583,6 +600,11 @@ def multi_device_sharding(devices: tuple[Device, ...], assignment: np.ndarray) -
     if s is None:
         s = _tiled[key] = _Tiled(_xc.DeviceList(devices), hlo_sharding(assignment))
     return s
+
+
+def hlo_sharding_of(devices: tuple[Device, ...], hlo: Any) -> Any:
+    """The jaxlib sharding of an ``HloSharding`` XLA chose, over ``devices``."""
+    return _Tiled(_xc.DeviceList(devices), hlo)
 
 
 def put_shards(aval: Any, sharding: Any, values: list[np.ndarray], devices: list[Device]) -> Buffer:
@@ -622,10 +644,13 @@ def shards_of(buf: Buffer) -> list[Buffer]:
     return list(buf._arrays)
 
 
-def compile_spmd(text: str, devices: tuple[Device, ...], propagate: Sequence[bool]) -> Executable:
+def compile_spmd(
+    text: str, devices: tuple[Device, ...], propagate: Sequence[bool], host_callbacks: Sequence[Any] = ()
+) -> Executable:
     """Compile a module for ``len(devices)`` partitions with XLA's SPMD
     partitioner; partition ``i`` runs on ``devices[i]``.  ``propagate``: per
-    output, whether XLA chooses its layout (else its ``mhlo.sharding`` holds)."""
+    output, whether XLA chooses its layout (else its ``mhlo.sharding`` holds).
+    ``host_callbacks``: as :func:`compile_stablehlo`'s."""
     options = _xc.CompileOptions()
     options.num_partitions = len(devices)
     options.num_replicas = 1
@@ -636,6 +661,10 @@ def compile_spmd(text: str, devices: tuple[Device, ...], propagate: Sequence[boo
     options.executable_build_options.allow_spmd_sharding_propagation_to_output = list(propagate) or [False]
     ids = np.array([[d.id for d in devices]], dtype=np.int32).reshape(1, len(devices))
     options.device_assignment = _xc.DeviceAssignment.create(ids)
+    if host_callbacks:
+        return client().compile_and_load(
+            _parse_module(text), _xc.DeviceList(devices), options, host_callbacks=list(host_callbacks)
+        )
     return client().compile_and_load(text, _xc.DeviceList(devices), options)
 
 
@@ -844,6 +873,11 @@ HOST_CALLBACK_TARGET: Final[str] = "xla_ffi_python_cpu_callback"
 function given at compile time: it receives the operands as NumPy arrays
 (and any ``!stablehlo.token`` operand as an opaque value to hand back) and
 returns a tuple of arrays, one per result."""
+
+PARTITIONED_HOST_CALLBACK_TARGET: Final[str] = "xla_ffi_partitioned_python_cpu_callback"
+"""The same as :data:`HOST_CALLBACK_TARGET`, with a partitioner in jaxlib that
+keeps the operands' layouts: in an SPMD program every device calls the
+function on its own pieces (no results)."""
 
 _mlir_context: list[Any] = []
 _mlir_lock = threading.Lock()

@@ -31,7 +31,15 @@ import numpy as np
 
 from plait_core import ClosedJaxpr, ShapedArray, config, dtypes, get_aval
 from plait_core.jaxpr import Jaxpr
-from plait_core.sharding import Mesh, NamedSharding, PartitionSpec, Sharding, TiledSharding, spec_of
+from plait_core.sharding import (
+    Mesh,
+    NamedSharding,
+    PartitionSpec,
+    Sharding,
+    SingleDeviceSharding,
+    TiledSharding,
+    spec_of,
+)
 from plait_core.tree_util import tree_unflatten
 from plait_dispatch import _jaxlib
 from plait_dispatch.array import Array
@@ -182,7 +190,7 @@ class SpmdCall:
         propagate = [t is None for j, t in enumerate(out_texts) if j not in module.float0_outputs]
         start = time.perf_counter()
         try:
-            executable = _jaxlib.compile_spmd(module.text, devices, propagate)
+            executable = _jaxlib.compile_spmd(module.text, devices, propagate, module.host_callbacks)
         except _jaxlib.XlaRuntimeError as e:
             # A donated input aliased to an output of its global shape whose
             # per-device pieces differ (another layout) cannot share memory:
@@ -190,9 +198,10 @@ class SpmdCall:
             if not any(donated) or "alias" not in str(e):
                 raise
             module = lower_jaxpr(closed, name=name, arg_avals=list(in_avals), platform=_jaxlib.PLATFORM, spmd=layout)
-            executable = _jaxlib.compile_spmd(module.text, devices, propagate)
+            executable = _jaxlib.compile_spmd(module.text, devices, propagate, module.host_callbacks)
         self.module = module
         self.executable = executable
+        self.effects = bool(module.host_callbacks)  # runs are waited for by effects_barrier
         stats.bump("compiles")
         log_compile(name, in_avals, f"on {len(devices)} devices", time.perf_counter() - start)
         self.in_shardings = in_shardings
@@ -201,11 +210,20 @@ class SpmdCall:
         chosen = iter(_jaxlib.output_hlo_shardings(self.executable, n_results))
         self.out_shardings: list[Sharding | None] = []
         self.handlers = []
+        # Outputs XLA placed on one device (a host callback's results, run
+        # once): position in ``devices`` by output index.
+        self.on_one_device: dict[int, int] = {}
         for j, (aval, want) in enumerate(zip(module.out_avals, out_shardings)):
             if j in self.float0_outs:
                 self.out_shardings.append(None)
                 continue
             hlo = next(chosen)
+            k = _jaxlib.maximal_device(hlo) if want is None and len(devices) > 1 else None
+            if k is not None:
+                self.on_one_device[j] = k
+                self.out_shardings.append(SingleDeviceSharding(devices[k]))
+                self.handlers.append(_jaxlib.multi_device_handler(aval, _jaxlib.hlo_sharding_of(devices, hlo)))
+                continue
             if want is None:
                 want = describe_layout(devices, _jaxlib.tiling_of(hlo, len(aval.shape), len(devices)), mesh)
             self.out_shardings.append(want)
@@ -226,7 +244,7 @@ class SpmdCall:
         for i in range(len(operands)):
             if i not in skip:
                 bufs.append(self._operand(operands[i], i, use))
-        outs = self.executable.execute_sharded(bufs).consume_with_handlers(self.handlers)
+        outs = _jaxlib.execute(self.executable, bufs, self.handlers, self.effects)
         for x, d in zip(operands, self.info.donated):
             if d and type(x) is Array:
                 x._donate()
@@ -235,6 +253,9 @@ class SpmdCall:
         for j, aval in enumerate(self.module.out_avals):
             if j in self.float0_outs:
                 result.append(np.zeros(aval.shape, dtypes.float0))
+            elif j in self.on_one_device:
+                k = self.on_one_device[j]
+                result.append(Array(_jaxlib.shards_of(next(it))[k], aval, self.devices[k], True))
             else:
                 sharding = self.out_shardings[j]
                 assert sharding is not None
@@ -386,6 +407,8 @@ def spmd_fast_handler(call: SpmdCall, operands: Sequence[Any], n_consts: int, ou
     general path must stay: a leaf that is not a multi-device Array laid out
     as the call wants it (it is placed anew on every call), an unhashable
     sharding.  The constants are placed once, here."""
+    if call.effects or call.on_one_device:
+        return None  # host callbacks: each run's token is kept for effects_barrier, on the general path
     leaves = operands[n_consts:]
     for k, x in enumerate(leaves):
         want = call.in_shardings[n_consts + k]

@@ -1,7 +1,7 @@
 """The host-callback primitive: a Python function called on the host, with
 NumPy arrays, from inside a program (eager, staged or compiled).
 
-``callback(*args, callback, result_avals, kind, ordered, vmap_method)``:
+``callback(*args, callback, result_avals, kind, ordered, vmap_method, sharding, partitioned)``:
 
 * ``callback`` is a :class:`HostCallback`: the flat Python function (NumPy
   arrays in, a sequence of arrays out), compared by identity;
@@ -15,7 +15,14 @@ NumPy arrays, from inside a program (eager, staged or compiled).
   token through the ordered calls);
 * ``vmap_method``: how ``vmap`` calls it (``'sequential'``,
   ``'sequential_unrolled'``, ``'expand_dims'``, ``'broadcast_all'``, or
-  ``None``: not batchable).
+  ``None``: not batchable);
+* ``sharding``: in a program over several devices whose layout XLA
+  chooses (``jit`` of sharded values), the device that runs the call, on
+  the whole values (``None``: the program's first device); inside
+  ``shard_map`` every device calls it on its own pieces and ``sharding``
+  must be ``None``;
+* ``partitioned`` (``debug`` calls only): every device calls it on its own
+  pieces, also where XLA chooses the layout.
 
 Calls with effects are never removed by dead-code elimination.
 """
@@ -41,11 +48,15 @@ class HostCallback:
     """A Python function called on the host, hashed and compared by identity
     (so that it can be a param of the primitive and key compilation caches)."""
 
-    __slots__ = ("fun", "name")
+    __slots__ = ("fun", "name", "order_per_device")
 
-    def __init__(self, fun: Callable[..., Sequence[Any]], name: str) -> None:
+    def __init__(self, fun: Callable[..., Sequence[Any]], name: str, *, order_per_device: bool = False) -> None:
         self.fun = fun
         self.name = name
+        #: An ordered debug call that may run in a program over several devices,
+        #: its order kept per device (``checkify``'s checks); a user's
+        #: ``debug.callback(ordered=True)`` is refused there, as in JAX.
+        self.order_per_device = order_per_device
 
     def __call__(self, *args: Any) -> Sequence[Any]:
         return self.fun(*args)
@@ -77,7 +88,7 @@ def check_results(name: str, outs: Any, result_avals: Sequence[ShapedArray]) -> 
 
 def _abstract_eval(
     *avals: ShapedArray, callback: HostCallback, result_avals: tuple[ShapedArray, ...], kind: str, ordered: bool,
-    vmap_method: str | None,
+    vmap_method: str | None, sharding: Any, partitioned: bool,
 ) -> list[ShapedArray]:  # fmt: skip
     if not isinstance(callback, HostCallback):
         raise TypeError(f"callback: the parameter callback must be a HostCallback, got {type(callback).__name__}")
@@ -85,12 +96,14 @@ def _abstract_eval(
         raise ValueError(f"callback: kind must be one of {KINDS}, got {kind!r}")
     if vmap_method not in VMAP_METHODS:
         raise ValueError(f"callback: vmap_method must be one of {VMAP_METHODS}, got {vmap_method!r}")
+    if partitioned and (kind != "debug" or result_avals):
+        raise ValueError(f"callback {callback.name}: only a debug callback (no results) can be partitioned")
     return list(result_avals)
 
 
 def _impl(
     *args: Any, callback: HostCallback, result_avals: tuple[ShapedArray, ...], kind: str, ordered: bool,
-    vmap_method: str | None,
+    vmap_method: str | None, sharding: Any, partitioned: bool,
 ) -> list[np.ndarray]:  # fmt: skip
     outs = callback(*(np.asarray(a) for a in args))
     return check_results(callback.name, outs, result_avals)

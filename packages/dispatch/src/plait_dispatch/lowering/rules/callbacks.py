@@ -8,6 +8,17 @@ A call with effects (``io``, ``debug``) is marked ``has_side_effect`` so that
 XLA keeps it; an ordered one also takes and returns a ``!stablehlo.token``,
 chained through the ordered calls of its block (the first one starts from a
 fresh ``stablehlo.after_all``), which fixes their order.
+
+In a module over several devices (SPMD), where the call runs follows JAX
+0.10.2: where XLA chooses the layout, one device (the program's first, or
+the device of the call's ``sharding``) runs it once on the whole values
+(``{maximal device=k}``); inside ``shard_map`` every device runs it on its
+own pieces (``{manual}``); a ``partitioned`` debug call runs on every
+device with its pieces wherever it is (jaxlib's partitioned callback
+target, whose partitioner keeps the operands' layouts).  An ordered
+``debug.callback`` over more than one device is refused, as JAX does (the
+devices' calls have no order among themselves); an ordered ``io_callback``
+keeps its order per device.
 """
 
 from __future__ import annotations
@@ -22,6 +33,7 @@ from plait_core.primitives.callbacks import HostCallback, callback_p, check_resu
 from plait_dispatch import _jaxlib
 from plait_dispatch.lowering.context import RuleContext, lowering_rules
 from plait_dispatch.lowering.module import LoweringError, Value, concrete_shape, result_types
+from plait_dispatch.lowering.rules.sharding import current_mesh
 
 
 class _Token(Value):
@@ -65,13 +77,47 @@ def _token(ctx: RuleContext) -> _Token:
     return tok
 
 
+def _placement(ctx: RuleContext, callback: HostCallback, kind: str, ordered: bool, sharding: Any,
+               partitioned: bool) -> tuple[str, str | None]:  # fmt: skip
+    """The custom-call target and the ``mhlo.sharding`` text of the call
+    (``None``: no annotation) in the module being built (see the module docs)."""
+    devices = ctx.module.spmd
+    if devices is None:
+        return _jaxlib.HOST_CALLBACK_TARGET, None
+    if ordered and kind == "debug" and len(devices) > 1 and not callback.order_per_device:
+        raise LoweringError(
+            f"host callback {callback.name}: an ordered debug callback cannot run in a program over "
+            f"{len(devices)} devices (each device would call it, in no order among them), as in JAX; "
+            "pass ordered=False, or use io_callback(..., ordered=True)"
+        )
+    if partitioned:
+        return _jaxlib.PARTITIONED_HOST_CALLBACK_TARGET, None
+    if current_mesh() is not None:
+        if sharding is not None:
+            raise NotImplementedError(
+                f"not supported: host callback {callback.name} with sharding= inside shard_map, where every "
+                "device calls the callback on its own pieces (JAX refuses it too); drop sharding="
+            )
+        return _jaxlib.HOST_CALLBACK_TARGET, _jaxlib.manual_sharding_text()
+    index = 0
+    if sharding is not None:
+        device = sharding._device_assignment[0]
+        found = [k for k, d in enumerate(devices) if d is device or d == device]
+        if not found:
+            raise LoweringError(
+                f"host callback {callback.name}: its sharding names {device}, which is not one of the "
+                f"{len(devices)} devices the program runs on"
+            )
+        index = found[0]
+    return _jaxlib.HOST_CALLBACK_TARGET, _jaxlib.maximal_sharding_text(index)
+
+
 @lowering_rules.register(callback_p)
 def _callback(
     ctx: RuleContext, *args: Value, callback: HostCallback, result_avals: tuple[ShapedArray, ...], kind: str,
-    ordered: bool, vmap_method: str | None,
+    ordered: bool, vmap_method: str | None, sharding: Any, partitioned: bool,
 ) -> list[Value]:  # fmt: skip
-    if ctx.module.spmd is not None:
-        raise LoweringError(f"host callback {callback.name}: callbacks inside multi-device (SPMD) programs are not supported")
+    target, placement = _placement(ctx, callback, kind, ordered, sharding, partitioned)
     for a in result_avals:
         concrete_shape(a)
     index = len(ctx.module.host_callbacks)
@@ -86,13 +132,15 @@ def _callback(
         results_text = ["!stablehlo.token", *results_text]
         result_layouts = ["dense<> : tensor<0xindex>", *result_layouts]
     attrs = [
-        f'call_target_name = "{_jaxlib.HOST_CALLBACK_TARGET}"',
+        f'call_target_name = "{target}"',
         "api_version = 4 : i32",
         f"has_side_effect = {'false' if kind == 'pure' else 'true'}",
         f"backend_config = {{index = {index} : ui64}}",
         f"operand_layouts = [{', '.join(layouts)}]",
         f"result_layouts = [{', '.join(result_layouts)}]",
     ]
+    if placement is not None:
+        attrs.append(f'mhlo.sharding = "{placement}"')
     names = [v.name for v in operands]
     ctx.block.namer.used.update(names)
     n = len(results_text)
