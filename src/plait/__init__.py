@@ -108,7 +108,7 @@ from plait_core import random as random
 from plait_core import scipy as scipy
 from plait_core import tree as tree
 from plait_core import tree_util as tree_util
-from plait_core.config import default_device, log_compiles, no_execution, no_tracing
+from plait_core.config import default_device, enable_custom_prng, log_compiles, no_execution, no_tracing
 from plait_core.dtypes import float0
 from plait_core.host_callbacks import pure_callback
 from plait_core.numpy.array_type import Array
@@ -194,6 +194,7 @@ __all__ = [
     "Shard",
     "default_device",
     "effects_barrier",
+    "enable_custom_prng",
     "host_count",
     "host_id",
     "host_ids",

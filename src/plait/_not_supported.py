@@ -37,7 +37,6 @@ NOT_SUPPORTED: dict[str, dict[str, str]] = {
         "thread_guard": _CONFIG + " (multi-threaded dispatch guards)",
         "array_garbage_collection_guard": _CONFIG + " (jax.Array garbage-collection logging)",
         "make_user_context": "JAX's config internals (user contexts for custom config states)",
-        "enable_custom_prng": _CONFIG + " (the pre-typed-key custom PRNG switch; typed keys are always on)",
         "legacy_prng_key": _CONFIG + " (warnings on raw uint32 keys)",
         "allow_f16_reductions": _CONFIG + " (float16 reductions)",
         "softmax_custom_jvp": _CONFIG + " (softmax's derivative rule)",

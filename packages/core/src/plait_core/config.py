@@ -48,6 +48,9 @@ class Config:
         # CPU devices plait-dispatch makes (-1: its default, $PLAIT_NUM_CPU_DEVICES
         # or 1); settable only before the first device is used.
         self.num_cpu_devices: int = -1
+        # JAX's switch making random.PRNGKey return a typed key array (its
+        # custom-PRNG upgrade); off by default, as in JAX 0.10.2.
+        self.custom_prng_enabled: bool = False
         self.validators: dict[str, Callable[[Any], Any]] = {}
         # Called after ``update`` changes x64_enabled: modules above this one that
         # cache dtype decisions register here (dtypes does when imported).
@@ -69,6 +72,7 @@ class Config:
         "numpy_rank_promotion": "numpy_rank_promotion",
         "numpy_dtype_promotion": "numpy_dtype_promotion",
         "num_cpu_devices": "num_cpu_devices",
+        "enable_custom_prng": "custom_prng_enabled",
     }
 
     _VALUED: ClassVar[dict[str, Callable[[str, Any], Any]]] = {}
@@ -279,6 +283,12 @@ no_tracing = State(
 no_execution = State(
     "no_execution",
     "While on, running a compiled computation (jit, an eager operation on devices) is a RuntimeError.",
+    True,
+)
+enable_custom_prng = State(
+    "enable_custom_prng",
+    "While on, ``random.PRNGKey(seed)`` returns a typed key array (as ``random.key(seed)`` does) instead of "
+    "raw ``uint32[2]`` key data (JAX's ``jax_enable_custom_prng``; off by default).",
     True,
 )
 default_device = State(

@@ -135,8 +135,11 @@ def _one_program(*static: str) -> Callable[[F], F]:
 
 def PRNGKey(seed: Any, *, impl: Any = None) -> KeyArray:
     """A raw key (``uint32[2]``) from an integer seed: the words
-    ``(seed >> 32, seed & 0xFFFFFFFF)``, the high word 0 unless x64 is on."""
+    ``(seed >> 32, seed & 0xFFFFFFFF)``, the high word 0 unless x64 is on.
+    Under ``enable_custom_prng()`` a typed key over that data instead."""
     _check_impl(impl, "PRNGKey")
+    if config.custom_prng_enabled:
+        return PRNGKeyArray(seed_data(seed, "PRNGKey"))
     return seed_data(seed, "PRNGKey")
 
 
