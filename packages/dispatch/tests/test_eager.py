@@ -314,3 +314,31 @@ def test_an_eager_sampler_compiles_one_program_per_shape(sampler: str) -> None:
     staged = pd.jit(calls[sampler])()
     np.testing.assert_array_equal(np.asarray(first), np.asarray(again))
     np.testing.assert_array_equal(np.asarray(first), np.asarray(staged))
+
+
+def test_library_functions_compile_once_per_signature_with_op_by_op_values() -> None:
+    # Issue 26: linalg.solve binds a dozen primitives; eagerly it is one
+    # compiled program per signature (as JAX's jitted library functions).
+    from plait_core import eager_staging
+
+    rng = np.random.default_rng(5)
+    a = device((rng.normal(size=(5, 5)) + 5 * np.eye(5)).astype(np.float32))
+    b = device(rng.normal(size=(5,)).astype(np.float32))
+    prev = eager_staging.set_eager_staging(False)
+    try:
+        base = pd.stats.snapshot()["compiles"]
+        want = pnp.linalg.solve(a, b)
+        op_by_op = pd.stats.snapshot()["compiles"] - base
+    finally:
+        eager_staging.set_eager_staging(prev)
+    assert op_by_op >= 5
+    a2 = a * 1.0
+    base = pd.stats.snapshot()["compiles"]
+    got = pnp.linalg.solve(a, b)
+    assert pd.stats.snapshot()["compiles"] == base + 1
+    again = pnp.linalg.solve(a2, b)
+    assert pd.stats.snapshot()["compiles"] == base + 1
+    assert type(got) is Array and got.aval == want.aval
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+    np.testing.assert_array_equal(np.asarray(again), np.asarray(want))
+    np.testing.assert_allclose(np.asarray(got), np.linalg.solve(np.asarray(a), np.asarray(b)), rtol=1e-5)

@@ -48,6 +48,7 @@ from plait_core import (
     set_eager_backend,
     to_numpy,
 )
+from plait_core.eager_staging import set_eager_staging
 from plait_core.explicit_sharding import needs_typing
 from plait_core.primitives.callbacks import callback_p
 from plait_core.primitives.calls import closed_call_p
@@ -380,13 +381,18 @@ def _eager_call(args: Sequence[Any], params: dict[str, Any]) -> list[Any]:
 
 
 def install() -> None:
-    """Make XLA core's eager backend (done when plait_dispatch is imported)."""
+    """Make XLA core's eager backend (done when plait_dispatch is imported),
+    with core's library functions marked ``staged_when_eager`` (``linalg.solve``,
+    ``norm``, ``mean``, ...) run eagerly as one compiled program per signature
+    (issue 26: one XLA compilation where op by op there would be one per primitive)."""
     set_eager_backend(xla_backend)
+    set_eager_staging(True)
 
 
 def uninstall() -> None:
-    """Give eager evaluation back to core's NumPy backend."""
+    """Give eager evaluation back to core's NumPy backend (library functions op by op)."""
     set_eager_backend(None)
+    set_eager_staging(False)
 
 
 _eager_clear_hooks: list[Callable[[], None]] = []

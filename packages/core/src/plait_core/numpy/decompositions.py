@@ -25,6 +25,7 @@ import numpy as np
 from plait_core import dtypes, lax
 from plait_core.abstract import get_aval
 from plait_core.custom_derivatives import custom_jvp
+from plait_core.eager_staging import staged_when_eager
 from plait_core.lax import _lenient
 from plait_core.lax import factorizations as _lf
 from plait_core.numpy import creation, logic, reductions, sorting
@@ -138,6 +139,7 @@ def _eps(dtype: Any) -> float:
 # Factorisations
 
 
+@staged_when_eager
 def cholesky(a: ArrayLike, *, upper: builtins.bool = False, symmetrize_input: builtins.bool = True) -> Array:
     """The Cholesky factor of Hermitian positive definite matrices: lower
     ``L`` with ``a = L Lᴴ`` (``U = Lᴴ`` with ``upper``); NaNs where ``a`` is not
@@ -147,6 +149,7 @@ def cholesky(a: ArrayLike, *, upper: builtins.bool = False, symmetrize_input: bu
     return _lf.adjoint(L) if upper else L
 
 
+@staged_when_eager
 def qr(a: ArrayLike, mode: str = "reduced") -> Any:
     """The QR factorisation: ``QRResult(Q, R)`` with ``a = Q R``; ``mode`` is
     ``'reduced'`` (``Q`` of shape ``(..., m, k)``, ``k = min(m, n)``),
@@ -164,6 +167,7 @@ def qr(a: ArrayLike, mode: str = "reduced") -> Any:
     return r if mode == "r" else QRResult(q, r)
 
 
+@staged_when_eager
 def eigh(a: ArrayLike, UPLO: str | None = None, symmetrize_input: builtins.bool = True) -> EighResult:
     """The eigendecomposition of Hermitian matrices: ``EighResult(eigenvalues,
     eigenvectors)``, eigenvalues real and ascending; ``UPLO`` (``'L'``, the
@@ -182,11 +186,13 @@ def _uplo(UPLO: str | None) -> builtins.bool:
     raise ValueError(f"linalg.eigh: UPLO must be 'L' or 'U', got {UPLO!r}")
 
 
+@staged_when_eager
 def eigvalsh(a: ArrayLike, UPLO: str | None = "L", *, symmetrize_input: builtins.bool = True) -> Array:
     """The (real, ascending) eigenvalues of Hermitian matrices."""
     return eigh(a, UPLO, symmetrize_input).eigenvalues
 
 
+@staged_when_eager
 def eig(a: ArrayLike) -> EigResult:
     """The eigendecomposition of general square matrices (CPU only):
     ``EigResult(eigenvalues, eigenvectors)``, both complex, right eigenvectors
@@ -196,12 +202,14 @@ def eig(a: ArrayLike) -> EigResult:
     return EigResult(w, v)
 
 
+@staged_when_eager
 def eigvals(a: ArrayLike) -> Array:
     """The complex eigenvalues of general square matrices (CPU only)."""
     x = _matrices("eigvals", a)
     return _lf.eig(x, compute_left_eigenvectors=False, compute_right_eigenvectors=False)[0]
 
 
+@staged_when_eager
 def svd(
     a: ArrayLike,
     full_matrices: builtins.bool = True,
@@ -235,6 +243,7 @@ def _hermitian_svd(x: Array, compute_uv: builtins.bool) -> Any:
     return SVDResult(u, s, vh)
 
 
+@staged_when_eager
 def svdvals(x: ArrayLike, /) -> Array:
     """The singular values, descending."""
     out: Array = svd(x, compute_uv=False)
@@ -292,6 +301,7 @@ def _slogdet_jvp(primals: tuple[Array], tangents: tuple[Array]) -> tuple[Any, An
 _slogdet.defjvp(_slogdet_jvp)
 
 
+@staged_when_eager
 def slogdet(a: ArrayLike, *, method: str | None = None) -> SlogdetResult:
     """The sign and the log of the absolute value of the determinant:
     ``SlogdetResult(sign, logabsdet)``, computed from an LU factorisation
@@ -348,6 +358,7 @@ def _det_jvp(primals: tuple[Array], tangents: tuple[Array]) -> tuple[Array, Arra
 _det.defjvp(_det_jvp)
 
 
+@staged_when_eager
 def det(a: ArrayLike) -> Array:
     """The determinant (from an LU factorisation).  Its derivative is
     ``trace(adj(a) da)``, through the adjugate, so it is finite at singular
@@ -376,6 +387,7 @@ def _solve_jvp(primals: tuple[Array, Array], tangents: tuple[Array, Array]) -> t
 _solve.defjvp(_solve_jvp)
 
 
+@staged_when_eager
 def solve(a: ArrayLike, b: ArrayLike) -> Array:
     """The solution ``x`` of ``a x = b`` for square ``a`` (``(..., n, n)``):
     ``b`` is one vector ``(n,)``, or matrices ``(..., n, k)`` whose batch
@@ -404,6 +416,7 @@ def solve(a: ArrayLike, b: ArrayLike) -> Array:
     return out
 
 
+@staged_when_eager
 def inv(a: ArrayLike) -> Array:
     """The inverse of square matrices (``(..., n, n)``)."""
     x = _matrices("inv", a)
@@ -412,6 +425,7 @@ def inv(a: ArrayLike) -> Array:
     return solve(x, eye)
 
 
+@staged_when_eager
 def matrix_power(a: ArrayLike, n: int) -> Array:
     """``a`` multiplied by itself ``n`` times (by repeated squaring); ``n = 0``
     is the identity and a negative ``n`` powers the inverse."""
@@ -445,6 +459,7 @@ def _default_rtol(shape: Sequence[Any], dtype: Any) -> float:
     return builtins.max(int(shape[-1]), int(shape[-2])) * _eps(dtype)
 
 
+@staged_when_eager
 def pinv(a: ArrayLike, rtol: ArrayLike | None = None, hermitian: builtins.bool = False, *,
          rcond: ArrayLike | None = None) -> Array:  # fmt: skip
     """The Moore-Penrose pseudo-inverse (``(..., n, m)`` for ``(..., m, n)``):
@@ -464,6 +479,7 @@ def pinv(a: ArrayLike, rtol: ArrayLike | None = None, hermitian: builtins.bool =
     return _mm(_col_mul(_lf.adjoint(vh), s_inv), _lf.adjoint(u))
 
 
+@staged_when_eager
 def matrix_rank(M: ArrayLike, rtol: ArrayLike | None = None, *, hermitian: builtins.bool = False,
                 tol: ArrayLike | None = None) -> Array:  # fmt: skip
     """The number of singular values above ``rtol`` times the largest (or above
@@ -482,6 +498,7 @@ def matrix_rank(M: ArrayLike, rtol: ArrayLike | None = None, *, hermitian: built
     return reductions.sum(convert(logic.greater(s, cutoff), dtypes.int32), axis=-1)
 
 
+@staged_when_eager
 def lstsq(a: ArrayLike, b: ArrayLike, rcond: float | None = None, *,
           numpy_resid: builtins.bool = False) -> tuple[Array, Array, Array, Array]:  # fmt: skip
     """The least-squares solution of ``a x = b`` for a matrix ``a`` (``(m, n)``)
@@ -518,6 +535,7 @@ def lstsq(a: ArrayLike, b: ArrayLike, rcond: float | None = None, *,
     return sol, resid, rank, s
 
 
+@staged_when_eager
 def cond(x: ArrayLike, p: Any = None) -> Array:
     """The condition number of square (or, for ``p`` None / 2 / -2, any)
     matrices: the ratio of the largest to the smallest singular value, or
@@ -539,6 +557,7 @@ def cond(x: ArrayLike, p: Any = None) -> Array:
     return logic.where(singular, convert(np.inf, dtype_of(r)), r)
 
 
+@staged_when_eager
 def tensorinv(a: ArrayLike, ind: int = 2) -> Array:
     """The inverse of ``a`` seen as a linear map from its last axes to its
     first ``ind`` axes: the result has shape ``a.shape[ind:] + a.shape[:ind]``."""
@@ -556,6 +575,7 @@ def tensorinv(a: ArrayLike, ind: int = 2) -> Array:
     return lax.reshape(inv(lax.reshape(arr, (rows, cols))), (*in_shape, *out_shape))
 
 
+@staged_when_eager
 def tensorsolve(a: ArrayLike, b: ArrayLike, axes: tuple[int, ...] | None = None) -> Array:
     """The ``x`` with ``tensordot(a, x, x.ndim) = b``: ``a``'s axes are ``b``'s
     shape then ``x``'s; ``axes`` names axes of ``a`` to move to the end first."""
@@ -580,6 +600,7 @@ def tensorsolve(a: ArrayLike, b: ArrayLike, axes: tuple[int, ...] | None = None)
     return lax.reshape(sol, x_shape)
 
 
+@staged_when_eager
 def multi_dot(arrays: Sequence[ArrayLike], *, precision: Any = None) -> Array:
     """The product of a chain of matrices; the first may be a vector (a row)
     and the last a vector (a column), as in NumPy."""

@@ -17,6 +17,7 @@ from typing import Any
 from plait_core import dtypes, lax
 from plait_core.abstract import get_aval
 from plait_core.dims import Dim, definitely_equal
+from plait_core.eager_staging import staged_when_eager
 from plait_core.explicit_sharding import with_out_sharding
 from plait_core.lax import _lenient
 from plait_core.numpy._util import (
@@ -63,6 +64,7 @@ def _promoted(name: str, a: ArrayLike, b: ArrayLike) -> tuple[Array, Array]:
     return as_array(x, name, 0), as_array(y, name, 1)
 
 
+@staged_when_eager
 def dot(a: ArrayLike, b: ArrayLike, *, precision: Any = None, preferred_element_type: Any = None,
         out_sharding: Any = None) -> Array:
     """The dot product: a product for scalars, the inner product of vectors, the
@@ -80,6 +82,7 @@ def dot(a: ArrayLike, b: ArrayLike, *, precision: Any = None, preferred_element_
     return dot_general_promoted("dot", x, y, (((xn - 1,), (yc,)), ((), ())), precision, preferred_element_type)
 
 
+@staged_when_eager
 def matmul(a: ArrayLike, b: ArrayLike, *, precision: Any = None, preferred_element_type: Any = None,
            out_sharding: Any = None) -> Array:
     """The matrix product with batch broadcasting (``a @ b``): 1-D operands are
@@ -119,6 +122,7 @@ def matmul(a: ArrayLike, b: ArrayLike, *, precision: Any = None, preferred_eleme
     return lax.squeeze(out, tuple(squeeze)) if squeeze else out
 
 
+@staged_when_eager
 def tensordot(a: ArrayLike, b: ArrayLike, axes: Any = 2, *, precision: Any = None,
               preferred_element_type: Any = None) -> Array:
     """Sum products over the ``axes`` of ``a`` and ``b``: an int ``N`` pairs the last
@@ -144,6 +148,7 @@ def tensordot(a: ArrayLike, b: ArrayLike, axes: Any = 2, *, precision: Any = Non
     return dot_general_promoted("tensordot", x, y, ((xa, ya), ((), ())), precision, preferred_element_type)
 
 
+@staged_when_eager
 def inner(a: ArrayLike, b: ArrayLike, *, precision: Any = None, preferred_element_type: Any = None) -> Array:
     """The sum of products over the last axes of ``a`` and ``b``."""
     x, y = _promoted("inner", a, b)
@@ -154,6 +159,7 @@ def inner(a: ArrayLike, b: ArrayLike, *, precision: Any = None, preferred_elemen
                                 preferred_element_type)
 
 
+@staged_when_eager
 def outer(a: ArrayLike, b: ArrayLike, out: None = None) -> Array:
     """The outer product of the flattened ``a`` and ``b``: ``result[i, j] = a[i] * b[j]``."""
     if out is not None:
@@ -165,6 +171,7 @@ def outer(a: ArrayLike, b: ArrayLike, out: None = None) -> Array:
     return multiply(lax.broadcast_in_dim(x, (n, m), (0,)), lax.broadcast_in_dim(y, (n, m), (1,)))
 
 
+@staged_when_eager
 def vdot(a: ArrayLike, b: ArrayLike, *, precision: Any = None, preferred_element_type: Any = None) -> Array:
     """The dot product of the flattened arrays, conjugating ``a``."""
     x, y = _promoted("vdot", a, b)
@@ -172,6 +179,7 @@ def vdot(a: ArrayLike, b: ArrayLike, *, precision: Any = None, preferred_element
     return dot_general_promoted("vdot", x, y, (((0,), (0,)), ((), ())), precision, preferred_element_type)
 
 
+@staged_when_eager
 def vecdot(x1: ArrayLike, x2: ArrayLike, /, *, axis: int = -1, precision: Any = None,
            preferred_element_type: Any = None) -> Array:
     """The dot product of vectors along ``axis``, broadcasting the other axes

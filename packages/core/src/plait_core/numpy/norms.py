@@ -25,6 +25,7 @@ from typing import Any
 
 from plait_core import dtypes, lax
 from plait_core.abstract import get_aval
+from plait_core.eager_staging import staged_when_eager
 from plait_core.lax import _lenient
 from plait_core.lax.factorizations import svd
 from plait_core.numpy._util import (
@@ -160,6 +161,7 @@ def _check_axes(axis: Any, ndim: int, name: str) -> tuple[int, ...]:
     return canonicalize_axes(axis, ndim, name)
 
 
+@staged_when_eager
 def norm(x: ArrayLike, ord: Any = None, axis: Any = None, keepdims: builtins.bool = False) -> Array:
     """The norm of ``x``, as ``numpy.linalg.norm``.
 
@@ -193,6 +195,7 @@ def norm(x: ArrayLike, ord: Any = None, axis: Any = None, keepdims: builtins.boo
                      "or two for a matrix norm")
 
 
+@staged_when_eager
 def vector_norm(x: ArrayLike, /, *, axis: Any = None, keepdims: builtins.bool = False, ord: Any = 2) -> Array:
     """The vector ``ord``-norm (any real number, ``inf``, ``-inf``, ``0``; None is 2) over
     ``axis``: every axis by default (``x`` taken as one flat vector), or an int
@@ -204,6 +207,7 @@ def vector_norm(x: ArrayLike, /, *, axis: Any = None, keepdims: builtins.bool = 
     return _vector(arr, ord, axes, keepdims, name)
 
 
+@staged_when_eager
 def matrix_norm(x: ArrayLike, /, *, keepdims: builtins.bool = False, ord: Any = "fro") -> Array:
     """The matrix ``ord``-norm (``'fro'``, ``'nuc'``, ``1``, ``-1``, ``2``, ``-2``, ``inf``, ``-inf``) of
     the matrices in the last two axes of ``x`` (at least 2-D)."""

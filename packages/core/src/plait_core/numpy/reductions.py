@@ -29,6 +29,7 @@ from plait_core import dtypes, lax
 from plait_core.config import config
 from plait_core.dims import Dim, is_symbolic
 from plait_core.eager_fast import shortcuts as _fast
+from plait_core.eager_staging import staged_when_eager
 from plait_core.lax import _lenient
 from plait_core.numpy._util import (
     Array,
@@ -310,6 +311,7 @@ def _count(name: str, x: Array, axes: tuple[int, ...], where: ArrayLike | None, 
     return _reduce_sum(convert(w, dt), axes)
 
 
+@staged_when_eager
 def mean(a: ArrayLike, axis: Any = None, dtype: Any = None, out: None = None,
          keepdims: builtins.bool = False, *, where: ArrayLike | None = None) -> Array:
     """The arithmetic mean over ``axis``; integers and booleans give the default float."""
@@ -325,6 +327,7 @@ def mean(a: ArrayLike, axis: Any = None, dtype: Any = None, out: None = None,
     return _keepdims(convert(r, result_dt), axes, keepdims)
 
 
+@staged_when_eager
 def var(a: ArrayLike, axis: Any = None, dtype: Any = None, out: None = None, ddof: int = 0,
         keepdims: builtins.bool = False, *, where: ArrayLike | None = None,
         correction: int | float | None = None) -> Array:
@@ -363,6 +366,7 @@ def _real_dtype(dt: DType) -> DType:
     return dt
 
 
+@staged_when_eager
 def std(a: ArrayLike, axis: Any = None, dtype: Any = None, out: None = None, ddof: int = 0,
         keepdims: builtins.bool = False, *, where: ArrayLike | None = None,
         correction: int | float | None = None) -> Array:
@@ -371,6 +375,7 @@ def std(a: ArrayLike, axis: Any = None, dtype: Any = None, out: None = None, ddo
     return lax.sqrt(v)
 
 
+@staged_when_eager
 def average(a: ArrayLike, axis: Any = None, weights: ArrayLike | None = None,
             returned: builtins.bool = False, keepdims: builtins.bool = False) -> Any:
     """The weighted mean over ``axis``; ``weights`` is either shaped like ``a`` or

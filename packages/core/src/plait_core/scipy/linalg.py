@@ -24,6 +24,7 @@ import numpy as np
 
 from plait_core import dtypes, lax
 from plait_core.abstract import get_aval
+from plait_core.eager_staging import staged_when_eager
 from plait_core.lax import _lenient
 from plait_core.lax import factorizations as _lf
 from plait_core.numpy import creation
@@ -78,6 +79,7 @@ def _matrices(name: str, a: ArrayLike, *, square: bool = True) -> Array:
 # Cholesky
 
 
+@staged_when_eager
 def cholesky(
     a: ArrayLike, lower: bool = False, overwrite_a: bool = False, check_finite: bool = True
 ) -> Array:
@@ -112,6 +114,7 @@ def _unvector(x: Array, vector: bool) -> Array:
     return squeeze(x, -1) if vector else x
 
 
+@staged_when_eager
 def cho_solve(c_and_lower: tuple[ArrayLike, bool], b: ArrayLike, overwrite_b: bool = False,
               check_finite: bool = True) -> Array:  # fmt: skip
     """Solve ``a x = b`` given ``(c, lower) = cho_factor(a)``: two triangular solves."""
@@ -138,6 +141,7 @@ def _trans(name: str, trans: Any) -> int:
     return codes[trans]
 
 
+@staged_when_eager
 def solve_triangular(a: ArrayLike, b: ArrayLike, trans: int | str = 0, lower: bool = False,
                      unit_diagonal: bool = False, overwrite_b: bool = False, debug: Any = None,
                      check_finite: bool = True) -> Array:  # fmt: skip
@@ -158,6 +162,7 @@ def solve_triangular(a: ArrayLike, b: ArrayLike, trans: int | str = 0, lower: bo
 _ASSUME = ("gen", "sym", "her", "pos")
 
 
+@staged_when_eager
 def solve(a: ArrayLike, b: ArrayLike, lower: bool = False, overwrite_a: bool = False, overwrite_b: bool = False,
           debug: bool = False, check_finite: bool = True, assume_a: str = "gen") -> Array:  # fmt: skip
     """Solve ``a x = b``.  ``assume_a='pos'`` solves by Cholesky (``a``
@@ -173,11 +178,13 @@ def solve(a: ArrayLike, b: ArrayLike, lower: bool = False, overwrite_a: bool = F
     return cho_solve(cho_factor(x, lower=lower), y)
 
 
+@staged_when_eager
 def det(a: ArrayLike, overwrite_a: bool = False, check_finite: bool = True) -> Array:
     """The determinant of square matrices."""
     return _dec.det(_matrices("det", a))
 
 
+@staged_when_eager
 def inv(a: ArrayLike, overwrite_a: bool = False, check_finite: bool = True) -> Array:
     """The inverse of square matrices."""
     return _dec.inv(_matrices("inv", a))
@@ -187,6 +194,7 @@ def inv(a: ArrayLike, overwrite_a: bool = False, check_finite: bool = True) -> A
 # LU
 
 
+@staged_when_eager
 def lu_factor(a: ArrayLike, overwrite_a: bool = False, check_finite: bool = True) -> tuple[Array, Array]:
     """``(lu, piv)``: ``L`` (unit diagonal, not stored) and ``U`` in one matrix,
     and the pivots (row ``i`` was swapped with row ``piv[i]``), for :func:`lu_solve`."""
@@ -195,6 +203,7 @@ def lu_factor(a: ArrayLike, overwrite_a: bool = False, check_finite: bool = True
     return lu_, pivots
 
 
+@staged_when_eager
 def lu_solve(lu_and_piv: tuple[Array, ArrayLike], b: ArrayLike, trans: int = 0, overwrite_b: bool = False,
              check_finite: bool = True) -> Array:  # fmt: skip
     """Solve ``a x = b`` (``trans=1``: ``aᵀ x = b``, ``2``: ``aᴴ x = b``) given
@@ -218,6 +227,7 @@ def lu_solve(lu_and_piv: tuple[Array, ArrayLike], b: ArrayLike, trans: int = 0, 
     return _unvector(x, vector)
 
 
+@staged_when_eager
 def lu(a: ArrayLike, permute_l: bool = False, overwrite_a: bool = False, check_finite: bool = True) -> Any:
     """``(p, l, u)`` with ``a = p l u`` (``p`` a permutation matrix, ``l`` unit
     lower ``(..., m, k)``, ``u`` upper ``(..., k, n)``, ``k = min(m, n)``);
@@ -242,6 +252,7 @@ def lu(a: ArrayLike, permute_l: bool = False, overwrite_a: bool = False, check_f
 # QR, SVD, eigh, polar
 
 
+@staged_when_eager
 def qr(a: ArrayLike, overwrite_a: bool = False, lwork: Any = None, mode: str = "full", pivoting: bool = False,
        check_finite: bool = True) -> Any:  # fmt: skip
     """``(q, r)`` with ``a = q r``: ``mode='full'`` (``q`` square),
@@ -285,6 +296,7 @@ def qr_multiply(a: ArrayLike, c: ArrayLike, mode: str = "right", pivoting: bool 
     return matmul(c_, q), r
 
 
+@staged_when_eager
 def svd(a: ArrayLike, full_matrices: bool = True, compute_uv: bool = True, overwrite_a: bool = False,
         check_finite: bool = True, lapack_driver: str = "gesdd") -> Any:  # fmt: skip
     """``(u, s, vh)`` with ``a = u diag(s) vh`` (``s`` descending), or ``s`` alone."""
@@ -292,6 +304,7 @@ def svd(a: ArrayLike, full_matrices: bool = True, compute_uv: bool = True, overw
     return _lf.svd(x, full_matrices=full_matrices, compute_uv=compute_uv)
 
 
+@staged_when_eager
 def eigh(a: ArrayLike, b: ArrayLike | None = None, lower: bool = True, eigvals_only: bool = False,
          overwrite_a: bool = False, overwrite_b: bool = False, turbo: bool = True, eigvals: None = None,
          type: int = 1, check_finite: bool = True) -> Any:  # fmt: skip
@@ -344,6 +357,7 @@ def _diag_matrix(v: Array, k: int = 0, n: int | None = None) -> Array:
     return _lenient.select(_lenient.eq(_lenient.sub(cols, rows), np.int32(k)), src, zero)
 
 
+@staged_when_eager
 def polar(a: ArrayLike, side: str = "right", *, method: str = "svd", eps: float | None = None,
           max_iterations: int | None = None) -> tuple[Array, Array]:  # fmt: skip
     """The polar decomposition ``a = u p`` (``side='right'``) or ``a = p u``
@@ -396,6 +410,7 @@ def _pade(a: Array, degree: int) -> tuple[Array, Array]:
     return u, v
 
 
+@staged_when_eager
 def expm(A: ArrayLike, *, upper_triangular: bool = False, max_squarings: int = 16) -> Array:
     """The matrix exponential of square ``A`` (batched over leading axes), by
     scaling and squaring: ``A / 2**s`` with ``s`` chosen from the 1-norm (at
@@ -424,6 +439,7 @@ def expm(A: ArrayLike, *, upper_triangular: bool = False, max_squarings: int = 1
     return r
 
 
+@staged_when_eager
 def expm_frechet(A: ArrayLike, E: ArrayLike, *, method: str | None = None, compute_expm: bool = True) -> Any:
     """The Fréchet derivative of :func:`expm` at ``A`` in the direction ``E``
     (``(expm(A), L)``, or ``L`` alone without ``compute_expm``), read off the
@@ -449,6 +465,7 @@ def expm_frechet(A: ArrayLike, E: ArrayLike, *, method: str | None = None, compu
     return (expm_a, frechet) if compute_expm else frechet
 
 
+@staged_when_eager
 def solve_sylvester(
     A: ArrayLike, B: ArrayLike, C: ArrayLike, *, method: str = "schur", tol: float = 1e-8
 ) -> Array:
