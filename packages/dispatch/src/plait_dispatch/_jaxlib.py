@@ -282,6 +282,8 @@ ResultHandler = Any
 
 JAXLIB_VERSION: Final[str] = str(_version.__version__)
 XlaRuntimeError: type[Exception] = _xc.XlaRuntimeError
+CompilerOptions = tuple[tuple[str, "str | bool | int | float"], ...]
+"""XLA compile option overrides, ``(name, value)`` pairs in a fixed order (hashable)."""
 """The exception jaxlib raises for runtime and compile failures."""
 
 NUM_CPU_DEVICES_ENV: Final[str] = "PLAIT_NUM_CPU_DEVICES"
@@ -822,7 +824,9 @@ def nbytes_on_device(buf: Buffer) -> int:
 # Compilation and execution.
 
 
-def compile_stablehlo(text: str, device: Device, host_callbacks: Sequence[Any] = ()) -> Executable:
+def compile_stablehlo(
+    text: str, device: Device, host_callbacks: Sequence[Any] = (), compiler_options: CompilerOptions = ()
+) -> Executable:
     """Compile a StableHLO module given as MLIR text for one device.
 
     The module's entry is ``func.func public @main``; a donated argument
@@ -830,10 +834,15 @@ def compile_stablehlo(text: str, device: Device, host_callbacks: Sequence[Any] =
     ``host_callbacks`` are the Python functions the module's
     :data:`HOST_CALLBACK_TARGET` custom calls name by index (their
     ``backend_config = {index = k : ui64}``); the executable keeps them.
+    ``compiler_options`` are XLA's option overrides (``(name, value)`` pairs, as
+    JAX's ``compile(compiler_options=...)``); an unknown name is an
+    :data:`XlaRuntimeError` ("No such compile option").
     Raises :data:`XlaRuntimeError` with XLA's message on invalid input.
     """
     options = _xc.CompileOptions()
     options.device_assignment = _xc.DeviceAssignment.create(np.array([[device.id]], dtype=np.int32))
+    if compiler_options:
+        options.env_option_overrides = list(compiler_options)
     if not host_callbacks and HOST_CALLBACK_TARGET in text:
         # XLA would call into a missing function (a crash, not an error).
         raise ValueError("compile_stablehlo: the module calls host callbacks, but none were given (host_callbacks)")

@@ -12,7 +12,7 @@ passed to a ``Compiled`` again: call it with the dynamic arguments only.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -167,13 +167,21 @@ class Lowered(_Stage):
             return _jaxlib.xla_computation(self.as_text())
         raise ValueError(f"compiler_ir: unknown dialect {dialect!r}; plait has 'stablehlo' and 'hlo'")
 
-    def compile(self) -> Compiled:
+    def compile(self, compiler_options: Mapping[str, str | bool | int | float] | None = None) -> Compiled:
         """Compile for the device the function runs on (the default device,
-        ``jit``'s ``device=``, or that of a committed captured constant)."""
+        ``jit``'s ``device=``, or that of a committed captured constant).
+
+        ``compiler_options`` (as JAX's) overrides XLA's compile options by name
+        (``{"xla_cpu_enable_fast_math": True}``); values are strings, booleans,
+        integers or floats (else a ``TypeError``), and a name XLA does not know
+        is a ``JaxRuntimeError`` ("No such compile option").  Options meant for
+        another platform (``xla_gpu_*``) are accepted and change nothing on CPU,
+        as with JAX."""
         s = self._staged
         call = compiled_call(
-            s.body, s.operand_avals, s.target_device(), s.info, s.desc, lowered=(self._lowered, self._kept)
-        )
+            s.body, s.operand_avals, s.target_device(), s.info, s.desc, lowered=(self._lowered, self._kept),
+            compiler_options=_options(compiler_options, s.desc),
+        )  # fmt: skip
         return Compiled(s, call)
 
     def cost_analysis(self) -> dict[str, float]:
@@ -248,6 +256,23 @@ class Compiled(_Stage):
 
     def __repr__(self) -> str:
         return f"Compiled({self._staged.desc})"
+
+
+def _options(given: Mapping[str, Any] | None, desc: str) -> _jaxlib.CompilerOptions:
+    """``compile(compiler_options=...)`` checked, as hashable ``(name, value)`` pairs."""
+    if given is None:
+        return ()
+    if not isinstance(given, Mapping):
+        raise TypeError(f"{desc}: compiler_options must be a dict of option names to values, got {type(given).__name__}")
+    pairs = []
+    for name, value in given.items():
+        if not isinstance(name, str) or not isinstance(value, (str, bool, int, float)):
+            raise TypeError(
+                f"{desc}: compiler_options entry {name!r}: {value!r}: names are strings and values strings, "
+                "booleans, integers or floats"
+            )
+        pairs.append((name, value))
+    return tuple(pairs)
 
 
 def _any_committed(operands: Sequence[Any]) -> bool:

@@ -470,8 +470,9 @@ class _CompileCache:
         info: JitInfo,
         name: str,
         lowered: tuple[Any, tuple[int, ...]] | None,
+        compiler_options: _jaxlib.CompilerOptions = (),
     ) -> CompiledCall:
-        key = (closed, in_avals, device, info)
+        key = (closed, in_avals, device, info, compiler_options)
         hit = self.entries.get(key)
         if hit is not None:
             stats.bump("compile_hits")
@@ -479,7 +480,7 @@ class _CompileCache:
         with self.lock:
             hit = self.entries.get(key)
             if hit is None:
-                hit = _compile(closed, in_avals, device, info, name, lowered)
+                hit = _compile(closed, in_avals, device, info, name, lowered, compiler_options)
                 self.entries[key] = hit
                 if len(self.entries) > self.maxsize:
                     self.entries.popitem(last=False)
@@ -531,11 +532,13 @@ def compiled_call(
     info: JitInfo = DEFAULT_JIT_INFO,
     name: str = "main",
     lowered: tuple[Any, tuple[int, ...]] | None = None,
+    compiler_options: _jaxlib.CompilerOptions = (),
 ) -> CompiledCall:
     """The compiled form of ``closed`` on operands of ``in_avals`` for
-    ``device`` (made once, then cached).  ``lowered``: the result of
-    :func:`lower_for_call` when the caller has it already."""
-    return _cache.get(closed, in_avals, device, info, name, lowered)
+    ``device`` (made once per ``compiler_options``, then cached).  ``lowered``:
+    the result of :func:`lower_for_call` when the caller has it already;
+    ``compiler_options``: XLA option overrides (``Lowered.compile``'s)."""
+    return _cache.get(closed, in_avals, device, info, name, lowered, compiler_options)
 
 
 _clear_hooks: list[Callable[[], None]] = []
@@ -578,6 +581,7 @@ def _compile(
     info: JitInfo,
     name: str,
     lowered_kept: tuple[Any, tuple[int, ...]] | None,
+    compiler_options: _jaxlib.CompilerOptions = (),
 ) -> CompiledCall:
     stats.bump("compiles")
     start = time.perf_counter()
@@ -587,7 +591,7 @@ def _compile(
     else:
         lowered, kept = lowered_kept
     executable, outcome, xla_seconds = persistent_cache.compile_stablehlo(
-        lowered.text, device, lowered.host_callbacks
+        lowered.text, device, lowered.host_callbacks, compiler_options
     )
     if outcome == "hit":
         stats.bump("persistent_cache_hits")

@@ -89,16 +89,18 @@ def _store(directory: str, path: str, data: bytes) -> None:
 
 
 def compile_stablehlo(
-    text: str, device: _jaxlib.Device, host_callbacks: Sequence[Any] = ()
-) -> tuple[Any, Outcome, float]:
+    text: str, device: _jaxlib.Device, host_callbacks: Sequence[Any] = (),
+    compiler_options: _jaxlib.CompilerOptions = (),
+) -> tuple[Any, Outcome, float]:  # fmt: skip
     """The executable of ``text`` for ``device``: loaded from the cache
     directory when an entry is there, else compiled by XLA (and stored when
     the thresholds allow).  Returns the executable, what the cache did, and
-    the seconds XLA spent compiling (0.0 on a hit)."""
+    the seconds XLA spent compiling (0.0 on a hit).  A module with host
+    callbacks or compiled with ``compiler_options`` bypasses the cache."""
     directory = config.compilation_cache_dir
-    if directory is None or host_callbacks:
+    if directory is None or host_callbacks or compiler_options:
         start = time.perf_counter()
-        executable = _jaxlib.compile_stablehlo(text, device, host_callbacks)
+        executable = _jaxlib.compile_stablehlo(text, device, host_callbacks, compiler_options)
         return executable, "off", time.perf_counter() - start
     path = entry_path(directory, text, device)
     loaded = _load(path, device)
