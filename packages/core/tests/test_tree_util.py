@@ -1104,3 +1104,22 @@ def test_a_dict_with_unsortable_keys_is_a_value_error_as_in_jax() -> None:
         tree_util.tree_map(lambda v: v, {1: 1, "a": 2})
     with pytest.raises(ValueError, match=r"a dict whose keys cannot be sorted is not a pytree"):
         tree_flatten({"a": 'A', 2: 'two', 1: 'one'})
+
+
+def test_is_leaf_takes_path() -> None:
+    # JAX 0.10.2: with is_leaf_takes_path=True, is_leaf(path, subtree) decides (flax.nnx uses it).
+    tree = {"a": [1, 2], "b": [3, 4]}
+
+    def under_a(path: tuple[Any, ...], x: Any) -> bool:
+        return len(path) == 1 and path[0].key == "a"
+
+    pairs, treedef = tree_util.tree_flatten_with_path(tree, is_leaf=under_a, is_leaf_takes_path=True)
+    assert [(tree_util.keystr(p), x) for p, x in pairs] == [("['a']", [1, 2]), ("['b'][0]", 3), ("['b'][1]", 4)]
+    assert treedef.num_leaves == 3
+    assert tree_util.tree_map_with_path(
+        lambda p, x: len(p), tree, is_leaf=under_a, is_leaf_takes_path=True
+    ) == {"a": 1, "b": [2, 2]}
+    assert [x for _, x in tree_util.tree_leaves_with_path(tree, under_a, True)] == [[1, 2], 3, 4]
+    # without the flag is_leaf gets the subtree alone
+    with pytest.raises(TypeError, match="missing 1 required positional argument"):
+        tree_util.tree_flatten_with_path(tree, is_leaf=under_a)

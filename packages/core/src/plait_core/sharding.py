@@ -191,7 +191,42 @@ class AbstractDevice:
     platform: str
 
 
-class AbstractMesh:
+def _all_axes_are(mesh: Mesh | AbstractMesh, *kinds: AxisType) -> bool:
+    # JAX's are_all_axes_*: False for a mesh without axes.
+    return bool(mesh.axis_types) and all(t in kinds for t in mesh.axis_types)
+
+
+class _AxisTypeQueries:
+    """JAX's ``are_all_axes_*`` questions about a mesh's axis types (each False
+    for a mesh without axes), shared by :class:`Mesh` and :class:`AbstractMesh`."""
+
+    __slots__ = ()
+
+    @property
+    def are_all_axes_explicit(self) -> bool:
+        """Whether the mesh has axes and every one is ``Explicit``."""
+        return _all_axes_are(self, AxisType.Explicit)  # type: ignore[arg-type]
+
+    @property
+    def are_all_axes_auto(self) -> bool:
+        """Whether the mesh has axes and every one is ``Auto``."""
+        return _all_axes_are(self, AxisType.Auto)  # type: ignore[arg-type]
+
+    @property
+    def are_all_axes_manual(self) -> bool:
+        """Whether the mesh has axes and every one is ``Manual``."""
+        return _all_axes_are(self, AxisType.Manual)  # type: ignore[arg-type]
+
+    @property
+    def _are_all_axes_auto_or_manual(self) -> bool:
+        return _all_axes_are(self, AxisType.Auto, AxisType.Manual)  # type: ignore[arg-type]
+
+    @property
+    def _are_all_axes_explicit_or_manual(self) -> bool:
+        return _all_axes_are(self, AxisType.Explicit, AxisType.Manual)  # type: ignore[arg-type]
+
+
+class AbstractMesh(_AxisTypeQueries):
     """A mesh without devices: axis sizes, names and :class:`AxisType`\\ s.
 
     It is what explicit sharding types refer to (``typeof(x).sharding.mesh``)
@@ -297,10 +332,11 @@ def _axes_of(mesh: Mesh | AbstractMesh, kind: AxisType) -> tuple[Hashable, ...]:
     return tuple(n for n, t in zip(mesh.axis_names, mesh.axis_types) if t is kind)
 
 
+
 EMPTY_ABSTRACT_MESH = AbstractMesh((), ())
 
 
-class Mesh:
+class Mesh(_AxisTypeQueries):
     """Devices arranged in an n-dimensional array whose axes have names.
 
     ``Mesh(devices, axis_names)``: ``devices`` an array (or nested lists) of

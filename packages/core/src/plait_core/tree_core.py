@@ -831,8 +831,12 @@ def _flatten_is_leaf(x: Any, leaves: list[Any], is_leaf: Callable[[Any], bool]) 
     return (spec, data, tuple([_flatten_is_leaf(c, leaves, is_leaf) for c in children]))
 
 
-def _flatten_with_path(x: Any, path: KeyPath, out: list[tuple[KeyPath, Any]], is_leaf: IsLeaf) -> _Node:
-    sh = _shallow(x, is_leaf, True)
+def _flatten_with_path(
+    x: Any, path: KeyPath, out: list[tuple[KeyPath, Any]], is_leaf: Any, takes_path: bool = False
+) -> _Node:
+    # With takes_path, is_leaf is called as is_leaf(path, subtree).
+    leaf_fn = (lambda y: is_leaf(path, y)) if takes_path and is_leaf is not None else is_leaf
+    sh = _shallow(x, leaf_fn, True)
     if sh is None:
         out.append((path, x))
         return None
@@ -842,7 +846,7 @@ def _flatten_with_path(x: Any, path: KeyPath, out: list[tuple[KeyPath, Any]], is
     return (
         spec,
         data,
-        tuple([_flatten_with_path(c, (*path, k), out, is_leaf) for k, c in zip(keys, children)]),
+        tuple([_flatten_with_path(c, (*path, k), out, is_leaf, takes_path) for k, c in zip(keys, children)]),
     )
 
 
@@ -1096,36 +1100,40 @@ def tree_map(
 
 
 def tree_flatten_with_path(
-    tree: Any, is_leaf: Callable[[Any], bool] | None = None
+    tree: Any, is_leaf: Callable[..., bool] | None = None, is_leaf_takes_path: bool = False
 ) -> tuple[list[tuple[KeyPath, Any]], PyTreeDef]:
     """Like :func:`tree_flatten`, but each leaf is paired with its key path.
 
     Returns ``([(path, leaf), ...], treedef)``; ``path`` is a tuple of key
     entries (:class:`SequenceKey`, :class:`DictKey`, :class:`GetAttrKey`,
     :class:`FlattenedIndexKey` or a custom node's keys), usable with
-    :func:`keystr`.
+    :func:`keystr`.  With ``is_leaf_takes_path``, ``is_leaf`` is called as
+    ``is_leaf(path, subtree)``.
     """
     out: list[tuple[KeyPath, Any]] = []
-    node = _flatten_with_path(tree, (), out, is_leaf)
+    node = _flatten_with_path(tree, (), out, is_leaf, is_leaf_takes_path)
     return out, _make_treedef(node, len(out))
 
 
 def tree_leaves_with_path(
-    tree: Any, is_leaf: Callable[[Any], bool] | None = None
+    tree: Any, is_leaf: Callable[..., bool] | None = None, is_leaf_takes_path: bool = False
 ) -> list[tuple[KeyPath, Any]]:
-    """The ``(key_path, leaf)`` pairs of ``tree`` in traversal order."""
-    return tree_flatten_with_path(tree, is_leaf)[0]
+    """The ``(key_path, leaf)`` pairs of ``tree`` in traversal order (``is_leaf``
+    as in :func:`tree_flatten_with_path`)."""
+    return tree_flatten_with_path(tree, is_leaf, is_leaf_takes_path)[0]
 
 
 def tree_map_with_path(
     f: Callable[..., Any],
     tree: Any,
     *rest: Any,
-    is_leaf: Callable[[Any], bool] | None = None,
+    is_leaf: Callable[..., bool] | None = None,
+    is_leaf_takes_path: bool = False,
 ) -> Any:
     """Like :func:`tree_map`, but ``f`` is called as ``f(path, x, *xs)`` where
-    ``path`` is the key path of the leaf in ``tree``."""
-    pairs, treedef = tree_flatten_with_path(tree, is_leaf)
+    ``path`` is the key path of the leaf in ``tree`` (``is_leaf`` as in
+    :func:`tree_flatten_with_path`)."""
+    pairs, treedef = tree_flatten_with_path(tree, is_leaf, is_leaf_takes_path)
     others = _rest_leaves("tree_map_with_path", treedef, rest)
     results = [f(p, x, *xs) for (p, x), *xs in zip(pairs, *others)]
     return _unflatten(treedef._node, iter(results))

@@ -278,6 +278,7 @@ def conv_general_dilated(
     batch_group_count: int = 1,
     precision: Any = None,
     preferred_element_type: Any = None,
+    out_sharding: Any = None,
 ) -> Array:
     """General N-d convolution (XLA's ``ConvGeneralDilated``).
 
@@ -288,7 +289,16 @@ def conv_general_dilated(
     ``dimension_numbers`` is as for :func:`conv_dimension_numbers`.
     ``feature_group_count`` splits input and output features into groups;
     ``batch_group_count`` splits the batch and the output features instead.
+    ``out_sharding`` (explicit sharding): the result's layout and type, as for
+    :func:`dot_general`.
     """
+    if out_sharding is not None:
+        return with_out_sharding(
+            lambda: conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation, rhs_dilation,
+                                         dimension_numbers, feature_group_count, batch_group_count, precision,
+                                         preferred_element_type),
+            out_sharding,
+        )
     fn = "conv_general_dilated"
     lhs, rhs, la, ra = match_weak_operands(fn, lhs, rhs)
     dnums = conv_dimension_numbers(la.shape, ra.shape, dimension_numbers)

@@ -23,6 +23,7 @@ from typing import Any
 from plait_core import dtypes, lax
 from plait_core.abstract import get_aval
 from plait_core.dims import Dim, definitely_equal
+from plait_core.explicit_sharding import with_out_sharding
 from plait_core.lax import _lenient
 from plait_core.numpy._util import Array, ArrayLike, as_array, convert, dtype_of, promote_dtypes
 from plait_core.numpy.dots import dot_general_promoted
@@ -218,7 +219,7 @@ def _contract(a: _Term, b: _Term, keep: set[Label], precision: Any, preferred: A
 
 def einsum(subscripts: Any, /, *operands: Any, out: None = None, optimize: Any = "optimal",
            precision: Any = None, preferred_element_type: Any = None,
-           _dot_general: Callable[..., Any] | None = None) -> Array:
+           _dot_general: Callable[..., Any] | None = None, out_sharding: Any = None) -> Array:
     """Einstein summation over ``operands`` as described by ``subscripts``
     (``"ij,jk->ik"``; ``...`` broadcasts; without ``->`` the output holds the
     labels used once, in alphabetical order).  The interleaved form
@@ -226,8 +227,15 @@ def einsum(subscripts: Any, /, *operands: Any, out: None = None, optimize: Any =
     contracted left to right (``optimize`` is accepted and ignored).  ``_dot_general``
     (JAX's private parameter, which flax passes) replaces ``lax.dot_general`` for
     each pairwise contraction, called as ``(lhs, rhs, dimension_numbers, precision=,
-    preferred_element_type=)`` on operands already promoted to one dtype."""
+    preferred_element_type=)`` on operands already promoted to one dtype.
+    ``out_sharding`` (explicit sharding): the result's layout and type, as for ``dot``."""
     del optimize
+    if out_sharding is not None:
+        return with_out_sharding(
+            lambda: einsum(subscripts, *operands, out=out, precision=precision,
+                           preferred_element_type=preferred_element_type, _dot_general=_dot_general),
+            out_sharding,
+        )
     if _dot_general is lax.dot_general:
         _dot_general = None
     if out is not None:

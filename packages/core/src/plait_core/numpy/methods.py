@@ -57,6 +57,14 @@ def _is_operand(x: Any) -> builtins.bool:
     return (is_known_value(x) and not isinstance(x, str)) or type(x) is SymbolicDim
 
 
+def _as_operand(x: Any) -> Any:
+    """As JAX's array operators: an operand that is not an array but whose class
+    defines ``__jax_array__`` (flax.nnx's Variables) stands for the array it gives."""
+    if x.__class__ not in _ARRAY_TYPES and hasattr(x.__class__, "__jax_array__"):
+        return x.__jax_array__()
+    return x
+
+
 def _forward(fn: Binary, name: str) -> Callable[[Any, Any], Any]:
     prim = _SHORTCUTS.get(fn)
     if prim is not None:
@@ -67,6 +75,7 @@ def _forward(fn: Binary, name: str) -> Callable[[Any, Any], Any]:
                 out = math._shortcut_pair(prim, self, other)
                 if out is not None:
                     return out
+            other = _as_operand(other)
             if not _is_operand(other):
                 return NotImplemented
             return fn(self, other)
@@ -74,6 +83,7 @@ def _forward(fn: Binary, name: str) -> Callable[[Any, Any], Any]:
     else:
 
         def op(self: Any, other: Any) -> Any:
+            other = _as_operand(other)
             if not _is_operand(other):
                 return NotImplemented
             return fn(self, other)
@@ -85,6 +95,7 @@ def _forward(fn: Binary, name: str) -> Callable[[Any, Any], Any]:
 
 def _reflected(fn: Binary, name: str) -> Callable[[Any, Any], Any]:
     def op(self: Any, other: Any) -> Any:
+        other = _as_operand(other)
         if not _is_operand(other):
             return NotImplemented
         return fn(other, self)
@@ -128,6 +139,7 @@ _COMPARISONS: dict[str, Binary] = {
 def _pow(self: Any, other: Any, modulo: Any = None) -> Any:
     if modulo is not None:
         raise TypeError("pow() with a modulus is not supported for arrays")
+    other = _as_operand(other)
     if not _is_operand(other):
         return NotImplemented
     return math.power(self, other)
