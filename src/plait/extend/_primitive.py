@@ -29,7 +29,7 @@ a name, and the catalog's coverage tests are about core's own primitives).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, TypeGuard
 
 from plait_core import Primitive as CorePrimitive
 from plait_core import ShapedArray, Trace, current_trace, dtypes, set_current_trace
@@ -37,7 +37,7 @@ from plait_core.dce import effect_rules
 from plait_core.jaxpr import JaxprEqn
 from plait_core.trace import EvalTrace, Tracer, check_eager_operands
 
-__all__ = ["FAMILY", "Primitive", "as_shaped", "innermost_trace", "on_new_primitive"]
+__all__ = ["FAMILY", "Primitive", "as_shaped", "innermost_trace", "is_extension", "on_new_primitive"]
 
 #: The family of every primitive made with :class:`Primitive`.
 FAMILY = "extension"
@@ -47,13 +47,32 @@ FAMILY = "extension"
 on_new_primitive: list[Callable[[Primitive], None]] = []
 
 
-class Primitive(CorePrimitive):
+class _PrimitiveType(type):
+    """The class of :class:`Primitive`: as JAX's ``jax.extend.core.Primitive`` is
+    the class of every primitive, ``isinstance(lax.add_p, Primitive)`` is True
+    for plait's own primitives too (equinox type-checks primitives so).  Whether
+    a primitive was made the JAX way is :func:`is_extension`."""
+
+    def __instancecheck__(cls, obj: Any) -> bool:
+        if cls is Primitive:
+            return isinstance(obj, CorePrimitive)
+        return type.__instancecheck__(cls, obj)
+
+
+def is_extension(prim: Any) -> TypeGuard[Primitive]:
+    """Whether ``prim`` was made with :class:`Primitive` (or a subclass), i.e. is
+    a library's primitive rather than one of plait's own."""
+    return issubclass(type(prim), Primitive)
+
+
+class Primitive(CorePrimitive, metaclass=_PrimitiveType):
     """A primitive defined the JAX way (``jax.extend.core.Primitive``).
 
     ``Primitive(name)`` makes it; set ``multiple_results = True`` for one whose
     ``bind`` returns a list; give it ``def_impl`` and ``def_abstract_eval``;
     register its transformation rules with ``plait.interpreters.ad``,
-    ``batching`` and ``mlir``."""
+    ``batching`` and ``mlir``.  As in JAX, every primitive (plait's own too)
+    is an instance of this class for ``isinstance``."""
 
     #: JAX's flags of special primitives; an extension primitive is none of them.
     call_primitive = False
@@ -109,10 +128,6 @@ class Primitive(CorePrimitive):
             )
         with set_current_trace(trace):
             return self.bind(*args, **rest[-1])
-
-    def get_bind_params(self, params: dict[str, Any]) -> tuple[list[Any], dict[str, Any]]:
-        """JAX's split of params into functions and the rest: no functions here."""
-        return [], dict(params)
 
     def def_impl(self, impl: Callable[..., Any]) -> Callable[..., Any]:
         """Set what ``bind`` runs eagerly (decorator); it receives the operands

@@ -31,7 +31,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from plait.extend._primitive import Primitive, on_new_primitive
+from plait.extend._primitive import Primitive, is_extension, on_new_primitive
 from plait.interpreters._hand_written import hand_written_fun
 from plait_autodiff import Zero, jvp_rules
 from plait_batching.registries import ragged_rules
@@ -233,7 +233,7 @@ def _mask_rule(prim: Primitive) -> Callable[..., Any]:
 
 
 def _ragged_rule(trace: BatchTrace, prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> Any:
-    assert isinstance(prim, Primitive)
+    assert is_extension(prim)
     avals = [x.aval if isinstance(x, Tracer) else get_aval(x) for x in args]
     closed = expansion_as_custom_jvp(prim, "vmap over piles", avals, params)
     with set_current_trace(trace):

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from plait.extend._primitive import Primitive
+from plait.extend._primitive import is_extension
 from plait_core import Primitive as CorePrimitive
 from plait_core import RuleRegistry, all_primitives
 
@@ -84,7 +84,7 @@ class RuleTable(Mapping[CorePrimitive, Callable[..., Any]]):
         rule = self._given.get(prim)
         if rule is not None and _owner.get((id(self._registry), prim)) is self:
             return rule
-        if self._shares and not isinstance(prim, Primitive) and isinstance(prim, CorePrimitive):
+        if self._shares and not is_extension(prim) and isinstance(prim, CorePrimitive):
             own: Callable[..., Any] | None = self._registry.get(prim)
             if own is not None:
                 return own

@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from plait.extend._primitive import Primitive, on_new_primitive
+from plait.extend._primitive import Primitive, is_extension, on_new_primitive
 from plait.interpreters._expansion import LowerFun, expansion_jaxpr, expansion_of
 from plait.interpreters._hand_written import LoweringRuleContext, ModuleContext, emit_python_callback
 from plait_dispatch.lowering import RuleContext, Value, lowering_rules
@@ -56,7 +56,7 @@ def register_lowering(
     module's docstring).  JAX's options (``inline``, ``cacheable``) change
     nothing here: the function is always inlined, and staged once per operand
     types and params."""
-    if not isinstance(prim, Primitive):
+    if not is_extension(prim):
         raise TypeError(
             f"register_lowering: {prim!r} is not a primitive made with plait.extend.core.Primitive (plait's own "
             "primitives are lowered by plait-dispatch)"
@@ -79,7 +79,7 @@ def register_lowering(
 
 def _lowering_rule(ctx: RuleContext, *args: Value, **params: Any) -> Sequence[Value]:
     prim = ctx.primitive
-    assert isinstance(prim, Primitive)
+    assert is_extension(prim)
     lowering = expansion_of(prim, ctx.platform, "jit (lowering to XLA)")
     closed = expansion_jaxpr(prim, lowering, ctx.avals_in, params)
     return lower_closed_jaxpr(ctx, closed, args)

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from plait.extend._primitive import Primitive as ExtensionPrimitive
+from plait.extend._primitive import is_extension
 from plait.interpreters._expansion import expansion_of
 from plait_core import ShapedArray, dtypes, eager_backend, get_aval, register_array_type
 from plait_core.primitive import Primitive
@@ -70,7 +70,7 @@ def apply_primitive(prim: Primitive, *args: Any, **params: Any) -> Any:
     compiled by XLA through its lowering).  ``p.def_impl(functools.partial(
     apply_primitive, p))`` makes an extension primitive run its ``lower_fun``
     function eagerly; without one that is a ``NotImplementedError`` naming it."""
-    if isinstance(prim, ExtensionPrimitive):
+    if is_extension(prim):
         expansion_of(prim, default_backend(), "apply_primitive")
         if prim in _applying.prims:
             raise NotImplementedError(
