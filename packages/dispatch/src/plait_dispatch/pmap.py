@@ -118,9 +118,12 @@ def pmap(
     * ``donate_argnums``: arguments whose buffers (on every device) the
       computation may reuse; they are deleted by the call.
 
-    ``axis_size`` (only for calls without mapped arguments) and
-    ``global_arg_shapes`` are not supported: every mapped argument gives the
-    size, and across processes each process passes its local rows.
+    * ``axis_size``: as in JAX 0.10.2, a check only: the mapped arguments give
+      the size, and an ``axis_size`` that differs is a ``ValueError`` (a call
+      with no mapped argument is one whatever ``axis_size`` says).
+
+    ``global_arg_shapes`` is not supported: across processes each process
+    passes its local rows.
     """
     if fun is None:
         return functools.partial(
@@ -132,10 +135,9 @@ def pmap(
         raise TypeError(f"pmap: expected a function, got {type(fun).__name__}: {fun!r}")
     if backend is not None and backend != _jaxlib.PLATFORM:
         raise ValueError(f"pmap: unknown backend {backend!r}; plait runs on {_jaxlib.PLATFORM!r}")
-    if axis_size is not None or global_arg_shapes is not None:
+    if global_arg_shapes is not None:
         raise NotImplementedError(
-            "pmap: axis_size and global_arg_shapes are not supported: the mapped arguments give the size "
-            "(across processes each process passes its local rows)"
+            "pmap: global_arg_shapes is not supported: across processes each process passes its local rows"
         )
     statics = _ints(static_broadcasted_argnums, "static_broadcasted_argnums")
     donated = _ints(donate_argnums, "donate_argnums")
@@ -171,7 +173,7 @@ def pmap(
             axes_spec = tuple(axes_spec[i] for i in dyn_pos)
         leaves, in_tree = tree_flatten(dyn)
         axes = _axes_per_leaf(axes_spec, dyn, "in_axes", where)
-        size = _mapped_size(leaves, axes, where)
+        size = _mapped_size(leaves, axes, where, axis_size)
         devs, local = _devices(size, chosen, where)
         if local is not None and not isinstance(current_trace(), EvalTrace):
             devs, local = local, None  # under a transformation: this process's devices only, as JAX's
@@ -191,7 +193,7 @@ def pmap(
     return mapped
 
 
-def _mapped_size(leaves: list[Any], axes: list[int | None], where: str) -> int:
+def _mapped_size(leaves: list[Any], axes: list[int | None], where: str, axis_size: int | None = None) -> int:
     size: int | None = None
     for k, (x, a) in enumerate(zip(leaves, axes)):
         if a is None:
@@ -209,6 +211,10 @@ def _mapped_size(leaves: list[Any], axes: list[int | None], where: str) -> int:
             )
     if size is None:
         raise ValueError(f"{where}: no argument is mapped (every in_axes is None); pmap needs a mapped argument")
+    if axis_size is not None and axis_size != size:
+        raise ValueError(
+            f"{where}: the specified axis_size {axis_size} does not match the mapped arguments' size {size}"
+        )
     return size
 
 
