@@ -229,7 +229,7 @@ def test_initializer_errors() -> None:
         INIT.glorot_normal()(KEY, (3,))
     with pytest.raises(ValueError, match="in_axis 5 is out of range for a 2-dimensional shape"):
         INIT.lecun_normal(in_axis=5)(KEY, (3, 4))
-    with pytest.raises(TypeError, match=r"nn\.initializers\.normal: dtype must be a floating type, got int32"):
+    with pytest.raises(TypeError, match=r"nn\.initializers\.normal: dtype must be a floating or complex type, got int32"):
         INIT.normal()(KEY, (3,), pnp.int32)
 
 

@@ -4,8 +4,7 @@ names, signatures and statistics.
 An initializer is a function ``init(key, shape, dtype=float32) -> array``; the
 factories (``normal(stddev)``, ``glorot_uniform()``, ...) build them, and
 ``zeros``/``ones`` are initializers themselves.  Values are drawn with
-``plait.random``, whose bits differ from JAX's: the same key gives different
-numbers than in JAX, with the same distribution.
+``plait.random``, whose streams are JAX's: the same key gives JAX's numbers.
 """
 
 from __future__ import annotations
@@ -25,6 +24,9 @@ Initializer = Callable[..., Array]
 # The standard deviation of a standard normal truncated to [-2, 2]; dividing by
 # it makes a truncated normal draw have the requested variance.
 _TRUNCATED_STDDEV = 0.87962566103423978
+# The standard deviation JAX divides a complex truncated draw (see _complex_truncated) by, so
+# that complex truncated-normal initial values are JAX's.
+_COMPLEX_TRUNCATED_STDDEV = 0.95311164380491208
 
 
 def _float_dtype(dtype: Any, name: str) -> Any:
@@ -34,18 +36,29 @@ def _float_dtype(dtype: Any, name: str) -> Any:
     return dt
 
 
+def _inexact_dtype(dtype: Any, name: str) -> Any:
+    dt = dtypes.canonicalize_dtype(dtype if dtype is not None else dtypes.default_float_dtype())
+    if not (dtypes.is_float(dt) or dtypes.is_complex(dt)):
+        raise TypeError(f"nn.initializers.{name}: dtype must be a floating or complex type, got {dt}")
+    return dt
+
+
+def _any_dtype(dtype: Any) -> Any:
+    return dtypes.canonicalize_dtype(dtype if dtype is not None else dtypes.default_float_dtype())
+
+
 def _shape(shape: Shape | int) -> tuple[int, ...]:
     return (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(d) for d in shape)
 
 
 def zeros(key: Array, shape: Shape, dtype: Any = None) -> Array:
-    """An initializer: an array of zeros (``key`` is unused)."""
-    return pnp.zeros(_shape(shape), _float_dtype(dtype, "zeros"))
+    """An initializer: an array of zeros of any dtype (``key`` is unused)."""
+    return pnp.zeros(_shape(shape), _any_dtype(dtype))
 
 
 def ones(key: Array, shape: Shape, dtype: Any = None) -> Array:
-    """An initializer: an array of ones (``key`` is unused)."""
-    return pnp.ones(_shape(shape), _float_dtype(dtype, "ones"))
+    """An initializer: an array of ones of any dtype (``key`` is unused)."""
+    return pnp.ones(_shape(shape), _any_dtype(dtype))
 
 
 def constant(value: Any, dtype: Any = None) -> Initializer:
@@ -68,10 +81,12 @@ def uniform(scale: float = 1e-2, dtype: Any = None) -> Initializer:
 
 
 def normal(stddev: float = 1e-2, dtype: Any = None) -> Initializer:
-    """An initializer drawing from a normal distribution with mean 0 and ``stddev``."""
+    """An initializer drawing from a normal distribution with mean 0 and ``stddev``
+    (for a complex dtype, a complex normal: real and imaginary parts each of
+    variance ``stddev**2 / 2``)."""
 
     def init(key: Array, shape: Shape, dtype: Any = dtype) -> Array:
-        dt = _float_dtype(dtype, "normal")
+        dt = _inexact_dtype(dtype, "normal")
         return random.normal(key, _shape(shape), dt) * np.asarray(stddev, dt)
 
     return init
@@ -131,7 +146,12 @@ def variance_scaling(scale: float, mode: str, distribution: str, in_axis: int | 
 
     ``distribution`` is ``"truncated_normal"`` (a normal truncated at two standard
     deviations, rescaled to the variance), ``"normal"`` or ``"uniform"`` (on
-    ``[-sqrt(3 scale / n), sqrt(3 scale / n))``).  Complex dtypes are not supported."""
+    ``[-sqrt(3 scale / n), sqrt(3 scale / n))``).
+
+    For a complex dtype (as JAX's): ``"normal"`` is a complex normal;
+    ``"uniform"`` is uniform on the disk of radius ``sqrt(2 scale / n)``;
+    ``"truncated_normal"`` a complex normal with its modulus truncated at 2,
+    at a uniformly random angle, rescaled as JAX rescales it."""
     if mode not in _MODES:
         raise ValueError(f"nn.initializers.variance_scaling: invalid mode {mode!r}; expected one of {_MODES}")
     if distribution not in _DISTRIBUTIONS:
@@ -139,12 +159,14 @@ def variance_scaling(scale: float, mode: str, distribution: str, in_axis: int | 
                          f"expected one of {_DISTRIBUTIONS}")
 
     def init(key: Array, shape: Shape, dtype: Any = dtype) -> Array:
-        dt = _float_dtype(dtype, "variance_scaling")
+        dt = _inexact_dtype(dtype, "variance_scaling")
         shape = _shape(shape)
         fan_in, fan_out = _fans(shape, in_axis, out_axis, batch_axis)
         n = {"fan_in": fan_in, "fan_out": fan_out, "fan_avg": (fan_in + fan_out) / 2,
              "fan_geo_avg": float(np.sqrt(fan_in * fan_out))}[mode]
         variance = scale / n
+        if dtypes.is_complex(dt):
+            return _complex_draw(key, distribution, shape, dt, variance)
         if distribution == "truncated_normal":
             z = random.truncated_normal(key, -2.0, 2.0, shape, dt)
             return z * np.asarray(np.sqrt(variance) / _TRUNCATED_STDDEV, dt)
@@ -153,6 +175,26 @@ def variance_scaling(scale: float, mode: str, distribution: str, in_axis: int | 
         return random.uniform(key, shape, dt, -1.0, 1.0) * np.asarray(np.sqrt(3 * variance), dt)
 
     return init
+
+
+def _complex_draw(key: Array, distribution: str, shape: tuple[int, ...], dt: Any, variance: float) -> Array:
+    """``variance_scaling``'s complex draws (see its docstring), of variance ``variance``."""
+    if distribution == "normal":
+        return random.normal(key, shape, dt) * np.asarray(np.sqrt(variance), dt)
+    real = dtypes.canonicalize_dtype(np.finfo(dt).dtype)
+    key_modulus, key_angle = random.split(key)
+    u = random.uniform(key_modulus, shape, real)
+    if distribution == "uniform":
+        modulus = pnp.sqrt(2 * u)  # E[|z|^2] = 1: uniform on the disk of radius sqrt(2)
+        stddev = np.sqrt(variance)
+    else:
+        # |z|^2 of a unit complex normal is Exp(1); inverting its CDF on [0, 1 - e^-4]
+        # draws the modulus truncated at 2.
+        modulus = pnp.sqrt(-pnp.log1p(-(1 - np.exp(-4.0)) * u))
+        stddev = np.sqrt(variance) / _COMPLEX_TRUNCATED_STDDEV
+    angle = random.uniform(key_angle, shape, real) * np.asarray(2 * np.pi, real)
+    z = modulus * pnp.exp(pnp.asarray(1j, dt) * angle.astype(dt))
+    return (z * np.asarray(stddev, dt)).astype(dt)
 
 
 def _scaled(scale: float, mode: str, distribution: str, doc: str) -> Callable[..., Initializer]:
