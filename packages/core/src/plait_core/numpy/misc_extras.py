@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from plait_core import lax
+from plait_core import dtypes, lax
 from plait_core.bessel import bessel_i0
 from plait_core.numpy import creation as _creation
 from plait_core.numpy import dtypes as _np_dtypes
@@ -447,9 +447,18 @@ def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> A
 
 
 def load(file: Any, *args: Any, **kwargs: Any) -> Any:
-    """``numpy.load``, with an array result converted to a plait array."""
+    """``numpy.load``, with an array result converted to a plait array.  As in JAX,
+    2-byte void data (what ``numpy.save`` writes for ``bfloat16``, whose dtype the
+    ``.npy`` header cannot name) is read back as ``bfloat16``; other void data
+    stays the NumPy array ``numpy.load`` returns."""
     out = np.load(file, *args, **kwargs)
-    return _creation.asarray(out) if isinstance(out, np.ndarray) else out
+    if not isinstance(out, np.ndarray):
+        return out
+    if out.dtype == np.dtype("V2"):
+        out = out.view(dtypes.bfloat16)
+    elif out.dtype.kind == "V":
+        return out
+    return _creation.asarray(out)
 
 
 def fromfile(*args: Any, **kwargs: Any) -> Array:
