@@ -418,7 +418,8 @@ def register_dataclass(
 
     ``data_fields`` name the attributes that are child pytrees; ``meta_fields``
     name attributes stored as auxiliary data in the :class:`PyTreeDef` (they
-    must be hashable, and take part in structure equality).  Instances are
+    take part in structure equality, compared with ``==``; as in JAX they need
+    not be hashable).  Instances are
     rebuilt with ``nodetype(**fields)``.
 
     When both are omitted, ``nodetype`` must be a dataclass and the split is
@@ -463,15 +464,9 @@ def register_dataclass(
                 )
 
     def flatten(x: Any) -> tuple[Iterable[Any], Any]:
-        aux = tuple([getattr(x, f) for f in meta])
-        try:
-            hash(aux)
-        except TypeError:
-            bad = [f for f, v in zip(meta, aux) if not _is_hashable(v)]
-            raise TypeError(
-                f"register_dataclass: meta fields of {name} must be hashable; unhashable: {bad}"
-            ) from None
-        return [getattr(x, f) for f in data], aux
+        # As JAX's: meta fields need not be hashable (flax.nnx keeps a list there); a
+        # PyTreeDef holding an unhashable one hashes the rest and compares all with ==.
+        return [getattr(x, f) for f in data], tuple([getattr(x, f) for f in meta])
 
     def flatten_with_keys(x: Any) -> tuple[Iterable[tuple[KeyEntry, Any]], Any]:
         children, aux = flatten(x)
@@ -484,14 +479,6 @@ def register_dataclass(
 
     register_pytree_with_keys(nodetype, flatten_with_keys, unflatten, flatten)
     return nodetype
-
-
-def _is_hashable(v: Any) -> bool:
-    try:
-        hash(v)
-    except TypeError:
-        return False
-    return True
 
 
 # ---------------------------------------------------------------------------
