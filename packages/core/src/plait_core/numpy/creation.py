@@ -40,6 +40,7 @@ from plait_core.numpy._util import (
 from plait_core.numpy.shape import stack
 from plait_core.primitives.elementwise import convert_element_type_p
 from plait_core.primitives.shapes import dimension_as_value
+from plait_core.primitives.structural import copy_p
 from plait_core.trace import Tracer, concrete_or_error, dim_or_concrete, is_eager
 
 DType = np.dtype[Any]
@@ -116,15 +117,21 @@ def _array_from_sequence(obj: Sequence[Any], name: str) -> Array:
 def array(object: Any, dtype: Any = None, copy: builtins.bool = True, order: str | None = "K",
           ndmin: int = 0) -> Array:
     """An array from ``object``: an array, a scalar, or nested lists/tuples of them
-    (traced values included).  ``dtype`` converts; ``ndmin`` prepends size-1 axes."""
+    (traced values included).  ``dtype`` converts; ``ndmin`` prepends size-1 axes.
+    With ``copy`` (the default) an array argument is copied: the result is a new
+    array, never ``object`` itself."""
     del order
     dt = _dtype_arg(dtype, "array")
     if type(object) is SymbolicDim:  # a size under mask: its value
         object = dimension_as_value(object)
     if isinstance(object, (list, tuple)) and _contains_traced(object):
         x = _array_from_sequence(object, "array")
-    elif isinstance(object, (Tracer,)) or (is_array(object) and not isinstance(object, (np.ndarray, np.generic))):
+    elif isinstance(object, (Tracer,)):
         x = object
+    elif is_array(object) and not isinstance(object, (np.ndarray, np.generic)):
+        # As JAX: a copy is a new array (its own buffer), not the same object; flax.nnx's
+        # clone(arrays=True) relies on it.
+        x = copy_p.bind(object) if copy and (dt is None or get_aval(object).dtype == dt) else object
     elif is_python_scalar(object):
         d, weak = result_dtype("array", object)
         x = lax._convert_element_type(object, d if dt is None else dt, weak and dt is None)
