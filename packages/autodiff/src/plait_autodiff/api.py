@@ -41,6 +41,7 @@ from plait_core import (
 )
 from plait_core.abstract import ShapedArray
 from plait_core.dce import dce_closed_jaxpr
+from plait_core.numpy.creation import asarray
 from plait_core.primitives.structural import broadcast_in_dim_p
 from plait_core.tree_util import PyTreeDef, tree_flatten, tree_unflatten
 
@@ -92,12 +93,25 @@ def jvp(
     assert flat.out_tree is not None
     n = flat.out_tree.num_leaves
     primals_out = tree_unflatten(flat.out_tree, outs[:n])
-    typed = [typed_as_primal(t, get_aval(o)) for t, o in zip(out_tangents[:n], outs[:n])]
+    typed = [_as_array_if_computed(typed_as_primal(t, get_aval(o)), o) for t, o in zip(out_tangents[:n], outs[:n])]
     tangents_out = tree_unflatten(flat.out_tree, typed)
     if has_aux:
         assert flat.aux_tree is not None
         return primals_out, tangents_out, flat.rebuild_aux(outs[n:])
     return primals_out, tangents_out
+
+_PY_SCALARS = (bool, int, float, complex)
+
+
+def _as_array_if_computed(t: Any, primal_out: Any) -> Any:
+    """An output tangent that is still a Python scalar given as an input tangent,
+    as an array when its primal output was computed (is not a Python scalar): as
+    JAX's ``jvp(lambda x: x + 1, (1.0,), (1.0,))`` returns an array tangent,
+    while ``jvp(lambda x: x, ...)`` gives both back as they were passed."""
+    if type(t) in _PY_SCALARS and type(primal_out) not in _PY_SCALARS:
+        return asarray(t)
+    return t
+
 
 # ---------------------------------------------------------------------------
 # linearize
