@@ -33,7 +33,7 @@ from plait_core.abstract import get_aval
 from plait_core.config import config
 from plait_core.lax import _lenient
 from plait_core.lax.calls import named_call
-from plait_core.numpy.creation import asarray
+from plait_core.numpy.creation import array, asarray
 from plait_core.primitives.elementwise import convert_element_type_p
 from plait_core.tree_util import register_pytree_node
 
@@ -316,6 +316,10 @@ class PRNGKeyArray:
         """The keys in a new shape (the key words stay last)."""
         dims = tuple(shape[0]) if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape
         return PRNGKeyArray(_data_array(self._data).reshape((*dims, 2)))
+
+    def copy(self) -> PRNGKeyArray:
+        """A new key array holding the same keys."""
+        return PRNGKeyArray(array(self._data, copy=True))
 
     def ravel(self) -> PRNGKeyArray:
         """The keys as a one-dimensional key array."""

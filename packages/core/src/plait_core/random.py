@@ -34,6 +34,7 @@ from plait_core import dtypes, lax
 from plait_core import numpy as pnp
 from plait_core.abstract import get_aval, registered_array_types
 from plait_core.config import config
+from plait_core.explicit_sharding import with_out_sharding
 from plait_core.lax import _lenient
 from plait_core.lax.calls import named_call
 from plait_core.prng import (
@@ -362,11 +363,19 @@ def truncated_normal(key: KeyArray, lower: Any, upper: Any, shape: Sequence[int]
     return _lenient.min(_lenient.max(x, floor), ceil)
 
 
-@_one_program("shape", "mode")
-def bernoulli(key: KeyArray, p: Any = 0.5, shape: Sequence[int] | None = None, mode: str = "low") -> Array:
+def bernoulli(key: KeyArray, p: Any = 0.5, shape: Sequence[int] | None = None, mode: str = "low", *,
+              out_sharding: Any = None) -> Array:
     """Booleans that are True with probability ``p`` (floating; broadcast to
     ``shape``).  ``mode="high"`` draws two uniforms per value for resolution
-    below the float's spacing."""
+    below the float's spacing.  ``out_sharding``: the result's layout (explicit
+    sharding), as for ``jnp.dot``; the values are the same."""
+    if out_sharding is not None:
+        return with_out_sharding(lambda: _bernoulli(key, p, shape, mode), out_sharding)  # type: ignore[no-any-return]
+    return _bernoulli(key, p, shape, mode)
+
+
+@_one_program("shape", "mode")
+def _bernoulli(key: KeyArray, p: Any, shape: Sequence[int] | None, mode: str) -> Array:
     if mode not in ("high", "low"):
         raise ValueError(f"random.bernoulli: got mode={mode!r}, expected 'high' or 'low'")
     data, _ = check_key(key, "bernoulli")

@@ -107,8 +107,9 @@ def shard_map(
     (``pmap`` does).
 
     ``mesh`` defaults to the context mesh (``with mesh:``); ``axis_names``
-    (a subset of the mesh's axes to map manually) must be all of them or
-    ``None``.  Works under ``jit``, ``grad`` and ``vmap``.
+    (a subset of the mesh's axes to map manually) must be all of them, or
+    empty or ``None`` (all of them, as JAX's empty default).  Works under
+    ``jit``, ``grad`` and ``vmap``.
     """
     if f is None:
         return functools.partial(
@@ -122,7 +123,8 @@ def shard_map(
         raise TypeError(
             f"shard_map: mesh must be a Mesh (or use a context mesh: with mesh: ...), got {the_mesh!r}"
         )
-    if axis_names is not None and set(axis_names) != set(the_mesh.axis_names):
+    # An empty set means every mesh axis, as in JAX (its default is frozenset()).
+    if axis_names is not None and set(axis_names) and set(axis_names) != set(the_mesh.axis_names):
         raise NotImplementedError(
             f"shard_map(axis_names={set(axis_names)}): mapping only some mesh axes manually is not supported "
             f"(the mesh's axes: {the_mesh.axis_names}); plait maps all of them"

@@ -228,7 +228,13 @@ def squeeze(a: ArrayLike, axis: int | Sequence[int] | None = None) -> Array:
 
 
 def broadcast_to(array: ArrayLike, shape: Any) -> Array:
-    """``array`` broadcast to ``shape`` by NumPy's rules."""
+    """``array`` broadcast to ``shape`` by NumPy's rules; a typed key array
+    broadcasts as its keys (the result is a key array of ``shape``)."""
+    # Lazy on purpose: plait_core.prng imports plait_core.numpy.
+    from plait_core.prng import PRNGKeyArray
+
+    if isinstance(array, PRNGKeyArray):
+        return PRNGKeyArray(broadcast_to(array.data, (*shape_arg(shape, "broadcast_to"), 2)))  # type: ignore[return-value]
     x = as_array(array, "broadcast_to")
     return broadcast_to_shape(x, shape_arg(shape, "broadcast_to"), "broadcast_to")
 
