@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gc
 import os
+from typing import Any
 
 import numpy as np
 import pytest
@@ -242,6 +243,22 @@ def test_pmap_basics() -> None:
     np.testing.assert_array_equal(np.asarray(r), np.arange(8))
     r = pmap(lambda d: {"s": d["a"] + d["b"]})({"a": y, "b": y})
     np.testing.assert_allclose(np.asarray(r["s"]), 2 * y)
+
+
+def test_pmap_keyword_arguments_are_mapped_over_axis_0() -> None:
+    # JAX 0.10.2's results (keyword arguments: axis 0, whatever in_axes says of the positional ones).
+    y = np.arange(16, dtype=np.float32).reshape(8, 2)
+
+    def f(a: Any, b: Any, c: Any = None) -> Any:
+        return a + b if c is None else a + b + c
+
+    np.testing.assert_allclose(np.asarray(pmap(f)(a=y, b=y)), 2 * y)
+    np.testing.assert_allclose(np.asarray(pmap(f, in_axes=(0,))(y, b=y)), 2 * y)
+    r = pmap(f, in_axes=(0, None))(y, np.ones(2, np.float32), c=np.arange(8, dtype=np.float32))
+    np.testing.assert_allclose(np.asarray(r), y + 1 + np.arange(8, dtype=np.float32)[:, None])
+    np.testing.assert_allclose(np.asarray(pmap(f, static_broadcasted_argnums=1)(y, 3.0, c=y)), 2 * y + 3)
+    with pytest.raises(ValueError, match="in_axes has 2 entries but 1 arguments were passed"):
+        pmap(f, in_axes=(0, 0))(y, b=y)
 
 
 def test_pmap_donation_and_devices() -> None:

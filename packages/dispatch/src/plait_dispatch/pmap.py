@@ -99,7 +99,8 @@ def pmap(
 
     * ``in_axes``: per positional argument (a pytree prefix of the argument
       tuple), the axis mapped over devices, or ``None`` for an argument
-      every device gets whole.  All mapped axes must have one size, the
+      every device gets whole; keyword arguments are mapped over their axis
+      0, as in JAX.  All mapped axes must have one size, the
       number of devices used; more than there are is a ``ValueError`` that
       says both numbers.
     * ``out_axes``: where the device axis goes in each output (prefix of the
@@ -147,11 +148,19 @@ def pmap(
     where = f"pmap of {fun_name(fun)}"
     chosen = None if devices is None else list(devices)
     compiled: dict[Any, Any] = {}
+    with_keywords: dict[tuple[int, tuple[str, ...]], Any] = {}
 
     @functools.wraps(fun)
     def mapped(*args: Any, **kwargs: Any) -> Any:
         if kwargs:
-            raise TypeError(f"{where}: keyword arguments are not supported; pass {sorted(kwargs)} positionally")
+            call_kind = (len(args), tuple(kwargs))
+            inner = with_keywords.get(call_kind)
+            if inner is None:
+                inner = with_keywords[call_kind] = _keywords_last(
+                    fun, len(args), tuple(kwargs), axis_name, in_axes, out_axes, statics, devices, axis_size,
+                    donated, where,
+                )  # fmt: skip
+            return inner(*args, kwargs)
         nargs = len(args)
         static_pos = {s + nargs if s < 0 else s for s in statics}
         for s in static_pos:
@@ -191,6 +200,33 @@ def pmap(
         return _across_processes(f, mesh, local, dyn, leaves, axes, in_tree, dyn_pos, donated, where)
 
     return mapped
+
+
+def _keywords_last(
+    fun: Callable[..., Any], nargs: int, names: tuple[str, ...], axis_name: Hashable | None, in_axes: Any,
+    out_axes: Any, statics: tuple[int, ...], devices: Sequence[Any] | None, axis_size: int | None,
+    donated: tuple[int, ...], where: str,
+) -> Any:  # fmt: skip
+    """The ``pmap`` of ``fun`` for calls with ``nargs`` positional arguments and
+    the keyword arguments ``names``: the keywords come last, as one dict
+    mapped over axis 0 (JAX's rule for keyword arguments)."""
+    if isinstance(in_axes, (tuple, list)):
+        if len(in_axes) != nargs:
+            raise ValueError(f"{where}: in_axes has {len(in_axes)} entries but {nargs} arguments were passed")
+        spec = (*in_axes, 0)
+    else:
+        spec = (*(in_axes,) * nargs, 0)
+
+    @functools.wraps(fun)
+    def call(*args: Any) -> Any:
+        *positional, keywords = args
+        return fun(*positional, **keywords)
+
+    def positive(ks: tuple[int, ...]) -> tuple[int, ...]:
+        return tuple(k + nargs if k < 0 else k for k in ks)
+
+    return pmap(call, axis_name, in_axes=spec, out_axes=out_axes, static_broadcasted_argnums=positive(statics),
+                devices=devices, axis_size=axis_size, donate_argnums=positive(donated))  # fmt: skip
 
 
 def _mapped_size(leaves: list[Any], axes: list[int | None], where: str, axis_size: int | None = None) -> int:
