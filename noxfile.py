@@ -6,6 +6,8 @@ ecosystem_ci (the ecosystem's fixed fast subset, opt-in)."""
 
 from __future__ import annotations
 
+import glob
+
 import nox
 
 nox.options.sessions = ["tests", "typecheck", "lint"]
@@ -37,6 +39,10 @@ def tests(session: nox.Session, package: str) -> None:
     if package == "plait":
         session.install(".")
         session.run("pytest", "tests", *session.posargs)
+        # The pile tests again with each layout forced (by default plait chooses per operation).
+        piles = sorted(glob.glob("tests/test_pile_*.py"))
+        for layout in ("packed", "padded"):
+            session.run("pytest", *piles, *session.posargs, env={"PLAIT_PILE_LAYOUT": layout})
         return
     session.install(*_paths(*LOCAL_DEPS[package], package))
     session.run("pytest", f"packages/{package}/tests", *session.posargs)

@@ -29,7 +29,10 @@ from plait_core import Tracer, dtypes, get_aval
 from plait_core.dims import Dim
 from plait_core.tree_util import GetAttrKey, register_pytree_with_keys
 
-__all__ = ["Pile", "PileAxis", "pile_axis"]
+__all__ = ["LAYOUTS", "Pile", "PileAxis", "pile_axis"]
+
+#: The layouts a pile may ask for: ``None`` lets plait choose per operation.
+LAYOUTS = (None, "packed", "padded")
 
 
 class PileAxis:
@@ -84,15 +87,34 @@ class Pile:
     traces the lengths and ``grad`` returns a pile of gradients); note that
     ``tree_map(f, pile)`` therefore applies ``f`` to the lengths too.  A
     rebuilt pile whose lengths are no longer integers is a ``TypeError``.
+
+    Inside ``vmap`` plait computes on one of two layouts, chosen per
+    operation while tracing (see :mod:`plait_batching.packed`): *padded*
+    blocks ``(B, max length, ...)``, or *packed* values, the elements
+    concatenated along the ragged axis (``capacity`` rows).  ``layout``
+    (static, part of the pytree structure) forces one: ``"packed"`` computes
+    every operation that treats positions independently on packed values,
+    ``"padded"`` never packs, ``None`` (the default) lets plait choose.
+    ``capacity`` (static) is the number of rows of packed values: at least
+    the sum of the lengths and at most ``B * max length``; ``None`` means the
+    sum of the lengths where they are concrete when the pile is mapped, and
+    ``B * max length`` where they are traced (under ``jit``: give a capacity
+    to pack there, or build the pile with :meth:`from_arrays`, which records
+    the sum).
     """
 
-    __slots__ = ("data", "lengths", "ragged_axis")
+    __slots__ = ("capacity", "data", "layout", "lengths", "ragged_axis")
 
     data: Any
     lengths: Any
     ragged_axis: int | tuple[int, ...]
+    layout: str | None
+    capacity: int | None
 
-    def __init__(self, data: Any, lengths: Any, ragged_axis: int | Sequence[int] = 0) -> None:
+    def __init__(
+        self, data: Any, lengths: Any, ragged_axis: int | Sequence[int] = 0, *, layout: str | None = None,
+        capacity: int | None = None,
+    ) -> None:  # fmt: skip
         data = _as_array(data, "data")
         lengths = _as_array(lengths, "lengths")
         shape, laval = get_aval(data).shape, get_aval(lengths)
@@ -133,19 +155,25 @@ class Pile:
                     f"Pile: the length {int(conc[i])} of element {i} is out of range: the lengths must be in "
                     f"[0, {padded}], the size of the ragged axis {ax} of the padded elements"
                 )
+        _check_layout(layout, "Pile")
+        capacity = _check_capacity(capacity, conc, int(shape[0]) * int(shape[1 + ax]), "Pile")
         self.data, self.lengths, self.ragged_axis = data, lengths, ax if len(axes) == 1 else axes
+        self.layout, self.capacity = layout, capacity
 
     @classmethod
-    def _make(cls, data: Any, lengths: Any, ragged_axis: int | tuple[int, ...]) -> Pile:
+    def _make(
+        cls, data: Any, lengths: Any, ragged_axis: int | tuple[int, ...], layout: str | None = None,
+        capacity: int | None = None,
+    ) -> Pile:  # fmt: skip
         """A pile from trusted parts, without checks (used by pytrees and ``vmap``)."""
         p = object.__new__(cls)
-        p.data, p.lengths, p.ragged_axis = data, lengths, ragged_axis
+        p.data, p.lengths, p.ragged_axis, p.layout, p.capacity = data, lengths, ragged_axis, layout, capacity
         return p
 
     @classmethod
     def from_arrays(
         cls, arrays: Sequence[Any], ragged_axis: int | Sequence[int] | None = None, dtype: Any = None,
-        pad_to: int | None = None,
+        pad_to: int | None = None, *, layout: str | None = None, capacity: int | None = None,
     ) -> Pile:  # fmt: skip
         """Stack ``arrays`` (concrete arrays of one rank) into a pile, padding with zeros.
 
@@ -155,7 +183,12 @@ class Pile:
         the same shape it is ``ragged_axis`` (default 0).  ``dtype`` defaults to the arrays' common type (with
         plait's canonicalisation: 64-bit types become 32-bit unless x64 is
         enabled).  ``pad_to`` pads the ragged axis to a fixed size, at least
-        the largest length (useful to compile once for several piles)."""
+        the largest length (useful to compile once for several piles).
+        ``layout`` and ``capacity`` are as for :class:`Pile`; without
+        ``pad_to`` the capacity defaults to the sum of the lengths (static,
+        so ``jit`` packs too; a batch of another total compiles anew, as one
+        of another largest length does), with ``pad_to`` to ``None`` (piles of
+        one padded size share a compilation)."""
         if isinstance(arrays, (np.ndarray, Tracer)) or not isinstance(arrays, Sequence) or not arrays:
             raise ValueError("Pile.from_arrays needs a non-empty list of arrays")
         elems = [np.asarray(a) for a in arrays]
@@ -196,7 +229,11 @@ class Pile:
         for i, e in enumerate(elems):
             index: tuple[Any, ...] = (i, *_true_slice(axes, rank, e.shape[ax]))
             data[index] = e
-        return cls._make(data, lengths, ax if len(axes) == 1 else axes)
+        _check_layout(layout, "Pile.from_arrays")
+        if capacity is None and pad_to is None:
+            capacity = int(lengths.sum())
+        capacity = _check_capacity(capacity, lengths, len(elems) * padded, "Pile.from_arrays")
+        return cls._make(data, lengths, ax if len(axes) == 1 else axes, layout, capacity)
 
     # -- reading ---------------------------------------------------------------
 
@@ -262,6 +299,27 @@ class Pile:
         )
 
 
+def _check_layout(layout: Any, who: str) -> None:
+    if layout not in LAYOUTS:
+        raise ValueError(f"{who}: layout must be None, 'packed' or 'padded', got {layout!r}")
+
+
+def _check_capacity(capacity: Any, lengths: np.ndarray | None, most: int, who: str) -> int | None:
+    """``capacity`` checked: an int in ``[sum of the lengths (when concrete), B * padded size]``."""
+    if capacity is None:
+        return None
+    if not (isinstance(capacity, (int, np.integer)) and not isinstance(capacity, bool)):
+        raise TypeError(f"{who}: capacity must be an int or None, got {capacity!r}")
+    rows = int(capacity)
+    least = 0 if lengths is None else int(np.sum(lengths))
+    if not least <= rows <= most:
+        raise ValueError(
+            f"{who}: capacity={rows} is out of range: it must be at least the sum of the lengths ({least}) "
+            f"and at most the number of elements times the padded size ({most})"
+        )
+    return rows
+
+
 def _normalize_axes(ragged_axis: Any, rank: int, what: str, who: str) -> tuple[int, ...]:
     """``ragged_axis`` (an int or a sequence of ints) as sorted, distinct, non-negative axes."""
     def is_int(a: Any) -> bool:
@@ -287,18 +345,22 @@ def _true_slice(axes: Sequence[int], rank: int, length: int) -> tuple[slice, ...
     return tuple(slice(0, length) if k in axes else slice(None) for k in range(rank))
 
 
-def _flatten_with_keys(p: Pile) -> tuple[tuple[tuple[Any, Any], ...], int | tuple[int, ...]]:
-    return ((GetAttrKey("data"), p.data), (GetAttrKey("lengths"), p.lengths)), p.ragged_axis
+_Aux = tuple[Any, str | None, int | None]
 
 
-def _flatten(p: Pile) -> tuple[tuple[Any, Any], int | tuple[int, ...]]:
-    return (p.data, p.lengths), p.ragged_axis
+def _flatten_with_keys(p: Pile) -> tuple[tuple[tuple[Any, Any], ...], _Aux]:
+    return ((GetAttrKey("data"), p.data), (GetAttrKey("lengths"), p.lengths)), (p.ragged_axis, p.layout, p.capacity)
 
 
-def _unflatten(ragged_axis: int | tuple[int, ...], children: Any) -> Pile:
+def _flatten(p: Pile) -> tuple[tuple[Any, Any], _Aux]:
+    return (p.data, p.lengths), (p.ragged_axis, p.layout, p.capacity)
+
+
+def _unflatten(aux: _Aux, children: Any) -> Pile:
     data, lengths = children
     _check_rebuilt_lengths(lengths)
-    return Pile._make(data, lengths, ragged_axis)
+    ragged_axis, layout, capacity = aux
+    return Pile._make(data, lengths, ragged_axis, layout, capacity)
 
 
 def _check_rebuilt_lengths(lengths: Any) -> None:

@@ -84,7 +84,9 @@ __all__ = [
     "enter_pile",
     "finish_pile",
     "padded_rule",
+    "packed_dispatch",
     "process_ragged",
+    "process_ragged_padded",
     "ragged_dim",
     "ragged_result_error",
     "symbolic_size",
@@ -97,12 +99,18 @@ _I32 = np.dtype(np.int32)
 class RaggedSize:
     """One ragged size: its ``name``, the ``lengths`` (a value of the parent
     trace, ``int32[B]``), the static ``padded`` size and, when known, the
-    ``concrete`` lengths."""
+    ``concrete`` lengths; the static ``capacity`` of its packed values (the
+    sum of the lengths when known, else the pile's, else ``B * padded``) and
+    the ``layout`` its pile asked for (``None``: plait chooses)."""
 
-    __slots__ = ("concrete", "lengths", "name", "padded")
+    __slots__ = ("capacity", "concrete", "layout", "lengths", "name", "padded")
 
-    def __init__(self, name: str, lengths: Any, padded: int, concrete: np.ndarray | None) -> None:
+    def __init__(
+        self, name: str, lengths: Any, padded: int, concrete: np.ndarray | None, capacity: int,
+        layout: str | None = None,
+    ) -> None:  # fmt: skip
         self.name, self.lengths, self.padded, self.concrete = name, lengths, padded, concrete
+        self.capacity, self.layout = capacity, layout
 
     def describe(self) -> str:
         if self.concrete is None:
@@ -115,13 +123,15 @@ class RaggedEnv:
     from them (lengths of polynomial sizes, masks), memoised for the life of
     the ``vmap``."""
 
-    __slots__ = ("_lengths", "_masks", "axis", "sizes")
+    __slots__ = ("_lengths", "_masks", "axis", "packing", "sizes")
 
     def __init__(self, axis: AxisData) -> None:
         self.axis = axis
         self.sizes: dict[str, RaggedSize] = {}
         self._lengths: dict[Dim, Any] = {}
         self._masks: dict[tuple[Dim, bool], Any] = {}
+        #: Index values of the packed layout, memoised by :mod:`plait_batching.packed`.
+        self.packing: dict[tuple[str, str], Any] = {}
 
     # -- names -------------------------------------------------------------------
 
@@ -159,17 +169,36 @@ class RaggedEnv:
     def describe(self, names: Sequence[str] | frozenset[str]) -> str:
         return "; ".join(self.sizes[n].describe() for n in sorted(names))
 
-    def size_for(self, lengths: Any, padded: int, concrete: np.ndarray | None) -> RaggedSize:
+    def size_for(
+        self, lengths: Any, padded: int, concrete: np.ndarray | None, capacity: int | None = None,
+        layout: str | None = None,
+    ) -> RaggedSize:  # fmt: skip
         """The size of these lengths: an existing one when they are the same
-        value or equal concrete lengths, else a fresh name."""
+        value or equal concrete lengths, else a fresh name.  ``capacity`` and
+        ``layout`` are the pile's (see :class:`RaggedSize`); a forced layout
+        given for an existing size overrides its automatic one."""
         for s in self.sizes.values():
-            if s.lengths is lengths:
-                return s
-            if concrete is not None and s.concrete is not None and np.array_equal(s.concrete, concrete):
+            if s.lengths is lengths or (
+                concrete is not None and s.concrete is not None and np.array_equal(s.concrete, concrete)
+            ):
+                if s.layout is None:
+                    s.layout = layout
+                if capacity is not None and concrete is None:
+                    s.capacity = min(s.capacity, capacity)
                 return s
         name = f"_pile{next(_fresh_names)}"
-        size = self.sizes[name] = RaggedSize(name, lengths, padded, concrete)
+        size = self.sizes[name] = RaggedSize(
+            name, lengths, padded, concrete, self.capacity_of(padded, concrete, capacity), layout
+        )
         return size
+
+    def capacity_of(self, padded: int, concrete: np.ndarray | None, capacity: int | None = None) -> int:
+        """The rows of packed values: the sum of concrete lengths, else ``capacity``, else ``B * padded``."""
+        if concrete is not None:
+            return int(concrete.sum())
+        if capacity is not None:
+            return capacity
+        return int(self.axis.size) * padded
 
     # -- padded sizes, lengths and masks (values of the parent trace) ------------
 
@@ -505,8 +534,25 @@ def refuse(prim: Primitive, ops: Sequence[Operand], env: RaggedEnv, why: str) ->
 # The dispatcher
 
 
+#: Set by :mod:`plait_batching.packed`: ``try_packed(trace, prim, args,
+#: params)`` computes an equation on packed values, or returns ``None`` when
+#: it runs on the padded data (a hook, because packed values build on this module).
+packed_dispatch: list[Callable[[BatchTrace, Primitive, Sequence[Any], dict[str, Any]], Any]] = []
+
+
 def process_ragged(trace: BatchTrace, prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> Any:
-    """Interpret ``prim`` on ``trace`` when a ragged value or size is involved."""
+    """Interpret ``prim`` on ``trace`` when a ragged value or size is involved:
+    on packed values where :mod:`plait_batching.packed` chooses so, else with
+    the primitive's ragged rule on the padded data."""
+    for try_packed in packed_dispatch:
+        out = try_packed(trace, prim, args, params)
+        if out is not None:
+            return out
+    return process_ragged_padded(trace, prim, args, params)
+
+
+def process_ragged_padded(trace: BatchTrace, prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> Any:
+    """Interpret ``prim`` on ``trace`` with its ragged rule, on the padded data."""
     rule = ragged_rules.get(prim)
     if rule is None:
         ops = operands(trace, prim, args)
@@ -591,7 +637,7 @@ def enter_pile(trace: BatchTrace, pile: Pile) -> BatchTracer:
         lengths = pile.lengths
         if get_aval(lengths).dtype != _I32:
             lengths = convert_element_type_p.bind(lengths, new_dtype=_I32, weak_type=False)
-        size = env.size_for(lengths, padded, _concrete(lengths))
+        size = env.size_for(lengths, padded, _concrete(lengths), pile.capacity, pile.layout)
         data = pile.data
         shape = list(aval.shape[1:])
         for ax in axes:
@@ -655,7 +701,13 @@ def finish_pile(trace: BatchTrace, leaf: Any, where: str) -> Pile:
     if not is_filled(leaf, axes, 0):
         val = fill_padding(env, Operand(val, bdim, aval), axes, 0)
     data = moveaxis(val, bdim, 0)
-    return Pile._make(data, env.lengths(aval.shape[axes[0]]), axes[0] if len(axes) == 1 else tuple(axes))
+    d = aval.shape[axes[0]]
+    # The pile keeps the layout and capacity of the size it has (when it is one size, not 2 n).
+    names = sorted(env.names_in(d))
+    bare = len(names) == 1 and type(d) is SymbolicDim and d.terms == ((((names[0], 1),), 1),)
+    kept = env.sizes[names[0]] if bare else None
+    layout, capacity = (kept.layout, kept.capacity) if kept is not None else (None, None)
+    return Pile._make(data, env.lengths(d), axes[0] if len(axes) == 1 else tuple(axes), layout, capacity)
 
 
 # ---------------------------------------------------------------------------
@@ -678,7 +730,7 @@ def derived_size(env: RaggedEnv, lengths: Any, padded: int) -> SymbolicDim:
         if s.lengths is lengths or (conc is not None and s.concrete is not None and np.array_equal(s.concrete, conc)):
             return SymbolicDim.var(s.name)
     name = f"_pile{next(_fresh_names)}"
-    env.sizes[name] = RaggedSize(name, lengths, padded, conc)
+    env.sizes[name] = RaggedSize(name, lengths, padded, conc, env.capacity_of(padded, conc))
     return SymbolicDim.var(name)
 
 

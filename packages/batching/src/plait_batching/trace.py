@@ -52,17 +52,36 @@ class BatchTracer(Tracer):
     along those axes.  Its padding is unspecified, so a rule that fills it
     may replace ``val`` by the filled data, and ``filled`` records, per ragged
     element axis, the value its padding is known to hold (so a later fill
-    with the same value is skipped)."""
+    with the same value is skipped).
 
-    __slots__ = ("_aval", "bdim", "filled", "ragged", "val")
+    A ragged tracer may also (or only) hold its elements *packed*
+    (``packed``, a :class:`~plait_batching.packed.Packed`: the elements
+    concatenated along their one ragged axis, see
+    :mod:`plait_batching.packed`); its padded ``val`` is then made from the
+    packed values when first read (its ``bdim`` is the ragged axis)."""
+
+    __slots__ = ("_aval", "_val", "bdim", "filled", "packed", "ragged")
 
     def __init__(self, trace: BatchTrace, val: Any, bdim: int, aval: ShapedArray | None = None) -> None:
         self._trace = trace
-        self.val = val
+        self._val = val
         self.bdim = bdim
         self._aval: ShapedArray | None = aval
         self.ragged = aval is not None
         self.filled: dict[int, Any] | None = None
+        self.packed: Any = None
+
+    @property
+    def val(self) -> Any:
+        """The batched value of the parent trace (padded along ragged axes)."""
+        v = self._val
+        if v is None:
+            v = self._val = self.packed.unpack(self)
+        return v
+
+    @val.setter
+    def val(self, v: Any) -> None:
+        self._val = v
 
     @property
     def aval(self) -> ShapedArray:
@@ -110,25 +129,26 @@ class BatchTrace(Trace):
         return val if bdim is None else BatchTracer(self, val, bdim)
 
     def process_primitive(self, prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> Any:
+        env = self.ragged
+        if env is not None and (
+            any(type(x) is BatchTracer and x._trace is self and x.ragged for x in args) or env.mentions(params)
+        ):
+            from plait_batching.ragged import process_ragged
+
+            return process_ragged(self, prim, args, params)
         vals: list[Any] = []
         dims: list[int | None] = []
-        batched = ragged = False
+        batched = False
         for x in args:
             if type(x) is BatchTracer and x._trace is self:
                 vals.append(x.val)
                 dims.append(x.bdim)
                 batched = True
-                ragged = ragged or x.ragged
             else:
                 if isinstance(x, Tracer):
                     self.check_foreign_tracer(x, prim)
                 vals.append(x)
                 dims.append(None)
-        env = self.ragged
-        if env is not None and (ragged or env.mentions(params)):
-            from plait_batching.ragged import process_ragged
-
-            return process_ragged(self, prim, args, params)
         parent = self.parent_trace
         if not batched and prim not in always_run and not self._uses_axis(prim, params):
             with set_current_trace(parent):

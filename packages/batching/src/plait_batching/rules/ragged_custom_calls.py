@@ -60,7 +60,7 @@ class PileFrame(RuleFrame[BatchTrace]):
         return [True if i is None else self.batched[i] for i in origin]
 
     def stage(self, closed: ClosedJaxpr, origin: Sequence[int | None], with_sizes: bool) -> ClosedJaxpr:
-        names = [n for n, _, _ in self.ragged.sizes]
+        names = [n for n, *_ in self.ragged.sizes]
 
         def lengths(trace: BatchTrace) -> list[Any]:
             env = env_of(trace)

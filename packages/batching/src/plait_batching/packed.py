@@ -1,0 +1,239 @@
+"""Packed values: a pile's elements concatenated along their ragged axis.
+
+Inside ``vmap`` over piles a ragged value of element type ``(..., n, ...)``
+(one ragged axis, of the size ``n``) exists in one or both of two layouts:
+
+* **padded** (``BatchTracer.val``): the elements padded to the padded size
+  ``N`` of ``n`` and stacked along a batch axis, ``B x N`` rows;
+* **packed** (``BatchTracer.packed``, a :class:`Packed`): the elements'
+  true rows concatenated along the ragged axis, element ``b`` at rows
+  ``[start_b, start_b + length_b)`` where ``start_b`` is the sum of the
+  lengths before it, in a buffer of ``capacity`` rows (static: the sum of
+  the lengths when they are known while tracing, else the pile's
+  ``capacity``, else ``B x N``).  Rows past the sum of the lengths hold
+  unspecified finite values that never reach a true result.
+
+Operations that treat the positions along the ragged axis independently
+compute on the packed values, as if the ragged size were the capacity
+(:mod:`plait_batching.packed_rules`); the others read the padded layout.
+The conversions are gathers placed by plait (:func:`pack`, :meth:`Packed.unpack`),
+each made at most once per value; their indices are computed from the
+lengths (so they work under ``jit`` with traced lengths) and memoised per
+ragged size.
+
+Which layout an operation uses is chosen while tracing: see :func:`layout_of`
+and :func:`pile_layout`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import os
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+from plait_batching.moves import moveaxis
+from plait_batching.pile import LAYOUTS
+from plait_batching.ragged import RaggedEnv, RaggedSize, env_of
+from plait_batching.trace import BatchTracer
+from plait_core import get_aval, set_current_trace
+from plait_core.dims import SymbolicDim
+from plait_core.primitives.elementwise import (
+    add_p,
+    convert_element_type_p,
+    le_p,
+    min_p,
+    mul_p,
+    sub_p,
+)
+from plait_core.primitives.indexing_prims import GatherDimensionNumbers, GatherScatterMode, gather_p
+from plait_core.primitives.linalg import dot_general_p
+from plait_core.primitives.reductions import cumsum_p, reduce_sum_p
+from plait_core.primitives.structural import broadcast_in_dim_p, iota_p, reshape_p
+
+__all__ = ["PACK_RATIO", "Packed", "default_layout", "layout_of", "pack", "pile_layout"]
+
+_I32 = np.dtype(np.int32)
+
+#: The automatic choice packs a ragged size only when its capacity is at most
+#: this fraction of ``B x N`` (the padded rows): below it a dense layer on the
+#: packed rows saves more than the gathers that convert between layouts cost.
+PACK_RATIO = 0.85
+
+
+def _layout_from_environment() -> str | None:
+    given = os.environ.get("PLAIT_PILE_LAYOUT", "auto")
+    if given not in ("auto", "packed", "padded"):
+        raise ValueError(f"PLAIT_PILE_LAYOUT must be 'auto', 'packed' or 'padded', got {given!r}")
+    return None if given == "auto" else given
+
+
+_ENVIRONMENT_LAYOUT = _layout_from_environment()
+_default_layout: contextvars.ContextVar[tuple[str | None]] = contextvars.ContextVar(
+    "plait_pile_layout", default=(_ENVIRONMENT_LAYOUT,)
+)
+
+
+def default_layout() -> str | None:
+    """The layout of piles that do not ask for one (``None``: automatic)."""
+    return _default_layout.get()[0]
+
+
+@contextlib.contextmanager
+def pile_layout(layout: str | None) -> Iterator[None]:
+    """Within the block, piles that do not ask for a layout (``Pile(...,
+    layout=None)``) use ``layout``: ``"packed"``, ``"padded"``, or ``None``
+    / ``"auto"`` for plait's choice.  The default comes from the environment
+    variable ``PLAIT_PILE_LAYOUT`` (``auto`` when unset).  The layout is
+    read while tracing: a ``jit`` reuses what it traced before."""
+    if layout == "auto":
+        layout = None
+    if layout not in LAYOUTS:
+        raise ValueError(f"pile_layout: layout must be 'auto', 'packed', 'padded' or None, got {layout!r}")
+    token = _default_layout.set((layout,))
+    try:
+        yield
+    finally:
+        _default_layout.reset(token)
+
+
+def layout_of(size: RaggedSize) -> str | None:
+    """The layout values of ``size`` use: the pile's, else the default
+    (``None``: automatic, see :data:`PACK_RATIO`)."""
+    return size.layout if size.layout is not None else default_layout()
+
+
+def packs_well(env: RaggedEnv, size: RaggedSize) -> bool:
+    """Whether the automatic choice packs ``size``: its capacity saves enough rows."""
+    total = int(env.axis.size) * size.padded
+    return total > 0 and size.capacity <= PACK_RATIO * total
+
+
+# ---------------------------------------------------------------------------
+# Indices (values of the parent trace, memoised per size)
+
+
+def _ends(env: RaggedEnv, size: RaggedSize) -> Any:
+    """Each element's end row in the packed buffer: the cumulative lengths."""
+    key = (size.name, "ends")
+    hit = env.packing.get(key)
+    if hit is None:
+        hit = env.packing[key] = cumsum_p.bind(size.lengths, axis=0, reverse=False)
+    return hit
+
+
+def _unpack_index(env: RaggedEnv, size: RaggedSize) -> Any:
+    """``int32[B, N, 1]``: the packed row of each padded position (clamped into the buffer)."""
+    key = (size.name, "unpack")
+    hit = env.packing.get(key)
+    if hit is not None:
+        return hit
+    b, n = int(env.axis.size), size.padded
+    starts = sub_p.bind(_ends(env, size), size.lengths)
+    pos = iota_p.bind(dtype=_I32, shape=(b, n), dimension=1)
+    rows = add_p.bind(broadcast_in_dim_p.bind(starts, shape=(b, n), broadcast_dimensions=(0,)), pos)
+    rows = min_p.bind(rows, np.asarray(size.capacity - 1, _I32))
+    out = env.packing[key] = reshape_p.bind(rows, new_sizes=(b, n, 1), dimensions=None)
+    return out
+
+
+def _pack_index(env: RaggedEnv, size: RaggedSize) -> Any:
+    """``int32[C, 1]``: the padded row (in the ``B * N`` rows) of each packed row.
+
+    Row ``t`` belongs to element ``seg = #{b : end_b <= t}`` at position
+    ``t - start_seg``, where ``start_seg = sum of the lengths of the elements
+    ending at or before t``; both come from one ``C x B`` comparison."""
+    key = (size.name, "pack")
+    hit = env.packing.get(key)
+    if hit is not None:
+        return hit
+    b, n, c = int(env.axis.size), size.padded, size.capacity
+    ends = broadcast_in_dim_p.bind(_ends(env, size), shape=(c, b), broadcast_dimensions=(1,))
+    rows = iota_p.bind(dtype=_I32, shape=(c, b), dimension=0)
+    before = convert_element_type_p.bind(le_p.bind(ends, rows), new_dtype=_I32, weak_type=False)
+    seg = reduce_sum_p.bind(before, axes=(1,))
+    start = dot_general_p.bind(
+        before, size.lengths, dimension_numbers=(((1,), (0,)), ((), ())), precision=None,
+        preferred_element_type=_I32,
+    )  # fmt: skip
+    t = iota_p.bind(dtype=_I32, shape=(c,), dimension=0)
+    flat = add_p.bind(mul_p.bind(seg, np.asarray(n, _I32)), sub_p.bind(t, start))
+    flat = min_p.bind(flat, np.asarray(b * n - 1, _I32))
+    out = env.packing[key] = reshape_p.bind(flat, new_sizes=(c, 1), dimensions=None)
+    return out
+
+
+def _take_rows(x: Any, axis: int, index: Any) -> Any:
+    """``x`` gathered along ``axis`` at ``index`` (``int32[*K, 1]``): the ``K``
+    dimensions replace ``axis``."""
+    shape = get_aval(x).shape
+    k = len(get_aval(index).shape) - 1
+    offset = tuple(range(axis)) + tuple(range(axis + k, len(shape) - 1 + k))
+    dnums = GatherDimensionNumbers(offset_dims=offset, collapsed_slice_dims=(axis,), start_index_map=(axis,))
+    sizes = tuple(1 if i == axis else d for i, d in enumerate(shape))
+    return gather_p.bind(
+        x, index, dimension_numbers=dnums, slice_sizes=sizes, indices_are_sorted=True, unique_indices=False,
+        mode=GatherScatterMode.CLIP, fill_value=None,
+    )  # fmt: skip
+
+
+# ---------------------------------------------------------------------------
+# The two layouts of one value
+
+
+class Packed:
+    """A ragged value's elements packed: ``val`` (a value of the parent trace)
+    has the element type's shape with the ragged ``axis`` of size ``capacity``
+    and no batch axis."""
+
+    __slots__ = ("axis", "val")
+
+    def __init__(self, val: Any, axis: int) -> None:
+        self.val, self.axis = val, axis
+
+    def unpack(self, x: BatchTracer) -> Any:
+        """The padded data of ``x`` (batched at ``x.bdim``, which is ``axis``):
+        one gather of packed rows.  The padding of element ``b`` holds the
+        rows that follow its own (the next elements' true values, or the
+        buffer's last row): unspecified as padding is, and finite wherever
+        the true values are.  (Zeros there would not do: a division by a
+        padded sum made from them is 0/0, whose NaN a derivative taken outside
+        the ``vmap`` multiplies into true entries.)"""
+        trace = x._trace
+        env = env_of(trace)  # type: ignore[arg-type]
+        size = env.sizes[_name(x.aval.shape[self.axis])]
+        with set_current_trace(trace.parent_trace):  # type: ignore[attr-defined]
+            return _take_rows(self.val, self.axis, _unpack_index(env, size))
+
+
+def _name(d: Any) -> str:
+    names = d.free_names()
+    assert type(d) is SymbolicDim and len(names) == 1
+    return str(next(iter(names)))
+
+
+def pack(x: BatchTracer, axis: int) -> Any:
+    """The packed values of the ragged tracer ``x`` along its ragged ``axis``
+    (parent trace current): its own, or gathered from its padded data once."""
+    if x.packed is not None:
+        assert x.packed.axis == axis
+        return x.packed.val
+    env = env_of(x._trace)  # type: ignore[arg-type]
+    size = env.sizes[_name(x.aval.shape[axis])]
+    val = moveaxis(x.val, x.bdim, axis)  # (..., B, N, ...) with B at ``axis``
+    shape = get_aval(val).shape
+    merged = reshape_p.bind(val, new_sizes=shape[:axis] + (shape[axis] * shape[axis + 1],) + shape[axis + 2 :],
+                            dimensions=None)  # fmt: skip
+    out = _take_rows(merged, axis, _pack_index(env, size))
+    x.packed = Packed(out, axis)
+    return out
+
+
+def packed_tracer(trace: Any, val: Any, axis: int, aval: Any) -> BatchTracer:
+    """A ragged tracer holding packed values only (its padded data is made when read)."""
+    out = BatchTracer(trace, None, axis, aval)
+    out.packed = Packed(val, axis)
+    return out
