@@ -667,9 +667,11 @@ def test_tree_transpose() -> None:
 def test_tree_transpose_mismatch() -> None:
     outer = tree_structure([0, 0])
     with pytest.raises(
-        ValueError, match=r"tree_transpose: the tree has structure PyTreeDef\(\[\(\*, \*\), \*\]\)"
+        TypeError, match=r"tree_transpose: the tree has structure PyTreeDef\(\[\(\*, \*\), \*\]\) \(3 leaves\)"
     ):
         tree_transpose(outer, tree_structure((0, 0)), [(1, 2), 3])
+    # Only the leaf counts must agree (JAX's rule): the leaves are read in order.
+    assert tree_transpose(outer, tree_structure((0, 0)), [(1, 2), (3, [4])]) == ([1, 3], [2, 4])
     with pytest.raises(ValueError, match="cannot infer inner_treedef"):
         tree_transpose(tree_structure(()), None, ())
 

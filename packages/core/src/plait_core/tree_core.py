@@ -1188,8 +1188,9 @@ def tree_transpose(
     ``outer_treedef.compose(inner_treedef)``; the result has structure
     ``inner_treedef.compose(outer_treedef)``.  For example a list of pairs
     becomes a pair of lists.  If ``inner_treedef`` is ``None`` it is inferred
-    from the first subtree at a leaf of ``outer_treedef``.  Raises
-    ``ValueError`` if the structures do not match.
+    from the first subtree at a leaf of ``outer_treedef``.  As in JAX, only
+    the numbers of leaves are checked: ``TypeError`` if the tree's is not
+    the product of the two treedefs'; the leaves are taken in order.
     """
     if inner_treedef is None:
         subtrees = outer_treedef.flatten_up_to(pytree_to_transpose)
@@ -1197,11 +1198,15 @@ def tree_transpose(
             raise ValueError("tree_transpose: cannot infer inner_treedef when outer_treedef has no leaves")
         inner_treedef = tree_structure(subtrees[0])
     leaves, treedef = tree_flatten(pytree_to_transpose)
-    expected = outer_treedef.compose(inner_treedef)
-    if treedef != expected:
-        raise ValueError(
-            f"tree_transpose: the tree has structure {_short(repr(treedef), 300)}, "
-            f"expected outer_treedef.compose(inner_treedef) = {_short(repr(expected), 300)}"
+    # As JAX, only the number of leaves must agree: the leaves are read in
+    # order (a custom node such as haiku's FlatMap may flatten its inner trees
+    # into one level, which is fine).
+    if len(leaves) != outer_treedef.num_leaves * inner_treedef.num_leaves:
+        expected = outer_treedef.compose(inner_treedef)
+        raise TypeError(
+            f"tree_transpose: the tree has structure {_short(repr(treedef), 300)} ({len(leaves)} leaves), "
+            f"expected outer_treedef.compose(inner_treedef) = {_short(repr(expected), 300)} "
+            f"({expected.num_leaves} leaves)"
         )
     n_inner = inner_treedef.num_leaves
     # leaves[o * n_inner + i] is inner leaf i of outer leaf o.
