@@ -15,14 +15,17 @@ half now); without one they are staged whole.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import weakref
+from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
 from plait_core.abstract import ShapedArray
+from plait_core.axes import axis_frame_size, bound_axis_names
+from plait_core.config import config
 from plait_core.jaxpr import ClosedJaxpr, Jaxpr, eval_jaxpr
 from plait_core.primitive import Primitive, RuleRegistry
 from plait_core.staging import StagingTrace, StagingTracer
-from plait_core.trace import set_current_trace, transformation
+from plait_core.trace import Tracer, set_current_trace, transformation
 from plait_core.tree_util import tree_leaves
 
 PartialEvalRule = Callable[["PartialEvalTrace", Sequence[Any], dict[str, Any]], Any]
@@ -143,7 +146,38 @@ def partial_eval_jaxpr(
     Returns ``(known, unknown, out_unknowns, num_residuals)``: ``known`` takes
     the known inputs and returns the known outputs followed by the residuals;
     ``unknown`` takes the residuals followed by the unknown inputs and returns
-    the unknown outputs."""
+    the unknown outputs.  Results are cached per jaxpr (unless its constants
+    hold tracers), so that splitting one call again (an eager ``grad`` of a
+    ``jit`` function, called in a loop) gives the same jaxprs, which a compiling
+    backend finds compiled."""
+    inst = instantiate if isinstance(instantiate, bool) else tuple(bool(f) for f in instantiate)
+    names = bound_axis_names()
+    key = (tuple(bool(u) for u in in_unknowns), inst, config.x64_enabled,
+           tuple((n, axis_frame_size(n)) for n in names))
+    per = _pe_cache.get(closed)
+    hit = None if per is None else per.get(key)
+    if hit is not None:
+        return hit[0], hit[1], list(hit[2]), hit[3]
+    known, unknown, out_unknowns, num_res = _split(closed, in_unknowns, instantiate)
+    if not _holds_tracers(closed.consts) and not _holds_tracers(known.consts):
+        _pe_cache.setdefault(closed, {})[key] = (known, unknown, tuple(out_unknowns), num_res)
+    return known, unknown, out_unknowns, num_res
+
+
+_pe_cache: weakref.WeakKeyDictionary[ClosedJaxpr, dict[Hashable, tuple[ClosedJaxpr, ClosedJaxpr, tuple[bool, ...], int]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _holds_tracers(values: Sequence[Any]) -> bool:
+    return any(isinstance(v, Tracer) for v in values)
+
+
+def _split(
+    closed: ClosedJaxpr,
+    in_unknowns: Sequence[bool],
+    instantiate: bool | Sequence[bool],
+) -> tuple[ClosedJaxpr, ClosedJaxpr, list[bool], int]:
     outer = StagingTrace()
     with transformation(outer):
         known_args = [outer.new_arg(a) for a, u in zip(closed.in_avals, in_unknowns) if not u]

@@ -56,6 +56,7 @@ with a small cache.
 from __future__ import annotations
 
 import inspect
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any, NamedTuple
@@ -136,11 +137,20 @@ def called_jaxpr(prim: Primitive, params: dict[str, Any]) -> ClosedJaxpr:
 
 def hoist_consts(closed: ClosedJaxpr) -> tuple[ClosedJaxpr, list[Any]]:
     """Turn a closed jaxpr's constants into leading inputs: returns the
-    const-free jaxpr and the constant values (to pass as leading operands)."""
+    const-free jaxpr and the constant values (to pass as leading operands).
+    The const-free jaxpr is made once per closed jaxpr, so that calls built
+    from a cached jaxpr are the same call each time (compiled once)."""
     j = closed.jaxpr
     if not j.constvars:
         return closed, []
-    return ClosedJaxpr(Jaxpr([], list(j.constvars) + list(j.invars), j.outvars, j.eqns), []), list(closed.consts)
+    body = _hoisted.get(closed)
+    if body is None:
+        body = ClosedJaxpr(Jaxpr([], list(j.constvars) + list(j.invars), j.outvars, j.eqns), [])
+        _hoisted[closed] = body
+    return body, list(closed.consts)
+
+
+_hoisted: weakref.WeakKeyDictionary[ClosedJaxpr, ClosedJaxpr] = weakref.WeakKeyDictionary()
 
 
 def remap_jit_info(jit_info: Any, origin: tuple[int | None, ...]) -> Any:

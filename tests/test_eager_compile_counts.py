@@ -1,0 +1,70 @@
+"""XLA compilations of eager code across interpreters (issue 26): an eager
+``grad`` (or ``vmap`` of ``grad``) of a ``jit`` function compiles on its
+first call only (partial evaluation gives the same split call each time, as
+JAX's), and eager library functions compile one program per signature."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+import plait
+import plait.numpy as pnp
+import plait_dispatch
+
+
+def _compiles(f: Callable[[], Any]) -> tuple[int, Any]:
+    before = plait_dispatch.stats.snapshot()["xla_compiles"]
+    out = f()
+    return plait_dispatch.stats.snapshot()["xla_compiles"] - before, out
+
+
+def _f(x: Any) -> Any:
+    return pnp.sum(pnp.sin(x) * x)
+
+
+def _df(x: Any) -> Any:
+    return np.sin(x) + x * np.cos(x)
+
+
+@pytest.mark.parametrize(
+    "name, make",
+    [
+        ("grad of jit", lambda: plait.grad(plait.jit(_f))),
+        ("vmap of grad of jit", lambda: plait.vmap(plait.grad(plait.jit(_f)))),
+    ],
+)
+def test_eager_derivatives_of_calls_compile_once(name: str, make: Callable[[], Any]) -> None:
+    g = make()
+    x = np.linspace(0.1, 1.0, 6).astype(np.float32)
+    if name.startswith("vmap"):
+        x = np.stack([x, x + 1.0])
+    first, out = _compiles(lambda: g(x))
+    assert first >= 1
+    np.testing.assert_allclose(np.asarray(out), _df(x), rtol=1e-5)
+    for _ in range(3):
+        again, out2 = _compiles(lambda: g(x))
+        assert again == 0, name
+        np.testing.assert_array_equal(np.asarray(out2), np.asarray(out))
+
+
+def test_eager_library_functions_compile_one_program_per_signature() -> None:
+    rng = np.random.default_rng(2)
+    a = pnp.asarray((rng.normal(size=(7, 7)) + 7 * np.eye(7)).astype(np.float32))
+    b = pnp.asarray(rng.normal(size=(7,)).astype(np.float32))
+    m = pnp.asarray(rng.normal(size=(9, 7)).astype(np.float32))
+    n, x = _compiles(lambda: pnp.linalg.solve(a, b))
+    assert n == 1
+    np.testing.assert_allclose(np.asarray(x), np.linalg.solve(np.asarray(a), np.asarray(b)), rtol=1e-4)
+    col = m[:, 0]
+    n, sol = _compiles(lambda: pnp.linalg.lstsq(m, col)[0])
+    assert n == 1
+    np.testing.assert_allclose(np.asarray(sol), np.eye(7)[0], atol=1e-4)
+    n, nrm = _compiles(lambda: pnp.linalg.norm(m, axis=1))
+    assert n == 1
+    np.testing.assert_allclose(np.asarray(nrm), np.linalg.norm(np.asarray(m), axis=1), rtol=1e-5)
+    n, _ = _compiles(lambda: (pnp.linalg.solve(a, b), pnp.linalg.norm(m, axis=1), pnp.mean(m)))
+    assert n == 1  # only mean is new
