@@ -189,14 +189,23 @@ def unpack_output(trace: JVPTrace, x: Any) -> tuple[Any, Any]:
     return x, Zero.from_primal_value(x)
 
 
+def _zero_if_float0(t: Any) -> Any:
+    if type(t) is Zero:
+        return t
+    aval = t.aval if isinstance(t, Tracer) else get_aval(t)
+    return Zero(aval) if is_float0(aval) else t
+
+
 def jvp_flat(
     fun: Callable[..., Sequence[Any]], primals: Sequence[Any], tangents: Sequence[Any]
 ) -> tuple[list[Any], list[Any]]:
     """Run a flat function under forward mode.  ``tangents`` may hold
-    :class:`Zero`; returned tangents may too."""
+    :class:`Zero`; returned tangents may too.  A ``float0`` tangent (of an
+    integer or boolean input) given as a value is a zero, as in JAX: the
+    function sees the primal itself there, and no rule ever meets it."""
     trace = JVPTrace()
     with transformation(trace):
-        ins = [trace.lift(p, t) for p, t in zip(primals, tangents)]
+        ins = [trace.lift(p, _zero_if_float0(t)) for p, t in zip(primals, tangents)]
         outs = fun(*ins)
         pairs = [unpack_output(trace, o) for o in outs]
     return [p for p, _ in pairs], [t for _, t in pairs]

@@ -19,7 +19,7 @@ from typing import Any
 
 from plait_autodiff.jaxpr_util import literal_value
 from plait_autodiff.registries import transpose_rules
-from plait_autodiff.tangents import Zero, add_tangents, instantiate, to_tangent_type
+from plait_autodiff.tangents import Zero, add_tangents, instantiate, is_float0, to_tangent_type
 from plait_core import ClosedJaxpr, Jaxpr, Tracer, Var
 from plait_core.abstract import ShapedArray
 from plait_core.config import config
@@ -101,7 +101,9 @@ def backward_pass(jaxpr: Jaxpr, consts: Sequence[Any], args: Sequence[Any], cts_
     cts: dict[Var, Any] = {}
 
     def write(v: Any, ct: Any) -> None:
-        if type(v) is not Var or v not in linear or ct is None or type(ct) is Zero:
+        # A float0 cotangent (of an integer or boolean value) is a zero, as in JAX:
+        # no transpose rule meets one as a value.
+        if type(v) is not Var or v not in linear or ct is None or type(ct) is Zero or is_float0(v.aval):
             return
         cts[v] = add_tangents(cts[v], ct) if v in cts else ct
 
