@@ -37,10 +37,17 @@ def pytest_command(lib: Library, backend: str, python: str, paths: list[str]) ->
 
 def run_suite(lib: Library, backend: str, python: str, out: Path, sources: Path,
               budget_s: float, grace_s: float, ci: bool, tests_from: Path | None = None,
-              sample: int | None = None) -> int:
-    """Run the suite once, appending outcomes to ``out``; returns pytest's exit status."""
+              sample: int | None = None, only: list[str] | None = None) -> int:
+    """Run the suite once, appending outcomes to ``out``; returns pytest's exit status.
+    ``only``: these test paths (under the tests' root) instead of the library's."""
     root = tests_from if tests_from is not None else fetch_sdist(lib, sources)
-    paths = find_test_paths(lib, root, ci)
+    if only:
+        missing = [p for p in only if not (root / p).exists()]
+        if missing:
+            raise FileNotFoundError(f"{lib.name}: no {missing} under {root}")
+        paths = list(only)
+    else:
+        paths = find_test_paths(lib, root, ci)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text("")
     env = dict(os.environ)
@@ -74,9 +81,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ci", action="store_true", help="the fixed fast subset")
     parser.add_argument("--sample", type=int, default=None,
                         help="run one test in N (the same ones on both backends); default: the library's")
+    parser.add_argument("--paths", nargs="+", default=None,
+                        help="run these test paths (files or folders under the tests' root) instead of the library's")
     args = parser.parse_args(argv)
     return run_suite(LIBRARIES[args.library], args.backend, args.python, args.out, args.sources,
-                     args.budget, args.grace, args.ci, args.tests_from, args.sample)
+                     args.budget, args.grace, args.ci, args.tests_from, args.sample, args.paths)
 
 
 if __name__ == "__main__":

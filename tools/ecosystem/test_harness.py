@@ -11,7 +11,7 @@ from tools.ecosystem.causes import cause, group
 from tools.ecosystem.libraries import LIBRARIES
 from tools.ecosystem.record import in_sample
 from tools.ecosystem.report import compare, load, main
-from tools.ecosystem.run import pytest_command
+from tools.ecosystem.run import pytest_command, run_suite
 from tools.ecosystem.sources import find_test_paths
 
 
@@ -82,3 +82,9 @@ def test_a_module_plait_cannot_collect_counts_its_tests_as_failed(tmp_path: Path
     c = compare("equinox", jax, plait)
     assert (c.reached, c.jax_passed, c.plait_passed) == (3, 3, 1)
     assert c.causes == [("collection: E ImportError: no jax.lib", 2)]
+
+
+def test_only_paths_must_exist_under_the_tests_root(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError, match=r"diffrax: no \['test/test_nope.py'\] under"):
+        run_suite(LIBRARIES["diffrax"], "plait", "py", tmp_path / "out.jsonl", tmp_path, 1.0, 1.0, False,
+                  tests_from=tmp_path, only=["test/test_nope.py"])
