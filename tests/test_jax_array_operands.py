@@ -44,3 +44,27 @@ def test_operators_take_jax_array_objects(op: Any, expected: Any) -> None:
 def test_objects_without_it_are_still_refused() -> None:
     with pytest.raises(TypeError, match="unsupported operand"):
         jnp.ones(2) @ object()  # type: ignore[operator]
+
+
+class TreeHolder:
+    """As a flax.nnx Variable: a pytree node over its value that also defines ``__jax_array__``."""
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def __jax_array__(self) -> Any:
+        return self.value
+
+
+plait.tree_util.register_pytree_node(TreeHolder, lambda h: ((h.value,), None), lambda _, c: TreeHolder(c[0]))
+
+
+def test_numpy_functions_take_jax_array_objects() -> None:
+    h = TreeHolder(jnp.arange(6.0).reshape(2, 3))
+    assert float(jnp.mean(h)) == 2.5
+    np.testing.assert_array_equal(np.asarray(jnp.reshape(h, (3, 2))), np.arange(6.0).reshape(3, 2))
+    assert float(jnp.max(h)) == 5.0 and jnp.transpose(h).shape == (3, 2)
+    # under grad the holder is rebuilt around the traced value, and the function still reads it
+    grads = plait.grad(lambda t: jnp.mean(t))(h)
+    assert type(grads) is TreeHolder
+    np.testing.assert_allclose(np.asarray(grads.value), np.full((2, 3), 1 / 6), rtol=1e-6)

@@ -370,7 +370,7 @@ def bernoulli(key: KeyArray, p: Any = 0.5, shape: Sequence[int] | None = None, m
     below the float's spacing.  ``out_sharding``: the result's layout (explicit
     sharding), as for ``jnp.dot``; the values are the same."""
     if out_sharding is not None:
-        return with_out_sharding(lambda: _bernoulli(key, p, shape, mode), out_sharding)  # type: ignore[no-any-return]
+        return with_out_sharding(lambda: _bernoulli(key, p, shape, mode), out_sharding)
     return _bernoulli(key, p, shape, mode)
 
 

@@ -19,7 +19,15 @@ from plait_core.primitives.sharding import (
     unmentioned_axes,
     varying_axes,
 )
-from plait_core.sharding import Mesh, NamedSharding, PartitionSpec, Sharding, explicit_state, get_mesh
+from plait_core.sharding import (
+    AbstractMesh,
+    Mesh,
+    NamedSharding,
+    PartitionSpec,
+    Sharding,
+    explicit_state,
+    get_mesh,
+)
 from plait_core.staging import check_output_leaves, trace_to_jaxpr
 from plait_core.tree_util import tree_flatten, tree_map, tree_unflatten
 
@@ -279,7 +287,14 @@ def with_sharding_constraint(x: Any, shardings: Any) -> Any:
             return NamedSharding(mesh, s)
         if not isinstance(s, Sharding):
             raise TypeError(f"with_sharding_constraint: expected a sharding or PartitionSpec, got {s!r}")
-        return s
+        if isinstance(s, NamedSharding) and isinstance(s.mesh, AbstractMesh):
+            # A sharding over the context mesh's abstract mesh (get_abstract_mesh(): flax.nnx
+            # builds its Variables' shardings so) means that mesh's devices, as in JAX.
+            mesh = get_mesh()
+            if mesh is not None and mesh.abstract_mesh == s.mesh:
+                return NamedSharding(mesh, s.spec)
+        given: Sharding = s
+        return given
 
     def constrain(sub: Any, s: Any) -> Any:
         sharding = resolve(s)

@@ -213,11 +213,16 @@ def scalar_like(x: Any, value: Any) -> Array:
 
 def as_array(x: Any, name: str, position: int | str = 0) -> Array:
     """``x`` as an array value (Python and NumPy scalars become 0-d arrays keeping
-    their weak type); lists and other objects raise ``TypeError``."""
+    their weak type; an object defining ``__jax_array__`` becomes what it returns);
+    lists and other objects raise ``TypeError``."""
     if x.__class__ in _ARRAY_TYPES:
         return x
     if type(x) is SymbolicDim:
         x = dimension_as_value(x)
+    elif hasattr(x.__class__, "__jax_array__"):
+        # As JAX's jnp functions: an object defining __jax_array__ (a flax.nnx Variable,
+        # possibly rebuilt around a traced value) stands for the array it gives.
+        x = x.__jax_array__()
     aval = aval_of(x, name, position)
     if isinstance(x, (np.ndarray, Tracer)):
         return x

@@ -234,7 +234,7 @@ def broadcast_to(array: ArrayLike, shape: Any) -> Array:
     from plait_core.prng import PRNGKeyArray
 
     if isinstance(array, PRNGKeyArray):
-        return PRNGKeyArray(broadcast_to(array.data, (*shape_arg(shape, "broadcast_to"), 2)))  # type: ignore[return-value]
+        return PRNGKeyArray(broadcast_to(array.data, (*shape_arg(shape, "broadcast_to"), 2)))
     x = as_array(array, "broadcast_to")
     return broadcast_to_shape(x, shape_arg(shape, "broadcast_to"), "broadcast_to")
 
