@@ -107,7 +107,7 @@ ECOSYSTEM_PINS = ["optax==0.2.8", "chex==0.1.92", "flax==0.12.8", "equinox==0.13
 ECOSYSTEM_DEPS = ["absl-py", "typing_extensions", "toolz", "msgpack", "rich", "PyYAML", "treescope",
                   "tabulate", "six", "decorator", "cloudpickle", "gast", "dm-tree", "opt_einsum", "scipy",
                   "jaxtyping", "wadler-lindig", "beartype", "scikit-learn", "mock", "dill", *TEST_TOOLS]
-ECOSYSTEM_LIBRARIES = ["optax", "chex", "haiku", "flax.linen"]
+ECOSYSTEM_LIBRARIES = ["optax", "chex", "haiku", "flax.linen", "flax.nnx"]
 
 
 def _ecosystem(session: nox.Session, libraries: list[str], budget: str, ci: bool, out: str) -> None:
@@ -145,8 +145,8 @@ def ecosystem(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def ecosystem_ci(session: nox.Session) -> None:
-    """The fixed fast subset of ``ecosystem`` (a few test files of optax, chex, haiku
-    and flax.linen, ``libraries.py``'s ``ci``): fails when plait passes fewer than
+    """The fixed fast subset of ``ecosystem`` (a few test files of optax, chex, haiku,
+    flax.linen and flax.nnx, ``libraries.py``'s ``ci``): fails when plait passes fewer than
     95% of the tests that pass on JAX 0.10.2."""
     session.install(".", *TEST_TOOLS)
     session.run("python", "-m", "pytest", "-p", "no:cacheprovider", "tools/ecosystem")
