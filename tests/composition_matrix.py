@@ -1054,7 +1054,7 @@ def check_case(comp: tuple[str, ...], program: str, seed: int | None = None) -> 
     if comp[0] == "donation":
         call_args[0] = plait.device_put(args[0])
     with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", "some donated buffers could not be reused", UserWarning)
+        warnings.filterwarnings("ignore", "Some donated buffers were not usable", UserWarning)
         got = p.fn(*call_args)
     where = f"{composition_name(comp)} on {program}"
     _compare(got, want, p.out, _tolerance(p), where)

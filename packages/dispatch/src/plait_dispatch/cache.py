@@ -602,7 +602,7 @@ def _compile(
             stats.bump("persistent_cache_writes")
     log_compile(name, in_avals, f"on {_jaxlib.device_description(device)}", time.perf_counter() - start)
     donated = tuple(info.is_donated(k) for k in range(len(in_avals)))
-    _warn_unusable_donations(lowered, info, donated, kept, name)
+    _warn_unusable_donations(lowered, info, donated, kept, name, in_avals)
     const_bufs = [
         operand_buffer(c, a, device, f"use as a constant of {name}")
         for c, a in zip(lowered.const_args, lowered.const_avals)
@@ -625,11 +625,13 @@ def _compile(
 
 
 def _warn_unusable_donations(
-    lowered: Any, info: JitInfo, donated: tuple[bool, ...], kept: tuple[int, ...], name: str
-) -> None:
+    lowered: Any, info: JitInfo, donated: tuple[bool, ...], kept: tuple[int, ...], name: str,
+    in_avals: Sequence[ShapedArray],
+) -> None:  # fmt: skip
     aliased = _aliases_by_kept_operand(lowered, len(kept))
     position = {k: j for j, k in enumerate(kept)}
     unusable: list[str] = []
+    types: list[str] = []
     for k, d in enumerate(donated):
         if not d:
             continue
@@ -638,11 +640,14 @@ def _warn_unusable_donations(
             who = info.name_of(k) or f"operand {k}"
             why = "it is not used" if j is None else "no output has its shape and dtype"
             unusable.append(f"{who} ({why})")
+            if j is not None:
+                types.append(in_avals[k].str_short())
     if unusable:
+        # JAX's words first ("Some donated buffers were not usable: f32[10]."), which libraries match.
         warnings.warn(
-            f"{name}: some donated buffers could not be reused by the computation: "
-            f"{', '.join(unusable)}. They are deleted all the same; donate only arguments "
-            "whose memory an output of the same shape and dtype can take over",
+            f"Some donated buffers were not usable: {', '.join(types) or 'none used'}. {name}: the donated "
+            f"buffers of {', '.join(unusable)} could not be reused by the computation. They are deleted all "
+            "the same; donate only arguments whose memory an output of the same shape and dtype can take over",
             UserWarning,
             stacklevel=_user_stacklevel(),
         )
