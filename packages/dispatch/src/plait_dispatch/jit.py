@@ -84,6 +84,7 @@ from plait_dispatch.jit_signature import (
     _flat_tree,
     _positions,
     _short,
+    _signature,
     _sizes_from_vmap,
 )
 from plait_dispatch.layouts import ShardingRequest
@@ -298,6 +299,7 @@ class _JitState(FastPaths):
         self.fast: dict[tuple[Any, ...], _Simple | _General] = {}
         self.memo: list[tuple[list[Any], Any]] = [([_MISS], None)]
         self.layouts: ShardingRequest | None = None
+        self._fun_signature: Any = _MISS  # the function's signature, computed for the first wrapper
         # Fast handlers of the other signatures (pytrees, host scalars, static
         # and keyword arguments): by (C++ structure of the dynamic arguments,
         # static values) -> [leaf types, handler] pairs.
@@ -413,6 +415,12 @@ class _JitState(FastPaths):
         fun = self.fun
         functools.update_wrapper(jitted, fun)
         wrapper = cast(Any, jitted)
+        # As JAX's jit object, the wrapper reports the function's signature even
+        # to inspect.signature(..., follow_wrapped=False) (chex's fake_pmap reads it).
+        if self._fun_signature is _MISS:
+            self._fun_signature = _signature(fun)
+        if self._fun_signature is not None:
+            wrapper.__signature__ = self._fun_signature
         # Each method keeps the function alive (the state holds it weakly): jit(f).lower(x)
         # may drop the wrapper before lower runs.
         wrapper.trace = functools.partial(_keeping, fun, self.trace)
