@@ -38,3 +38,16 @@ def test_conv_general_dilated_out_sharding() -> None:
     np.testing.assert_allclose(np.asarray(out), np.asarray(plain))
     assert out.sharding == jnp.dot(x, w, out_sharding=want).sharding  # laid out as dot's out_sharding does
     assert out.sharding.mesh == mesh
+
+
+def test_out_sharding_over_the_empty_abstract_mesh_asks_for_nothing() -> None:
+    # typeof(x).sharding outside every mesh (flax.nnx's Dropout passes it to bernoulli): as in JAX, a no-op.
+    a = np.arange(6.0, dtype=np.float32).reshape(2, 3)
+    none = plait.typeof(jnp.asarray(a)).sharding
+    assert none.mesh.empty
+    out = jnp.einsum("ij,kj->ik", a, a, out_sharding=none)
+    np.testing.assert_allclose(np.asarray(out), a @ a.T)
+    assert out.sharding == jnp.einsum("ij,kj->ik", a, a).sharding
+    key = plait.random.key(0)
+    drawn = plait.jit(lambda k: plait.random.bernoulli(k, 0.5, (2, 3), out_sharding=none))(key)
+    np.testing.assert_array_equal(np.asarray(drawn), np.asarray(plait.random.bernoulli(key, 0.5, (2, 3))))

@@ -83,10 +83,25 @@ def test_bad_device_count_in_environment(monkeypatch: pytest.MonkeyPatch, raw: s
 
 
 def test_device_count_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("XLA_FLAGS", raising=False)
     monkeypatch.setenv(_jaxlib.NUM_CPU_DEVICES_ENV, "3")
     assert _jaxlib._num_devices_from_env() == 3
     monkeypatch.delenv(_jaxlib.NUM_CPU_DEVICES_ENV)
     assert _jaxlib._num_devices_from_env() == 1
+
+
+def test_device_count_from_jaxs_xla_flag(monkeypatch: pytest.MonkeyPatch) -> None:
+    # JAX's way of asking for CPU devices (flax's spmd tests set it), used when
+    # PLAIT_NUM_CPU_DEVICES is not set.
+    monkeypatch.delenv(_jaxlib.NUM_CPU_DEVICES_ENV, raising=False)
+    monkeypatch.setenv("XLA_FLAGS", "--xla_cpu_enable_fast_math=false --xla_force_host_platform_device_count=4")
+    assert _jaxlib._num_devices_from_env() == 4
+    monkeypatch.setenv(_jaxlib.NUM_CPU_DEVICES_ENV, "2")
+    assert _jaxlib._num_devices_from_env() == 2  # plait's own variable wins
+    monkeypatch.delenv(_jaxlib.NUM_CPU_DEVICES_ENV)
+    monkeypatch.setenv("XLA_FLAGS", "--xla_force_host_platform_device_count=0")
+    with pytest.raises(ValueError, match="XLA_FLAGS: --xla_force_host_platform_device_count=0 must give a positive"):
+        _jaxlib._num_devices_from_env()
 
 
 @pytest.mark.parametrize(

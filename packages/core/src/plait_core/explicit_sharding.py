@@ -544,7 +544,12 @@ def with_out_sharding(compute: Callable[[], Any], out_sharding: Any) -> Any:
     """``compute()`` (a product the user asked for with ``out_sharding=``), its
     contracting dimensions split alike allowed (reduced over the devices), the
     result laid out and typed as ``out_sharding`` (a sharding, or a
-    ``PartitionSpec`` of the context mesh)."""
+    ``PartitionSpec`` of the context mesh).  A ``NamedSharding`` over the empty
+    abstract mesh (``typeof(x).sharding`` outside every mesh; flax.nnx's Dropout
+    passes it) asks for nothing, as in JAX: the result is ``compute()``'s."""
+    if (isinstance(out_sharding, NamedSharding) and isinstance(out_sharding.mesh, AbstractMesh)
+            and out_sharding.mesh.empty):
+        return compute()
     _resolving.depth += 1
     try:
         out = compute()

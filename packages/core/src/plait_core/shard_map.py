@@ -40,9 +40,10 @@ def _is_spec(x: Any) -> bool:
 
 def _broadcast_specs(specs: Any, tree: Any, what: str, where: str) -> list[PartitionSpec]:
     """One spec per leaf of ``tree``, from ``specs``, a pytree prefix of it."""
+    # A None spec over a subtree without leaves (an output None) asks for nothing, as in JAX.
     if _is_spec(specs):
         n = len(tree_flatten(tree)[0])
-        return [_spec(specs, what, where)] * n
+        return [_spec(specs, what, where)] * n if n else []
     spec_leaves, spec_tree = tree_flatten(specs, is_leaf=_is_spec)
     try:
         subtrees = spec_tree.flatten_up_to(tree)
@@ -53,7 +54,9 @@ def _broadcast_specs(specs: Any, tree: Any, what: str, where: str) -> list[Parti
         ) from None
     out: list[PartitionSpec] = []
     for s, sub in zip(spec_leaves, subtrees):
-        out.extend([_spec(s, what, where)] * len(tree_flatten(sub)[0]))
+        n = len(tree_flatten(sub)[0])
+        if n:
+            out.extend([_spec(s, what, where)] * n)
     return out
 
 

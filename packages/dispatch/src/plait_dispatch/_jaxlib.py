@@ -297,9 +297,21 @@ _client: Any = None
 _requested_num_devices: int | None = None
 
 
+_XLA_DEVICE_COUNT_FLAG: Final[str] = "--xla_force_host_platform_device_count="
+
+
 def _num_devices_from_env() -> int:
+    """``$PLAIT_NUM_CPU_DEVICES``; without it, JAX's way of asking for CPU devices,
+    ``--xla_force_host_platform_device_count=N`` in ``$XLA_FLAGS`` (flax's tests set
+    it); else 1."""
     raw = os.environ.get(NUM_CPU_DEVICES_ENV)
     if raw is None or raw.strip() == "":
+        for flag in os.environ.get("XLA_FLAGS", "").split():
+            if flag.startswith(_XLA_DEVICE_COUNT_FLAG):
+                value = flag[len(_XLA_DEVICE_COUNT_FLAG):]
+                if not value.isdigit() or int(value) < 1:
+                    raise ValueError(f"XLA_FLAGS: {flag} must give a positive integer device count")
+                return int(value)
         return 1
     try:
         n = int(raw)
