@@ -1,29 +1,33 @@
 """Batching: a transformer encoder layer on a ragged batch (a pile).
 
-32 sequences of lengths 8 to 128 (model width 32, 4 heads, MLP 64), three
-ways, all under ``jit`` with compilation done before timing:
+32 sequences of lengths 8 to 125 (model width 32, 4 heads, MLP 64), several
+ways, all under ``jit`` with compilation done before timing, forward and
+``grad`` (of the summed squares of the true outputs, with respect to the
+weights):
 
 * **pile**: ``jit(vmap(layer, in_axes=(pile_axis, None), out_axes=pile_axis))``
-  on a :class:`~plait.Pile` (the layer is written for one sequence);
+  on a :class:`~plait.Pile` (the layer is written for one sequence), with
+  plait's automatic choice of layout per operation: the dense layers, layer
+  norms and activations run on the packed tokens, attention on padded blocks
+  (see ``plait_batching.packed``);
 * **padded and masked**: the same layer rewritten to take a padded sequence
   and its length, masking the attention by hand, ``jit(vmap(...))``;
 * **loop**: the layer called once per sequence from Python, either as
   ``jit(layer)`` (one compilation per distinct length, all done before
   timing) or eagerly, operation by operation.
 
-A last row times the *first* pass over a batch of new lengths, compilation
-included, as a program meets it when lengths vary from batch to batch: the
-pile compiles one program (for the padded size), the loop of ``jit(layer)``
+A row with every length equal compares the pile with the dense
+``jit(vmap(layer))``.  A last row times the *first* pass over a batch of new
+lengths, compilation included, as a program meets it when lengths vary from
+batch to batch: the pile compiles one program, the loop of ``jit(layer)``
 one per distinct length.
 
-JAX (which has no piles) runs the padded-and-masked version and the loop.
-The issue's targets compare plait with itself: the pile at least 5x faster
-than a Python loop over the sequences, and within 1.5x of padded-and-masked;
-the last column says how each row fares, and the plait / JAX column compares
-the same program.  On a CPU the loop of ``jit(layer)`` is bound by compute,
-and the pile computes on the padding too (the last column of that row says
-how much more), so it only wins where a call costs more than its arithmetic
-(eagerly, or on an accelerator).
+JAX (which has no piles) runs the padded-and-masked version, the loop and
+the dense layer.  Issue 28's targets compare plait with itself: the pile at
+most 0.7x plait's padded-and-masked layer and 0.85x the loop of
+``jit(layer)``, forward and ``grad``, and within 1.05x of the dense layer
+when the lengths are equal; the last column says how each row fares, and
+the plait / JAX column compares the same program.
 """
 
 from __future__ import annotations
@@ -87,37 +91,69 @@ def _check(got: list[np.ndarray], want: list[np.ndarray], what: str) -> None:
         np.testing.assert_allclose(a, b, rtol=2e-3, atol=2e-3, err_msg=f"{what}: sequence {i}")
 
 
+def _loss(np_mod: Any, nn_mod: Any, masked: bool) -> Callable[..., Any]:
+    """The sum of squares of the layer's true outputs (what the grad rows differentiate)."""
+    layer = _layer(np_mod, nn_mod, masked)
+    if not masked:
+        return lambda p, x: np_mod.sum(layer(x, p) ** 2)
+
+    def loss(p: Any, x: Any, n: Any) -> Any:
+        keep = (np_mod.arange(x.shape[0]) < n)[:, None]
+        return np_mod.sum(np_mod.where(keep, layer(x, n, p), 0.0) ** 2)
+
+    return loss
+
+
 def batching_results(jax: Any | None, repeats: int = 15) -> list[Result]:
     """The pile rows; empty when plait-dispatch (``jit``) is not installed."""
     dispatch = _plait()
     if dispatch is None:
         return []
+    import plait_autodiff
     import plait_core.numpy as pnp
     from plait_batching import Pile, pile_axis, vmap
     from plait_core import nn
 
-    jit, block = dispatch.jit, dispatch.block_until_ready
+    jit, block, grad = dispatch.jit, dispatch.block_until_ready, plait_autodiff.grad
     rng = np.random.default_rng(2)
     seqs = [rng.standard_normal((n, D)).astype(np.float32) for n in LENGTHS]
-    pile = Pile.from_arrays(seqs)
+    pile = Pile.from_arrays(seqs)  # records its capacity, the sum of the lengths (static: jit packs too)
     padded, lengths = np.asarray(pile.data), np.asarray(pile.lengths)
     p = _params()
     dp = dispatch.device_put(p)
-    dpile = Pile(dispatch.device_put(padded), dispatch.device_put(lengths))
+    dpile = Pile(dispatch.device_put(padded), dispatch.device_put(lengths), capacity=pile.capacity)
     dseqs = [dispatch.device_put(s) for s in seqs]
+    dpadded, dlengths = dpile.data, dpile.lengths
 
     piled = jit(vmap(_layer(pnp, nn, False), in_axes=(pile_axis, None), out_axes=pile_axis))
     masked = jit(vmap(_layer(pnp, nn, True), in_axes=(0, 0, None)))
     single = jit(_layer(pnp, nn, False))
+    loss_one, loss_masked = _loss(pnp, nn, False), _loss(pnp, nn, True)
+
+    def loss_pile(p: Any, x: Any) -> Any:
+        return pnp.sum(vmap(lambda x, p: loss_one(p, x), in_axes=(pile_axis, None))(x, p))
+
+    grad_pile = jit(grad(loss_pile))
+    grad_masked = jit(grad(lambda p, x, n: pnp.sum(vmap(loss_masked, in_axes=(None, 0, 0))(p, x, n))))
+    grad_single = jit(grad(loss_one))
 
     def plait_pile() -> Any:
         return block(piled(dpile, dp).data)
 
     def plait_masked() -> Any:
-        return block(masked(dpile.data, dpile.lengths, dp))
+        return block(masked(dpadded, dlengths, dp))
 
     def plait_loop() -> Any:
         return block([single(s, dp) for s in dseqs])
+
+    def plait_grad_pile() -> Any:
+        return block(grad_pile(dp, dpile))
+
+    def plait_grad_masked() -> Any:
+        return block(grad_masked(dp, dpadded, dlengths))
+
+    def plait_grad_loop() -> Any:
+        return block([grad_single(dp, s) for s in dseqs])
 
     eager = _layer(pnp, nn, False)
 
@@ -126,10 +162,16 @@ def batching_results(jax: Any | None, repeats: int = 15) -> list[Result]:
 
     reference = [np.asarray(single(s, dp)) for s in dseqs]
     _check([np.asarray(a) for a in piled(dpile, dp).unpack()], reference, "pile")
-    out = np.asarray(masked(dpile.data, dpile.lengths, dp))
+    out = np.asarray(masked(dpadded, dlengths, dp))
     _check([out[i, :n] for i, n in enumerate(LENGTHS)], reference, "padded and masked")
+    grads = [grad_single(dp, s) for s in dseqs]
+    grad_reference = {k: sum(np.asarray(g[k]) for g in grads) for k in p}
+    for what, got in (("pile", grad_pile(dp, dpile)), ("padded and masked", grad_masked(dp, dpadded, dlengths))):
+        for k in p:
+            np.testing.assert_allclose(np.asarray(got[k]), grad_reference[k], rtol=2e-3, atol=2e-2,
+                                       err_msg=f"grad, {what}: {k}")  # fmt: skip
 
-    jax_masked = jax_loop = jax_eager_loop = None
+    jax_masked = jax_loop = jax_eager_loop = jax_grad_masked = jax_grad_loop = None
     if jax is not None:
         jnp, jnn = jax.numpy, jax.nn
         jp = jax.device_put(p)
@@ -137,12 +179,21 @@ def batching_results(jax: Any | None, repeats: int = 15) -> list[Result]:
         jseqs = [jax.device_put(s) for s in seqs]
         jm = jax.jit(jax.vmap(_layer(jnp, jnn, True), in_axes=(0, 0, None)))
         js = jax.jit(_layer(jnp, jnn, False))
+        jloss_one, jloss_masked = _loss(jnp, jnn, False), _loss(jnp, jnn, True)
+        jgm = jax.jit(jax.grad(lambda p, x, n: jnp.sum(jax.vmap(jloss_masked, in_axes=(None, 0, 0))(p, x, n))))
+        jgs = jax.jit(jax.grad(jloss_one))
 
         def jax_masked() -> Any:
             return jax.block_until_ready(jm(jpadded, jlengths, jp))
 
         def jax_loop() -> Any:
             return jax.block_until_ready([js(s, jp) for s in jseqs])
+
+        def jax_grad_masked() -> Any:
+            return jax.block_until_ready(jgm(jp, jpadded, jlengths))
+
+        def jax_grad_loop() -> Any:
+            return jax.block_until_ready([jgs(jp, s) for s in jseqs])
 
         jeager = _layer(jnp, jnn, False)
 
@@ -152,27 +203,48 @@ def batching_results(jax: Any | None, repeats: int = 15) -> list[Result]:
         jout = np.asarray(jm(jpadded, jlengths, jp))
         _check([jout[i, :n] for i, n in enumerate(LENGTHS)], reference, "JAX padded and masked")
         _check([np.asarray(js(s, jp)) for s in jseqs], reference, "JAX loop")
+        jgot = jgm(jp, jpadded, jlengths)
+        for k in p:
+            np.testing.assert_allclose(np.asarray(jgot[k]), grad_reference[k], rtol=2e-3, atol=2e-2,
+                                       err_msg=f"grad, JAX padded and masked: {k}")  # fmt: skip
+        jax_grad_loop()
 
+    # Medians of interleaved runs; the pile's ratios to plait's own padded+masked layer and loop are medians of
+    # the ratios of neighbouring runs (robust to the machine's load).
     pile_t, jm_t = interleaved(plait_pile, jax_masked, repeats)
-    # The pile against plait's own padded+masked layer, run by run (robust to the machine's load).
-    _, masked_t, pile_over_masked = interleaved_ratio(plait_pile, plait_masked, 2 * repeats)
-    assert masked_t is not None and pile_over_masked is not None
+    masked_t, _ = interleaved(plait_masked, None, repeats)
+    _, _, pile_over_masked = interleaved_ratio(plait_pile, plait_masked, 2 * repeats)
     loop_t, jl_t = interleaved(plait_loop, jax_loop, max(3, repeats // 3))
+    _, _, pile_over_loop = interleaved_ratio(plait_pile, plait_loop, repeats)
+    gpile_t, jgm_t = interleaved(plait_grad_pile, jax_grad_masked, max(3, repeats // 2))
+    gmasked_t, _ = interleaved(plait_grad_masked, None, max(3, repeats // 2))
+    _, _, gpile_over_masked = interleaved_ratio(plait_grad_pile, plait_grad_masked, repeats)
+    gloop_t, jgl_t = interleaved(plait_grad_loop, jax_grad_loop, max(3, repeats // 3))
+    _, _, gpile_over_loop = interleaved_ratio(plait_grad_pile, plait_grad_loop, max(3, repeats // 2))
+    assert None not in (pile_over_masked, pile_over_loop, gpile_over_masked, gpile_over_loop)
     plait_eager_loop()  # the eager operations compile on first use
     if jax_eager_loop is not None:
         jax_eager_loop()
     eager_t, je_t = interleaved(plait_eager_loop, jax_eager_loop, 3)
     first_pile, first_loop, jax_first_loop = _first_passes(jax, dispatch, dpile, dseqs, dp)
-    tokens = N_SEQ * max(LENGTHS) / sum(LENGTHS)
+    equal = _equal_lengths(jax, dispatch, repeats)
+    rows = len(LENGTHS) * max(LENGTHS) / sum(LENGTHS)
     pairs = N_SEQ * max(LENGTHS) ** 2 / sum(n * n for n in LENGTHS)
     what = f"transformer layer, {N_SEQ} sequences of lengths {min(LENGTHS)}–{max(LENGTHS)}"
+    how = (f"(the padded layout computes {rows:.1f}× the tokens and {pairs:.1f}× the attention pairs; the pile "
+           "packs the tokens, its attention is padded)")  # fmt: skip
     return [
-        Result(f"{what}: plait pile vs JAX padded+masked", pile_t, jm_t,
-               f"pile / plait padded+masked, run by run = {pile_over_masked:.2f}× (target ≤ 1.0×)"),
-        Result(f"{what}: padded+masked, plait vs JAX", masked_t, jm_t, "reference"),
+        Result(f"{what}: plait pile (automatic layout) vs JAX padded+masked", pile_t, jm_t,
+               f"pile / plait padded+masked, run by run = {pile_over_masked:.2f}× (target ≤ 0.7×) {how}"),
         Result(f"{what}: Python loop of jit(layer), plait vs JAX", loop_t, jl_t,
-               f"loop / pile = {loop_t / pile_t:.1f}× (the pile computes {tokens:.1f}× the tokens and "
-               f"{pairs:.1f}× the attention pairs of the loop)"),
+               f"pile / loop, run by run = {pile_over_loop:.2f}× (target ≤ 0.85×)"),
+        Result(f"{what}: padded+masked, plait vs JAX", masked_t, jm_t, "reference"),
+        Result(f"{what}: grad of the summed squares, plait pile vs JAX padded+masked", gpile_t, jgm_t,
+               f"pile / plait padded+masked, run by run = {gpile_over_masked:.2f}× (target ≤ 0.7×)"),
+        Result(f"{what}: grad, Python loop of jit(grad), plait vs JAX", gloop_t, jgl_t,
+               f"pile / loop, run by run = {gpile_over_loop:.2f}× (target ≤ 0.85×)"),
+        Result(f"{what}: grad, padded+masked, plait vs JAX", gmasked_t, jgm_t, "reference"),
+        equal,
         Result(f"{what}: Python loop, eager (op by op), plait vs JAX", eager_t, je_t,
                f"eager loop / pile = {eager_t / pile_t:.1f}× (target ≥ 5×)"),
         Result(f"{what}: first pass over new lengths, compilation included: loop of jit(layer), plait vs JAX",
@@ -180,6 +252,48 @@ def batching_results(jax: Any | None, repeats: int = 15) -> list[Result]:
                f"loop / pile = {first_loop / first_pile:.1f}× (pile: {first_pile * 1e3:.0f} ms, one compilation; "
                f"loop: {len(set(LENGTHS))} compilations)"),
     ]  # fmt: skip
+
+
+def _equal_lengths(jax: Any | None, dispatch: Any, repeats: int) -> Result:
+    """A pile whose lengths are all equal against the dense layer ``jit(vmap(layer))``
+    on the stacked sequences (plait and JAX): nothing to pack, so the pile stays padded."""
+    import plait_core.numpy as pnp
+    from plait_batching import Pile, pile_axis, vmap
+    from plait_core import nn
+
+    n = max(LENGTHS)
+    rng = np.random.default_rng(3)
+    stacked = rng.standard_normal((N_SEQ, n, D)).astype(np.float32)
+    p = _params()
+    dp = dispatch.device_put(p)
+    dpile = Pile(dispatch.device_put(stacked), dispatch.device_put(np.full(N_SEQ, n, np.int32)))
+    dstacked = dispatch.device_put(stacked)
+    piled = dispatch.jit(vmap(_layer(pnp, nn, False), in_axes=(pile_axis, None), out_axes=pile_axis))
+    dense = dispatch.jit(vmap(_layer(pnp, nn, False), in_axes=(0, None)))
+    block = dispatch.block_until_ready
+
+    def plait_pile() -> Any:
+        return block(piled(dpile, dp).data)
+
+    def plait_dense() -> Any:
+        return block(dense(dstacked, dp))
+
+    np.testing.assert_allclose(np.asarray(piled(dpile, dp).data), np.asarray(dense(dstacked, dp)), rtol=2e-3,
+                               atol=2e-3)  # fmt: skip
+    jax_dense = None
+    if jax is not None:
+        jd = jax.jit(jax.vmap(_layer(jax.numpy, jax.nn, False), in_axes=(0, None)))
+        jstacked, jp = jax.device_put(stacked), jax.device_put(p)
+
+        def jax_dense() -> Any:
+            return jax.block_until_ready(jd(jstacked, jp))
+
+        jax_dense()
+    pile_t, jd_t = interleaved(plait_pile, jax_dense, repeats)
+    _, _, pile_over_dense = interleaved_ratio(plait_pile, plait_dense, 2 * repeats)
+    assert pile_over_dense is not None
+    return Result(f"transformer layer, {N_SEQ} sequences all of length {n}: plait pile vs JAX dense jit(vmap(layer))",
+                  pile_t, jd_t, f"pile / plait dense, run by run = {pile_over_dense:.2f}× (target ≤ 1.05×)")
 
 
 def _first_passes(jax: Any | None, dispatch: Any, dpile: Any, dseqs: list[Any], dp: Any,

@@ -75,7 +75,7 @@ from plait_autodiff import (
     value_and_grad,
     vjp,
 )
-from plait_batching import Pile, pile_axis, register_vmappable, vmap
+from plait_batching import Pile, pile_axis, pile_layout, register_vmappable, vmap
 from plait_core import (
     ClosedJaxpr,
     ConcretizationTypeError,
@@ -294,6 +294,7 @@ __all__ = [
     "InvertibleDriftWarning",
     "Pile",
     "pile_axis",
+    "pile_layout",
     "register_vmappable",
     "remat",
     "vmap",
