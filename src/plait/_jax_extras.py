@@ -27,6 +27,7 @@ from plait_core.abstract import ShapedArray, get_aval
 from plait_core.config import config
 from plait_core.jaxpr import eval_jaxpr
 from plait_core.prng import KEY_DTYPE, PRNGKeyArray
+from plait_core.source_info import extend_name_stack
 from plait_core.staging import make_jaxpr
 from plait_core.trace import set_current_trace
 from plait_core.tree_util import tree_flatten, tree_unflatten
@@ -73,11 +74,13 @@ def ensure_compile_time_eval() -> Iterator[None]:
 
 @contextlib.contextmanager
 def named_scope(name: str) -> Iterator[None]:
-    """Name a region of a program for profiles and compiler metadata.  Values are
-    unaffected (plait keeps no name stack in its jaxprs); ``name`` must be a string."""
+    """Name a region of a program: the operations staged inside the block have
+    ``name`` on their name stack (``eqn.source_info.name_stack``, as in JAX).
+    Values are unaffected; ``name`` must be a string."""
     if not isinstance(name, str):
         raise TypeError(f"named_scope: the name must be a string, got {type(name).__name__}")
-    yield
+    with extend_name_stack(name):
+        yield
 
 
 def custom_gradient(fun: Callable[..., tuple[Any, Callable[..., Any]]]) -> Callable[..., Any]:

@@ -4,9 +4,8 @@ operations and otherwise leaves the function alone.
 JAX's ``named_call`` runs the function's Python on every call (no call
 primitive, no staging of its own), so its arguments may be any Python values
 and its side effects happen as written; it only puts ``name`` on the name
-stack of the operations it stages.  plait keeps no name stack in its jaxprs
-(see ``plait.named_scope``), so ``plait.named_call(f, name=n)`` calls ``f``
-inside ``named_scope(n)`` and returns its value.  (plait's internal
+stack of the operations it stages: ``plait.named_call(f, name=n)`` calls
+``f`` inside ``named_scope(n)`` and returns its value.  (plait's internal
 ``plait_core.lax.named_call``, a staged ``closed_call`` that keeps jaxprs
 short, is another thing.)
 """

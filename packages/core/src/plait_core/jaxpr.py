@@ -20,6 +20,7 @@ import numpy as np
 
 from plait_core.abstract import ShapedArray
 from plait_core.primitive import Primitive
+from plait_core.source_info import NO_SOURCE_INFO, SourceInfo
 
 
 class Var:
@@ -51,15 +52,20 @@ Atom: TypeAlias = Var | Literal
 
 
 class JaxprEqn:
-    """One equation: ``outvars = primitive[params] invars``."""
+    """One equation: ``outvars = primitive[params] invars``; ``source_info``
+    holds the name stack it was staged under (:mod:`plait_core.source_info`)."""
 
-    __slots__ = ("invars", "outvars", "params", "primitive")
+    __slots__ = ("invars", "outvars", "params", "primitive", "source_info")
 
-    def __init__(self, primitive: Primitive, invars: list[Atom], outvars: list[Var], params: dict[str, Any]) -> None:
+    def __init__(
+        self, primitive: Primitive, invars: list[Atom], outvars: list[Var], params: dict[str, Any],
+        source_info: SourceInfo = NO_SOURCE_INFO,
+    ) -> None:  # fmt: skip
         self.primitive = primitive
         self.invars = invars
         self.outvars = outvars
         self.params = params
+        self.source_info = source_info
 
     def replace(self, **changes: Any) -> JaxprEqn:
         """A copy with some fields replaced."""
@@ -68,6 +74,7 @@ class JaxprEqn:
             changes.get("invars", self.invars),
             changes.get("outvars", self.outvars),
             changes.get("params", self.params),
+            changes.get("source_info", self.source_info),
         )
 
     def __repr__(self) -> str:

@@ -19,6 +19,7 @@ import numpy as np
 
 from plait_core import dtypes
 from plait_core import explicit_sharding as _explicit
+from plait_core import source_info as _source_info
 from plait_core import vma as _vma
 from plait_core.abstract import ShapedArray, ShapeDtypeStruct, get_aval, to_numpy
 from plait_core.axes import extend_axis_env
@@ -46,10 +47,12 @@ class StagingTracer(Tracer):
 class StagingTrace(Trace):
     """Builds a jaxpr from the primitives bound while it is current."""
 
-    __slots__ = ("_const_ids", "constvals", "constvars", "eqns", "invars")
+    __slots__ = ("_const_ids", "_name_base", "constvals", "constvars", "eqns", "invars")
 
     def __init__(self, parent: Trace | None = None) -> None:
         super().__init__(parent)
+        # Equations are named relative to the name stack staging began under.
+        self._name_base = _source_info.current_name_stack()
         self.invars: list[Var] = []
         self.eqns: list[JaxprEqn] = []
         self.constvars: list[Var] = []
@@ -117,12 +120,15 @@ class StagingTrace(Trace):
 
     def _record(self, prim: Primitive, atoms: list[Atom], out: Any, params: dict[str, Any]) -> Any:
         """Append the equation of ``prim`` with results of type ``out``; its tracers."""
+        info = _source_info.current()
+        if info is not _source_info.NO_SOURCE_INFO:
+            info = info.relative_to(self._name_base)
         if prim.multiple_results:
             outvars = [Var(a) for a in out]
-            self.eqns.append(JaxprEqn(prim, atoms, outvars, params))
+            self.eqns.append(JaxprEqn(prim, atoms, outvars, params, info))
             return [StagingTracer(self, v.aval, v) for v in outvars]
         var = Var(out)
-        self.eqns.append(JaxprEqn(prim, atoms, [var], params))
+        self.eqns.append(JaxprEqn(prim, atoms, [var], params, info))
         return StagingTracer(self, out, var)
 
     def _process_varying(
