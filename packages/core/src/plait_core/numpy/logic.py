@@ -256,7 +256,15 @@ def allclose(a: ArrayLike, b: ArrayLike, rtol: float = 1e-05, atol: float = 1e-0
 
 
 def array_equal(a1: ArrayLike, a2: ArrayLike, equal_nan: builtins.bool = False) -> Any:
-    """True when the arrays have the same shape and elements (NaNs equal with ``equal_nan``)."""
+    """True when the arrays have the same shape and elements (NaNs equal with
+    ``equal_nan``).  Typed PRNG key arrays are equal when their key data are,
+    and never equal to an array of another kind, as in JAX."""
+    kinds = [dtypes.extended_scalar_type(getattr(a, "dtype", None)) for a in (a1, a2)]
+    if kinds[0] is not None or kinds[1] is not None:
+        if type(a1) is not type(a2) or a1.dtype != a2.dtype or tuple(a1.shape) != tuple(a2.shape):
+            return full_like_value(convert(False, dtypes.bool_), False)
+        eq = as_array(a1 == a2, "array_equal", 0)  # keys compare by their data, elementwise
+        return lax.reduce_and(eq, tuple(range(len(eq.shape))))
     check_arraylike("array_equal", a1, a2)
     x, y = as_array(a1, "array_equal", 0), as_array(a2, "array_equal", 1)
     if tuple(x.shape) != tuple(y.shape):
