@@ -69,3 +69,12 @@ def test_hybrid_mesh_errors_are_jaxs() -> None:
     with pytest.raises(ValueError, match=r"Device fake:0 does not have attribute slice_index\. See `process_is_granule`"):
         mesh_utils.create_hybrid_device_mesh((2, 2), (1, 2), DEVICES)
     assert mesh_utils.device_kind_handler_dict == {}
+
+
+def test_make_mesh_takes_axis_types_third_positionally() -> None:
+    # JAX 0.10.2: make_mesh(axis_shapes, axis_names, axis_types=None, *, devices=None) (flax's spmd tests)
+    explicit = plait.sharding.AxisType.Explicit
+    mesh = plait.make_mesh((1,), ("x",), (explicit,))
+    assert mesh.axis_types == (explicit,) and mesh.shape == {"x": 1}
+    with pytest.raises(TypeError, match="positional"):
+        plait.make_mesh((1,), ("x",), (explicit,), plait.devices())  # type: ignore[misc]

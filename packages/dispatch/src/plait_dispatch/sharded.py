@@ -210,7 +210,8 @@ def _process_factor(sharding: Sharding, assignment: np.ndarray, dim: int) -> int
 
 
 def make_mesh(
-    axis_shapes: Sequence[int], axis_names: Sequence[Hashable], *, devices: Sequence[Any] | None = None, axis_types: Any = None
+    axis_shapes: Sequence[int], axis_names: Sequence[Hashable], axis_types: Any = None, *,
+    devices: Sequence[Any] | None = None,
 ) -> Mesh:
     """A :class:`Mesh` of shape ``axis_shapes`` over the first
     ``prod(axis_shapes)`` devices (or ``devices``), in id order.  Asking for
