@@ -60,13 +60,35 @@ __all__ = [
 Index = tuple[slice, ...]
 
 
+class _Unconstrained:
+    """``PartitionSpec.UNCONSTRAINED``: a dimension whose layout the partitioner may choose."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "UNCONSTRAINED"
+
+    def __reduce__(self) -> str:
+        return "UNCONSTRAINED"
+
+
+#: The one ``PartitionSpec.UNCONSTRAINED`` (pickled by this name).
+UNCONSTRAINED = _Unconstrained()
+
+
 class PartitionSpec(tuple[Any, ...]):
     """Per array dimension, the mesh axis names it is split over.
 
     ``P('x', None)`` splits dimension 0 over mesh axis ``'x'`` and keeps
     dimension 1 whole; ``P(('x', 'y'))`` splits dimension 0 over both axes
     (``'x'`` major); dimensions past the spec's length are not split, so
-    ``P()`` replicates.  A name may be used once per spec."""
+    ``P()`` replicates.  A name may be used once per spec.
+
+    ``P.UNCONSTRAINED`` marks a dimension whose layout the partitioner may
+    choose (JAX's); the spec keeps it, and plait's partitioner chooses to keep
+    that dimension whole (it names no mesh axis)."""
+
+    UNCONSTRAINED: Any = UNCONSTRAINED
 
     def __new__(cls, *entries: Any) -> PartitionSpec:
         seen: set[Hashable] = set()
@@ -74,7 +96,7 @@ class PartitionSpec(tuple[Any, ...]):
         for e in entries:
             if isinstance(e, list):
                 e = tuple(e)
-            names = e if isinstance(e, tuple) else (() if e is None else (e,))
+            names = e if isinstance(e, tuple) else (() if e is None or e is UNCONSTRAINED else (e,))
             for n in names:
                 if n is None:
                     raise TypeError(f"PartitionSpec: None inside a tuple entry {e!r}; use None alone")
@@ -92,7 +114,7 @@ class PartitionSpec(tuple[Any, ...]):
         if dim >= len(self):
             return ()
         e = self[dim]
-        return () if e is None else (e if isinstance(e, tuple) else (e,))
+        return () if e is None or e is UNCONSTRAINED else (e if isinstance(e, tuple) else (e,))
 
     def all_names(self) -> tuple[Hashable, ...]:
         """Every mesh axis the spec names, in order."""
