@@ -14,6 +14,7 @@ import pytest
 import plait
 import plait.numpy as pnp
 import plait_dispatch
+from plait_core import eager_staging
 
 
 def _compiles(f: Callable[[], Any]) -> tuple[int, Any]:
@@ -68,3 +69,51 @@ def test_eager_library_functions_compile_one_program_per_signature() -> None:
     np.testing.assert_allclose(np.asarray(nrm), np.linalg.norm(np.asarray(m), axis=1), rtol=1e-5)
     n, _ = _compiles(lambda: (pnp.linalg.solve(a, b), pnp.linalg.norm(m, axis=1), pnp.mean(m)))
     assert n == 1  # only mean is new
+
+
+def _clip_loss(w: Any, x: Any, t: Any) -> Any:
+    z = pnp.dot(x, w)
+    return pnp.logaddexp(0.0, z) - t * z + pnp.linalg.norm(w)
+
+
+_RNG = np.random.default_rng(4)
+_X = _RNG.normal(size=(16, 3)).astype(np.float32)
+_T = (_X @ np.array([1.0, -1.0, 2.0]) > 0).astype(np.float32)
+_W = np.array([0.5, -0.25, 0.75], np.float32)
+
+
+def _per_example(staged: bool) -> Any:
+    prev = eager_staging.set_eager_staging(staged)
+    try:
+        return plait.vmap(plait.grad(_clip_loss), in_axes=(None, 0, 0))(_W, _X, _T)
+    finally:
+        eager_staging.set_eager_staging(prev)
+
+
+def test_library_functions_under_eager_transformations_are_one_program_each() -> None:
+    # As JAX's jitted logaddexp and norm: differentiated and batched as calls.
+    plait_dispatch.clear_caches()
+    n_op_by_op, op_by_op = _compiles(lambda: _per_example(False))
+    plait_dispatch.clear_caches()
+    n_staged, staged = _compiles(lambda: _per_example(True))
+    assert n_staged < n_op_by_op, (n_staged, n_op_by_op)
+    again, staged2 = _compiles(lambda: _per_example(True))
+    assert again == 0
+    jitted = plait.jit(plait.vmap(plait.grad(_clip_loss), in_axes=(None, 0, 0)))(_W, _X, _T)
+    np.testing.assert_allclose(np.asarray(staged), np.asarray(op_by_op), rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(np.asarray(staged), np.asarray(jitted), rtol=1e-6, atol=1e-7)
+    np.testing.assert_array_equal(np.asarray(staged2), np.asarray(staged))
+    z = _X @ _W
+    want = ((1 / (1 + np.exp(-z)) - _T)[:, None] * _X) + _W / np.linalg.norm(_W)
+    np.testing.assert_allclose(np.asarray(staged), want, rtol=1e-5, atol=1e-6)
+
+
+def test_staged_programs_are_unchanged() -> None:
+    grad = plait.grad(lambda w: pnp.sum(_clip_loss(w, _X, _T)))
+    text = str(plait.make_jaxpr(grad)(_W))
+    prev = eager_staging.set_eager_staging(False)
+    try:
+        assert str(plait.make_jaxpr(grad)(_W)) == text
+    finally:
+        eager_staging.set_eager_staging(prev)
+    assert "closed_call" not in text and "name=logaddexp" not in text

@@ -192,10 +192,11 @@ DEVIATIONS: tuple[Deviation, ...] = (
         "that is 0 in exact arithmetic, where sqrt has no derivative; what each framework returns is what its "
         "rounding makes of the mean: JAX's eager jnp.mean is one compiled program, where XLA divides by n as a "
         "product with 1 / n, which rounds, so the deviations x - mean are equal non-zero numbers and the "
-        "gradient comes out 0; plait's eager mean divides exactly, the variance is 0 and the gradient is 0 / 0 = "
-        "NaN; compiled, each framework's own program rounds its own way. Matched only where the float64 oracle "
-        "finds no derivative at the point, or finds it exactly 0 (the values stay equal along the direction). Measured (seed 7429000638, std(cummin(x)) with x[0] the minimum: "
-        "eager plait NaN, JAX 0; jit(vmap(grad)) plait 0.266, JAX 0.053; plait.jit's mean equals JAX's)",
+        "gradient comes out 0; plait's eager mean and std are one compiled program too (issue 26) and round as "
+        "JAX's; compiled inside a larger program, each framework's own program rounds its own way. Matched only "
+        "where the float64 oracle finds no derivative at the point, or finds it exactly 0 (the values stay equal "
+        "along the direction). Measured (seed 7429000638, std(cummin(x)) with x[0] the minimum: eager plait 0, "
+        "JAX 0 (plait NaN while its eager mean divided exactly); jit(vmap(grad)) plait 0.266, JAX 0.053)",
         lambda p, mode, msg: mode in _DIFF_MODES and (NO_DERIVATIVE in msg or ZERO_DERIVATIVE in msg)
         and _uses(p, "std(", "var("),
     ),

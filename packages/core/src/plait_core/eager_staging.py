@@ -10,27 +10,33 @@ such a backend compiles once per signature, as JAX's own library functions are
 
 * **When.**  Only while staging is switched on (:func:`set_eager_staging`: the
   compiling backend does so when installed; core's NumPy backend gains nothing
-  from it), only when no transformation is active (the current trace is the
-  eager one: inside ``jit``, ``grad`` or ``vmap`` a marked function runs as it
-  is written, so traced programs are unchanged), and only while no option that
-  changes how eager operations run is set (``disable_jit``, ``no_execution``,
-  a default device, ``no_tracing``, explicit sharding, rank promotion other
-  than ``"allow"``, whose warnings would be given once instead of per call).
+  from it), and only when the values are eager: no transformation is active,
+  or only transformations that evaluate as they go (``grad``, ``jvp``,
+  ``vmap`` called outside ``jit``: the call is then differentiated or batched
+  as a ``jit`` call would be, and reaches the backend as one program, as JAX's
+  jitted library functions do).  Inside a transformation that stages a
+  program (``jit``, ``make_jaxpr``, a loop's body) a marked function runs as
+  it is written, so staged programs are unchanged; so it does while an option
+  that changes how eager operations run is set (``disable_jit``,
+  ``no_execution``, a default device, ``no_tracing``, explicit sharding, rank
+  promotion other than ``"allow"``, whose warnings would be given once instead
+  of per call), and for operands with symbolic or ragged sizes.
 * **Signature.**  The arguments are flattened as a pytree; leaves that are
-  arrays (NumPy arrays and scalars, and the array types registered with core)
-  are the program's operands, keyed by abstract value (so a loop over
-  changing NumPy scalars compiles once); every other leaf (a
-  Python scalar, a string, a dtype, ...) is static, keyed by type and value.
+  arrays (NumPy arrays and scalars, the array types registered with core, and
+  the tracers of the transformations around the call) are the program's
+  operands, keyed by abstract value (so a loop over changing NumPy scalars
+  compiles once); every other leaf (a Python scalar, a string, a dtype, ...)
+  is static, keyed by type and value.
   The x64 flag and the dtype-promotion mode are part of the key.  A call with
   an unhashable static leaf runs operation by operation.
 * **Values that must be concrete.**  A signature whose staging needs the
   value of an array (a :class:`ConcretizationTypeError` while staging) is
   remembered and runs operation by operation from then on, exactly as
   before; any other error raised while staging is the function's own error
-  and propagates.  So does a signature whose program is at most one
-  operation without a body (``matmul`` of two matrices is one
-  ``dot_general``): a call would compile the same program and cost more
-  per use.
+  and propagates.  A signature whose program is at most one operation
+  without a body (``matmul`` of two matrices is one ``dot_general``) also
+  runs operation by operation: a call would compile the same program and
+  cost more per use.
 * **Results.**  The outputs are the staged program's: the same types (weak
   types included) and structure as operation by operation.  Marked functions
   return arrays (or pytrees of them).
@@ -45,14 +51,15 @@ from typing import Any, TypeVar, cast
 
 import numpy as np
 
-from plait_core.abstract import ShapedArray, get_aval, registered_array_types
+from plait_core.abstract import ShapedArray, get_aval, is_symbolic_shape, registered_array_types
 from plait_core.config import config
 from plait_core.errors import ConcretizationTypeError
 from plait_core.jaxpr import ClosedJaxpr, Jaxpr
+from plait_core.partial_eval import PartialEvalTrace
 from plait_core.primitives.calls import closed_call_p, hoist_consts
 from plait_core.sharding import explicit_state
-from plait_core.staging import check_output_leaves, trace_to_jaxpr
-from plait_core.trace import Tracer, is_eager
+from plait_core.staging import StagingTrace, check_output_leaves, trace_to_jaxpr
+from plait_core.trace import EvalTrace, Trace, Tracer, current_trace, is_eager
 from plait_core.tree_util import PyTreeDef, tree_flatten, tree_unflatten
 
 __all__ = ["eager_staging_enabled", "is_staged_when_eager", "set_eager_staging", "staged_when_eager"]
@@ -122,9 +129,14 @@ def staged_when_eager(fun: F) -> F:
 
     @functools.wraps(fun)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        if not _enabled[0] or not is_eager() or not _quiet_options():
+        if not _enabled[0] or not _quiet_options():
             return fun(*args, **kwargs)
-        return _call(fun, name, cache, args, kwargs)
+        if is_eager():
+            return _call(fun, name, cache, args, kwargs, None)
+        chain = _eager_rooted()
+        if chain is None:
+            return fun(*args, **kwargs)
+        return _call(fun, name, cache, args, kwargs, chain)
 
     wrapper.__plait_staged_when_eager__ = True  # type: ignore[attr-defined]
     return cast(F, wrapper)
@@ -135,8 +147,30 @@ def is_staged_when_eager(fun: Any) -> bool:
     return getattr(fun, "__plait_staged_when_eager__", False) is True
 
 
+def _eager_rooted() -> frozenset[Trace] | None:
+    """The traces between the current one and eager evaluation when no trace
+    among them stages a program (``jit``, ``make_jaxpr``: their programs stay
+    as written); the linearisation of an eager ``grad`` (a partial-evaluation
+    trace over eager values) counts as eager.  ``None`` otherwise."""
+    chain: list[Trace] = []
+    t: Trace | None = current_trace()
+    while t is not None:
+        if type(t) is EvalTrace:
+            return frozenset(chain)
+        if isinstance(t, StagingTrace) and type(t) is not PartialEvalTrace:
+            return None
+        chain.append(t)
+        t = t.parent
+    return None
+
+
 def _call(
-    fun: Callable[..., Any], name: str, cache: OrderedDict[Hashable, Any], args: tuple[Any, ...], kwargs: dict[str, Any]
+    fun: Callable[..., Any],
+    name: str,
+    cache: OrderedDict[Hashable, Any],
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    chain: frozenset[Trace] | None,
 ) -> Any:
     leaves, treedef = tree_flatten((args, kwargs))
     array_types = registered_array_types()
@@ -145,9 +179,17 @@ def _call(
     dynamic: list[bool] = []
     key_parts: list[Any] = [treedef, config.x64_enabled, config.numpy_dtype_promotion]
     for x in leaves:
-        if isinstance(x, Tracer):  # a tracer outside its transformation: the function reports it
-            return fun(*args, **kwargs)
-        if isinstance(x, (_NUMPY_ARRAYS, array_types)):
+        if isinstance(x, Tracer):
+            # A tracer of a transformation around this call (not ragged or
+            # symbolic) is an operand; any other (a leaked one, one of an
+            # unrelated transformation) is for the function to report.
+            if chain is None or x._trace not in chain or is_symbolic_shape(x.aval.shape):
+                return fun(*args, **kwargs)
+            operands.append(x)
+            avals.append(x.aval)
+            dynamic.append(True)
+            key_parts.append(x.aval)
+        elif isinstance(x, (_NUMPY_ARRAYS, array_types)):
             try:
                 aval = get_aval(x)
             except TypeError:  # an array of strings or objects: the function says what is wrong

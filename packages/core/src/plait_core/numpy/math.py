@@ -21,6 +21,7 @@ from plait_core.abstract import _array_types as _ARRAY_TYPES
 from plait_core.config import config
 from plait_core.eager_fast import runner_memo
 from plait_core.eager_fast import shortcuts as _fast
+from plait_core.eager_staging import staged_when_eager
 from plait_core.lax import _lenient
 from plait_core.lax._logaddexp import logaddexp as _logaddexp
 from plait_core.lax._logaddexp import logaddexp2 as _logaddexp2
@@ -664,6 +665,7 @@ def copysign(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     return _lenient.select_n(signbit(x2), magnitude, lax.neg(magnitude))
 
 
+@staged_when_eager
 def logaddexp(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     """``log(exp(x1) + exp(x2))`` computed without overflow.  Its derivatives are
     those of the smooth function (``exp(x1 - out)``, ...), also where the arguments
@@ -672,6 +674,7 @@ def logaddexp(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     return _logaddexp(x1, x2)
 
 
+@staged_when_eager
 def logaddexp2(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     """``log2(2**x1 + 2**x2)`` computed without overflow, with the smooth
     function's derivatives (``2**(x1 - out)``, ...) also where the arguments tie."""
