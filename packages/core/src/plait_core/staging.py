@@ -83,7 +83,7 @@ class StagingTrace(Trace):
             where = f"argument of {prim.name}" if prim is not None else "value"
             if prim is not None and not isinstance(x, Tracer):
                 where = f"an argument of {prim.name}"
-            aval = get_aval(x, where).strip_weak_type() if not isinstance(x, Tracer) else x.aval
+            aval = get_aval(x, where) if not isinstance(x, Tracer) else x.aval
             var = Var(aval)
             self._const_ids[id(x)] = var
             self.constvars.append(var)
