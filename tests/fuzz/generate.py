@@ -149,6 +149,12 @@ def floordiv_mod(b: Builder) -> Stmt | None:
     if v is None:
         return None
     op = b.rng.choice(["//", "%"])
+    if v.kind == "i" and b.rng.random() < 0.5:
+        # An integer divisor that may be 0 (JAX: x // 0 is -2, x % 0 is 0; seed-free finding).
+        d = b.pick(lambda w: w.kind == "i" and _bshape(w.shape, v.shape) is not None)
+        if d is not None:
+            fn = {"//": "jnp.floor_divide", "%": "jnp.remainder"}[op]
+            return b.emit("binary:" + op, fn + "({0}, {1})", [v, d], _bshape(v.shape, d.shape) or (), "i")
     return b.emit("binary:" + op, "{0} " + op + " " + b.rng.choice(["2", "3"]), [v], v.shape, v.kind)
 
 

@@ -174,12 +174,34 @@ def _triangular_solve(a: Any, b: Any, left_side: bool = False, lower: bool = Fal
     return wrap(np.linalg.solve(a, b))
 
 
+def _int_floor_divide(x: Any, y: Any) -> OArray:
+    """JAX's integer floor division: XLA's ``x / 0 == -1`` (unsigned: all ones), then
+    floor's correction where the signs differ and the truncated remainder is non-zero."""
+    x, y = np.asarray(x), np.asarray(y)
+    if x.dtype.kind not in "iu" or y.dtype.kind not in "iu":
+        return wrap(np.floor_divide(x, y))
+    safe = np.where(y == 0, 1, y)
+    trunc = np.where(y == 0, np.array(-1).astype(np.result_type(x, y)), np.fix(x / safe).astype(np.result_type(x, y)))
+    if np.result_type(x, y).kind == "u":
+        return wrap(trunc)
+    rem = np.where(y == 0, x, np.fmod(x, safe))
+    return wrap(np.where((np.sign(x) != np.sign(y)) & (rem != 0), trunc - 1, trunc))
+
+
+def _int_remainder(x: Any, y: Any) -> OArray:
+    """JAX's integer modulo: 0 where the divisor is 0."""
+    x, y = np.asarray(x), np.asarray(y)
+    if x.dtype.kind not in "iu" or y.dtype.kind not in "iu":
+        return wrap(np.remainder(x, y))
+    return wrap(np.where(y == 0, 0, np.remainder(x, np.where(y == 0, 1, y))).astype(np.result_type(x, y)))
+
+
 def numpy_backend(wide: bool) -> Backend:
     """``jnp``/``lax``/``nn`` on NumPy; ``wide`` maps every float dtype to float64."""
     floats = {"float16": np.float64, "float32": np.float64} if wide else {"float16": np.float16, "float32": np.float32}
     jnp = _Namespace(np, {
         **floats, "array": lambda *a, **k: wrap(np.array(*a, **k)), "linalg": _Namespace(np.linalg, {}),
-        "fft": _Namespace(np.fft, {}),
+        "fft": _Namespace(np.fft, {}), "floor_divide": _int_floor_divide, "remainder": _int_remainder,
     })
     lax = _Namespace(np, {
         "rsqrt": lambda x: wrap(1 / np.sqrt(x)),

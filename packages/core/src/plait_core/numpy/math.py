@@ -419,19 +419,36 @@ def _is_negative(x: Array) -> Array:
     return _lenient.lt(x, convert(0, dt))
 
 
+def _nonzero_divisor(x2: Array) -> Array:
+    """An integer divisor with its zeros replaced by 1: JAX's remainders by an
+    integer zero are 0 (XLA's would be the dividend)."""
+    return _lenient.select_n(_lenient.eq(x2, scalar_like(x2, 0)), x2, full_like_value(x2, 1))
+
+
 def _int_floor_divmod(x1: Array, x2: Array) -> tuple[Array, Array]:
     quotient = _lenient.div(x1, x2)
-    remainder_ = _lenient.rem(x1, x2)
+    remainder_ = _int_remainder(x1, x2)
     if dtypes.is_unsigned_int(dtype_of(x1)):
         return quotient, remainder_
     zero = scalar_like(x1, 0)
-    # Truncation rounds towards zero; floor rounds down, which differs exactly when
-    # the remainder is non-zero and the operands have opposite signs.
-    fix_up = _lenient.bitwise_and(_lenient.ne(remainder_, zero), _lenient.ne(_is_negative(remainder_), _is_negative(x2)))
+    # Truncation rounds towards zero; floor rounds down, which differs exactly when the
+    # truncated remainder is non-zero and the operands' signs differ (as JAX decides it:
+    # by the signs, so that a division by zero gives XLA's -1 minus 1, JAX's -2).
+    signs_differ = _lenient.ne(lax.sign(x1), lax.sign(x2))
+    fix_up = _lenient.bitwise_and(signs_differ, _lenient.ne(_lenient.rem(x1, x2), zero))
     one = scalar_like(x1, 1)
-    quotient = _lenient.select_n(fix_up, quotient, _lenient.sub(quotient, one))
-    remainder_ = _lenient.select_n(fix_up, remainder_, _lenient.add(remainder_, x2))
-    return quotient, remainder_
+    return _lenient.select_n(fix_up, quotient, _lenient.sub(quotient, one)), remainder_
+
+
+def _int_remainder(x1: Array, x2: Array) -> Array:
+    """Python's modulo of integers (the sign of ``x2``); 0 where ``x2`` is 0, as JAX."""
+    x2 = _nonzero_divisor(x2)
+    mod = _lenient.rem(x1, x2)
+    if dtypes.is_unsigned_int(dtype_of(x1)):
+        return mod
+    zero = scalar_like(x1, 0)
+    fix_up = _lenient.bitwise_and(_lenient.ne(mod, zero), _lenient.ne(_is_negative(mod), _is_negative(x2)))
+    return _lenient.select_n(fix_up, mod, _lenient.add(mod, x2))
 
 
 def _float_floor_divmod(x1: Array, x2: Array) -> tuple[Array, Array]:
@@ -465,14 +482,16 @@ def floor_divide(x1: ArrayLike, x2: ArrayLike, /) -> Array:
 
 def remainder(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     """``x1 % x2``: the remainder with the sign of ``x2`` (Python's modulo);
-    booleans compute in ``int32``."""
+    booleans compute in ``int32``.  Integer remainders by 0 are 0, and ``x1 // 0``
+    is XLA's -1 corrected as a negative quotient (-2; the largest value for
+    unsigned types), as JAX computes them."""
     x1, x2 = promote_args_numeric("remainder", x1, x2)
     dt = dtype_of(x1)
     if dtypes.is_complex(dt):
         raise TypeError(f"remainder does not accept {dt.name} inputs")
+    if dtypes.is_int(dt):
+        return _int_remainder(x1, x2)
     mod = _lenient.rem(x1, x2)
-    if dtypes.is_unsigned_int(dt):
-        return mod
     zero = convert(0, dt)
     fix_up = _lenient.bitwise_and(_lenient.ne(mod, zero), _lenient.ne(_is_negative(mod), _is_negative(x2)))
     return _lenient.select_n(fix_up, mod, _lenient.add(mod, x2))
@@ -487,8 +506,11 @@ def divmod(x1: ArrayLike, x2: ArrayLike, /) -> tuple[Array, Array]:
 
 
 def fmod(x1: ArrayLike, x2: ArrayLike, /) -> Array:
-    """The remainder of truncated division: it has the sign of ``x1`` (C's ``fmod``)."""
+    """The remainder of truncated division: it has the sign of ``x1`` (C's
+    ``fmod``); for integers 0 where ``x2`` is 0, as JAX."""
     x1, x2 = promote_args_numeric("fmod", x1, x2)
+    if dtypes.is_int(dtype_of(x1)):
+        x2 = _nonzero_divisor(x2)
     return _lenient.rem(x1, x2)
 
 
