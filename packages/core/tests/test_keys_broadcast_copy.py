@@ -31,3 +31,15 @@ def test_bernoulli_takes_out_sharding_none() -> None:
     key = random.key(0)
     np.testing.assert_array_equal(np.asarray(random.bernoulli(key, 0.3, (50,), out_sharding=None)),
                                   np.asarray(random.bernoulli(key, 0.3, (50,))))
+
+
+def test_indexing_everything_returns_the_key_array_itself() -> None:
+    # As JAX 0.10.2 (flax.nnx's Rngs tests check `key[...] is key`).
+    keys = random.split(random.key(0), 3)
+    key = random.key(5)
+    assert keys[:] is keys and keys[...] is keys
+    assert key[...] is key and key[()] is key
+    first = keys[1]
+    assert first is not keys and first.shape == ()
+    np.testing.assert_array_equal(np.asarray(random.key_data(first)), np.asarray(random.key_data(keys))[1])
+    assert keys[None].shape == (1, 3)

@@ -308,9 +308,15 @@ class PRNGKeyArray:
 
     def __getitem__(self, index: Any) -> PRNGKeyArray:
         idx = index if isinstance(index, tuple) else (index,)
+        # Indexing that selects everything (k[...], k[:], k[()]) returns the key array itself, as
+        # JAX's (flax.nnx's Rngs tests check identity); so does any index the data's indexing
+        # answers with the data itself (k[0:n] of n keys).
+        if all(i is Ellipsis or (isinstance(i, slice) and i == slice(None)) for i in idx):
+            return self
         if any(i is Ellipsis for i in idx):
             idx = (*idx, slice(None))
-        return PRNGKeyArray(_data_array(self._data)[idx])
+        data = _data_array(self._data)[idx]
+        return self if data is self._data else PRNGKeyArray(data)
 
     def reshape(self, *shape: Any) -> PRNGKeyArray:
         """The keys in a new shape (the key words stay last)."""
