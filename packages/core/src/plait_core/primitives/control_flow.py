@@ -214,10 +214,9 @@ def _cond_abstract_eval(index: ShapedArray, *ops: ShapedArray, branches: Any) ->
                         f"has type {a.str_short()} while branch 0 has {b.str_short()}"
                     )
     _check_inputs("cond", "the branches", ops, first.in_avals)
-    return [
-        ShapedArray(a.shape, a.dtype, all(br.out_avals[k].weak_type for br in brs))
-        for k, a in enumerate(first.out_avals)
-    ]
+    # As JAX 0.10.2: a result is weakly typed when branch 0's is (lax.cond's false branch), whatever the
+    # other branches give (equinox's error_if returns its operand from branch 0 and a callback's from 1).
+    return [ShapedArray(a.shape, a.dtype, a.weak_type) for a in first.out_avals]
 
 
 def _cond_impl(index: np.ndarray, *ops: np.ndarray, branches: tuple[ClosedJaxpr, ...]) -> list[np.ndarray]:
