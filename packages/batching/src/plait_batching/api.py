@@ -171,7 +171,9 @@ def _finish_group(trace: BatchTrace, spec: Spec, sub: Any, where: str, size: Dim
         with set_current_trace(trace.parent_trace):
             pairs, tree = tree_flatten_with_path(sub, is_leaf=is_vmappable_value)
             piles = [finish_pile(trace, x, _leaf_name(where, p)) for p, x in pairs]
-        return tree_unflatten(tree, piles)
+            # Rebuilt under the parent trace: a node's unflatten that looks at the current
+            # trace (flax.nnx's Variables do) must see the caller's, not this vmap's.
+            return tree_unflatten(tree, piles)
     special = spec_of(spec)
     if special is not None:
         parent = trace.parent
@@ -185,7 +187,7 @@ def _finish_group(trace: BatchTrace, spec: Spec, sub: Any, where: str, size: Dim
     with set_current_trace(trace.parent_trace):
         pairs = tree_flatten_with_path(sub, is_leaf=is_vmappable_value)[0]
         done = [_finish_leaf(trace, x, _leaf_name(where, p), spec, size) for p, x in pairs]
-    return tree_unflatten(flatten_value(sub)[1], done)
+        return tree_unflatten(flatten_value(sub)[1], done)
 
 
 def _leaf_name(where: str, path: Any) -> str:
@@ -199,7 +201,10 @@ _OUT = "output leaf "
 def _finish(trace: BatchTrace, out_axes: AxisSpec, out: Any, size: Dim) -> Any:
     groups, spec_tree = match_groups(out_axes, out, _OUT, "out_axes")
     results = [_finish_group(trace, s, sub, w, size) for s, sub, w in groups]
-    return results[0] if spec_tree is None else tree_unflatten(spec_tree, results)
+    if spec_tree is None:
+        return results[0]
+    with set_current_trace(trace.parent_trace):
+        return tree_unflatten(spec_tree, results)
 
 
 # ---------------------------------------------------------------------------
