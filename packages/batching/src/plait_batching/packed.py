@@ -166,12 +166,18 @@ def _pack_index(env: RaggedEnv, size: RaggedSize) -> Any:
     return out
 
 
-def _take_rows(x: Any, axis: int, index: Any) -> Any:
+def _take_rows(x: Any, axis: int, index: Any, batch_first: bool = False) -> Any:
     """``x`` gathered along ``axis`` at ``index`` (``int32[*K, 1]``): the ``K``
-    dimensions replace ``axis``."""
+    dimensions replace ``axis``; with ``batch_first`` (``K = (B, N)``) ``B``
+    comes first and ``N`` replaces ``axis`` (so no transpose is needed to put
+    the batch where the batching rules want it)."""
     shape = get_aval(x).shape
     k = len(get_aval(index).shape) - 1
-    offset = tuple(range(axis)) + tuple(range(axis + k, len(shape) - 1 + k))
+    if batch_first:
+        assert k == 2
+        offset = tuple(range(1, axis + 1)) + tuple(range(axis + 2, len(shape) + 1))
+    else:
+        offset = tuple(range(axis)) + tuple(range(axis + k, len(shape) - 1 + k))
     dnums = GatherDimensionNumbers(offset_dims=offset, collapsed_slice_dims=(axis,), start_index_map=(axis,))
     sizes = tuple(1 if i == axis else d for i, d in enumerate(shape))
     return gather_p.bind(
@@ -195,7 +201,7 @@ class Packed:
         self.val, self.axis = val, axis
 
     def unpack(self, x: BatchTracer) -> Any:
-        """The padded data of ``x`` (batched at ``x.bdim``, which is ``axis``):
+        """The padded data of ``x`` (batched at ``x.bdim``, which is 0):
         one gather of packed rows.  The padding of element ``b`` holds the
         rows that follow its own (the next elements' true values, or the
         buffer's last row): unspecified as padding is, and finite wherever
@@ -206,7 +212,7 @@ class Packed:
         env = env_of(trace)  # type: ignore[arg-type]
         size = env.sizes[_name(x.aval.shape[self.axis])]
         with set_current_trace(trace.parent_trace):  # type: ignore[attr-defined]
-            return _take_rows(self.val, self.axis, _unpack_index(env, size))
+            return _take_rows(self.val, self.axis, _unpack_index(env, size), batch_first=True)
 
 
 def _name(d: Any) -> str:
@@ -234,6 +240,6 @@ def pack(x: BatchTracer, axis: int) -> Any:
 
 def packed_tracer(trace: Any, val: Any, axis: int, aval: Any) -> BatchTracer:
     """A ragged tracer holding packed values only (its padded data is made when read)."""
-    out = BatchTracer(trace, None, axis, aval)
+    out = BatchTracer(trace, None, 0, aval)
     out.packed = Packed(val, axis)
     return out

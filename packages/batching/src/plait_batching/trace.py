@@ -58,7 +58,7 @@ class BatchTracer(Tracer):
     (``packed``, a :class:`~plait_batching.packed.Packed`: the elements
     concatenated along their one ragged axis, see
     :mod:`plait_batching.packed`); its padded ``val`` is then made from the
-    packed values when first read (its ``bdim`` is the ragged axis)."""
+    packed values when first read (its ``bdim`` is 0)."""
 
     __slots__ = ("_aval", "_val", "bdim", "filled", "packed", "ragged")
 
