@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from plait_core import jaxpr as _jaxpr
 from plait_core.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Var, sub_jaxprs
 from plait_core.primitive import Primitive, RuleRegistry
 
@@ -29,6 +30,9 @@ def has_effects(eqn: JaxprEqn) -> bool:
     if rule is not None and rule(eqn):
         return True
     return any(has_effects(e) for j in sub_jaxprs(eqn) for e in j.eqns)
+
+
+_jaxpr.effects_query[:] = [has_effects]  # JaxprEqn.effects asks this module
 
 
 def dce_jaxpr(

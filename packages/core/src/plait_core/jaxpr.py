@@ -51,6 +51,25 @@ class Literal:
 Atom: TypeAlias = Var | Literal
 
 
+class Effect:
+    """The one kind of effect plait tracks (an equation DCE must keep: a host
+    callback with side effects, an effectful library primitive, or a call whose
+    body holds one); what ``JaxprEqn.effects`` holds for such an equation."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "Effect"
+
+
+#: The effects of an equation with effects (plait has no finer effect types).
+EFFECTS: frozenset[Effect] = frozenset({Effect()})
+
+#: Whether an equation has effects: :func:`plait_core.dce.has_effects`, put here by
+#: that module when it is imported (it imports this one, so this one cannot import it).
+effects_query: list[Callable[[JaxprEqn], bool]] = []
+
+
 class JaxprEqn:
     """One equation: ``outvars = primitive[params] invars``; ``source_info``
     holds the name stack it was staged under (:mod:`plait_core.source_info`)."""
@@ -66,6 +85,13 @@ class JaxprEqn:
         self.outvars = outvars
         self.params = params
         self.source_info = source_info
+
+    @property
+    def effects(self) -> frozenset[Effect]:
+        """JAX's ``eqn.effects``: empty for an equation without effects, else
+        :data:`EFFECTS` (plait has one kind of effect: the equation stays in a
+        jaxpr even when its results are unused)."""
+        return EFFECTS if effects_query and effects_query[0](self) else frozenset()
 
     def replace(self, **changes: Any) -> JaxprEqn:
         """A copy with some fields replaced."""
