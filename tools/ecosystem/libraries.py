@@ -26,6 +26,9 @@ class Library:
     deselect: tuple[str, ...] = ()
     note: str = ""
     sample: int = 1
+    repo: str = ""
+    """For a library whose sdist ships no tests: the git repository whose release
+    tag ``v<version>`` holds them (cloned by ``sources.fetch_tests``)."""
 
     @property
     def pin(self) -> str:
@@ -64,8 +67,10 @@ LIBRARIES = {
                 ci=("tests/nnx/rngs_test.py", "tests/nnx/containers_test.py"),
                 note="tests/nnx (one test in 2)", sample=2),
         Library("equinox", "equinox", "0.13.8", ("tests",), ("optax",),
-                note="the sdist ships no tests: needs --tests-from a checkout of the v0.13.8 tag", sample=2),
+                note="tests/ of the v0.13.8 tag (the sdist ships none; one test in 2)", sample=2,
+                repo="https://github.com/patrick-kidger/equinox"),
         Library("diffrax", "diffrax", "0.7.2", ("test",), ("optax", "equinox"),
-                note="the sdist ships no tests: needs --tests-from a checkout of the v0.7.2 tag", sample=3),
+                note="test/ of the v0.7.2 tag (the sdist ships none; one test in 3)", sample=3,
+                repo="https://github.com/patrick-kidger/diffrax"),
     )
 }

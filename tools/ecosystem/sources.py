@@ -38,6 +38,23 @@ def fetch_sdist(lib: Library, into: Path, python: str = sys.executable) -> Path:
     return root
 
 
+def fetch_tests(lib: Library, into: Path) -> Path:
+    """The root holding ``lib``'s tests: its unpacked sdist, or for a library
+    whose sdist ships none (``lib.repo``), a shallow clone of its release tag
+    ``v<version>`` (needs git and the repository's host)."""
+    if not lib.repo:
+        return fetch_sdist(lib, into)
+    into.mkdir(parents=True, exist_ok=True)
+    root = into / f"{lib.dist}-v{lib.version}-checkout"
+    if not root.is_dir():
+        subprocess.run(
+            ["git", "clone", "--quiet", "--depth", "1", "--branch", f"v{lib.version}", lib.repo, str(root)],
+            check=True,
+        )
+        _own_pytest_config(root)
+    return root
+
+
 def _own_pytest_config(root: Path) -> None:
     """Give ``root`` a pytest config if it has none, so that pytest takes ``root``
     as its rootdir instead of a config found further up (plait's own)."""

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from tools.ecosystem import run, sources
 from tools.ecosystem.causes import cause, group
 from tools.ecosystem.libraries import LIBRARIES
 from tools.ecosystem.record import in_sample
@@ -88,3 +89,31 @@ def test_only_paths_must_exist_under_the_tests_root(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError, match=r"diffrax: no \['test/test_nope.py'\] under"):
         run_suite(LIBRARIES["diffrax"], "plait", "py", tmp_path / "out.jsonl", tmp_path, 1.0, 1.0, False,
                   tests_from=tmp_path, only=["test/test_nope.py"])
+
+
+def test_a_library_without_tests_in_its_sdist_clones_its_tag(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[list[str]] = []
+
+    def fake_run(cmd: list[str], check: bool) -> None:
+        calls.append(cmd)
+        Path(cmd[-1], "tests").mkdir(parents=True)
+
+    monkeypatch.setattr(sources.subprocess, "run", fake_run)
+    root = sources.fetch_tests(LIBRARIES["equinox"], tmp_path)
+    assert calls == [["git", "clone", "--quiet", "--depth", "1", "--branch", "v0.13.8",
+                      "https://github.com/patrick-kidger/equinox", str(root)]]
+    assert (root / "tests").is_dir() and (root / "pytest.ini").exists()
+    assert sources.fetch_tests(LIBRARIES["equinox"], tmp_path) == root  # cloned once
+    assert len(calls) == 1
+
+
+def test_tests_that_cannot_be_fetched_are_recorded_not_fatal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_git(lib: object, into: Path) -> Path:
+        raise FileNotFoundError(2, "No such file or directory", "git")
+
+    monkeypatch.setattr(run, "fetch_tests", no_git)
+    out = tmp_path / "r.jsonl"
+    status = run.run_suite(LIBRARIES["diffrax"], "plait", "python", out, tmp_path, 1.0, 1.0, False)
+    assert status == run.NOT_RUN
+    rec = json.loads(out.read_text())
+    assert rec["id"] == "<run>" and rec["outcome"] == "not-run" and "tests not fetched" in rec["error"]
