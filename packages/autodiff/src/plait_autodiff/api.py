@@ -10,7 +10,6 @@ residuals) followed by transposition of that linear jaxpr.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -44,6 +43,7 @@ from plait_core.dce import dce_closed_jaxpr
 from plait_core.numpy.creation import asarray
 from plait_core.primitives.structural import broadcast_in_dim_p
 from plait_core.tree_util import PyTreeDef, tree_flatten, tree_unflatten
+from plait_core.wrapping import wraps
 
 __all__ = [
     "grad",
@@ -257,7 +257,7 @@ def value_and_grad(
     check_callable(fun, "value_and_grad")
     what = "grad"
 
-    @functools.wraps(fun)
+    @wraps(fun)
     def value_and_grad_fun(*args: Any, **kwargs: Any) -> Any:
         nums = normalize_argnums(what, argnums, len(args))
         f, dyn = split_args(fun, args, kwargs, nums)
@@ -288,7 +288,7 @@ def grad(
     check_callable(fun, "grad")
     vg = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int)
 
-    @functools.wraps(fun)
+    @wraps(fun)
     def grad_fun(*args: Any, **kwargs: Any) -> Any:
         (value, g) = vg(*args, **kwargs)
         if has_aux:

@@ -8,7 +8,6 @@ program would do it in one go; this package depends on core alone.)
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -23,6 +22,7 @@ from plait_core import dtypes, get_aval, ops
 from plait_core.abstract import ShapedArray
 from plait_core.dims import dim_as_int
 from plait_core.tree_util import PyTreeDef, tree_flatten, tree_unflatten
+from plait_core.wrapping import wraps
 
 __all__ = ["hessian", "jacfwd", "jacrev"]
 
@@ -76,7 +76,7 @@ def jacfwd(
     argument ``argnums``, or a tuple of them)."""
     check_callable(fun, "jacfwd")
 
-    @functools.wraps(fun)
+    @wraps(fun)
     def jac_fun(*args: Any, **kwargs: Any) -> Any:
         nums = normalize_argnums("jacfwd", argnums, len(args))
         f, dyn = split_args(fun, args, kwargs, nums)
@@ -121,7 +121,7 @@ def jacrev(
     the result is laid out as for :func:`jacfwd`."""
     check_callable(fun, "jacrev")
 
-    @functools.wraps(fun)
+    @wraps(fun)
     def jac_fun(*args: Any, **kwargs: Any) -> Any:
         nums = normalize_argnums("jacrev", argnums, len(args))
         f, dyn = split_args(fun, args, kwargs, nums)

@@ -8,7 +8,6 @@ say where the batch is in each argument and result.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Hashable
 from typing import Any
 
@@ -31,6 +30,7 @@ from plait_batching.vmappable import is_vmappable_value, spec_of, vmappable_of
 from plait_core import Tracer, extend_axis_env, get_aval, set_current_trace, transformation
 from plait_core.dims import Dim, SymbolicDim, definitely_equal
 from plait_core.tree_util import keystr, tree_flatten_with_path, tree_unflatten
+from plait_core.wrapping import wraps
 
 __all__ = ["vmap"]
 
@@ -286,7 +286,7 @@ def vmap(
     size_given = _check_axis_size(axis_size)
     name = _check_axis_name(axis_name)
 
-    @functools.wraps(fun)
+    @wraps(fun)
     def vmapped(*args: Any, **kwargs: Any) -> Any:
         leaves, in_tree = flatten_inputs(fun, in_axes, args, kwargs)
         specs, size = _axis_size(leaves, size_given)

@@ -61,6 +61,7 @@ from plait_core.tree_util import (
     tree_flatten_with_path,
     tree_unflatten,
 )
+from plait_core.wrapping import update_wrapper
 from plait_dispatch import _jaxlib
 from plait_dispatch.aot import Lowered, StagedCall, Traced
 from plait_dispatch.array import _DONATED, _LIVE, Array
@@ -413,7 +414,7 @@ class _JitState(FastPaths):
             return slow(args, kwargs)
 
         fun = self.fun
-        functools.update_wrapper(jitted, fun)
+        update_wrapper(jitted, fun)
         wrapper = cast(Any, jitted)
         # As JAX's jit object, the wrapper reports the function's signature even
         # to inspect.signature(..., follow_wrapped=False) (chex's fake_pmap reads it).

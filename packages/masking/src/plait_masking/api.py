@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
@@ -14,6 +13,7 @@ from plait_core.dims import Dim, InconclusiveDimensionOperation, SymbolicDim, de
 from plait_core.staging import eval_shape
 from plait_core.trace import Tracer, transformation
 from plait_core.tree_util import PyTreeDef, tree_flatten, tree_unflatten
+from plait_core.wrapping import wraps
 from plait_masking.env import MaskEnv
 from plait_masking.errors import ShapeError
 from plait_masking.sizes import check_logical_fits, concrete_int, logical_sizes, padded_sizes
@@ -126,7 +126,7 @@ def mask(
             "size is unknown"
         )
 
-    @functools.wraps(fun)
+    @wraps(fun)
     def masked(args: Sequence[Any], logical_env: Mapping[str, Any]) -> Any:
         if not isinstance(args, (list, tuple)):
             raise TypeError(f"{what}: args must be a list of padded arrays, one per spec, got {type(args).__name__}")
