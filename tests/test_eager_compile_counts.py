@@ -117,3 +117,40 @@ def test_staged_programs_are_unchanged() -> None:
     finally:
         eager_staging.set_eager_staging(prev)
     assert "closed_call" not in text and "name=logaddexp" not in text
+
+
+@pytest.mark.parametrize("policy", [None, plait.checkpoint_policies.nothing_saveable])
+def test_eager_grad_of_a_checkpointed_layer_compiles_once(policy: Any) -> None:
+    # A checkpointed layer applied several times, differentiated eagerly in a loop:
+    # its policy split is cached with the partial evaluation, so the staged
+    # recomputation is one program per signature, compiled on the first call only
+    # (it was recompiled for every layer and every call).
+    layer = plait.checkpoint(lambda x, w: pnp.tanh(x @ w), policy=policy)
+
+    def net(ws: Any, x: Any) -> Any:
+        for w in ws:
+            x = layer(x, w)
+        return pnp.sum(x**2)
+
+    rng = np.random.default_rng(0)
+    ws = [(rng.standard_normal((5, 5)) * 0.5).astype(np.float32) for _ in range(4)]
+    x = np.linspace(-1.0, 1.0, 5).astype(np.float32)
+
+    def net_np(ws: Any, x: Any) -> Any:
+        for w in ws:
+            x = np.tanh(x @ w)
+        return np.sum(x**2)
+
+    _, first = _compiles(lambda: plait.grad(net)(ws, x))
+    n, again = _compiles(lambda: plait.grad(net)(ws, x))
+    assert n == 0
+    eps = 1e-3
+    bumped = [w.copy() for w in ws]
+    bumped[2][1, 3] += eps
+    lowered = [w.copy() for w in ws]
+    lowered[2][1, 3] -= eps
+    fd = (net_np(bumped, x.astype(np.float64)) - net_np(lowered, x.astype(np.float64))) / (2 * eps)
+    assert abs(fd) > 1e-3
+    np.testing.assert_allclose(np.asarray(again[2])[1, 3], fd, rtol=2e-3)
+    for a, b in zip(first, again):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))

@@ -407,7 +407,7 @@ def _checkpoint_partial_eval(trace: PartialEvalTrace, args: Sequence[Any], param
     closed: ClosedJaxpr = params["jaxpr"]
     in_unknowns = [trace.is_unknown(x) for x in args]
     known, unknown, out_unknowns, num_res = partial_eval_jaxpr(closed, in_unknowns)
-    known, unknown, num_saved = split_with_policy(known, unknown, num_res, params["policy"])
+    known, unknown, num_saved = _split_with_policy_cached(known, unknown, num_res, params["policy"])
     known_args = [x for x, u in zip(args, in_unknowns) if not u]
     with set_current_trace(trace.parent):  # type: ignore[arg-type]
         known_outs = eval_jaxpr(known.jaxpr, known.consts, *known_args)
@@ -418,6 +418,31 @@ def _checkpoint_partial_eval(trace: PartialEvalTrace, args: Sequence[Any], param
         staged_params = dict(params, jaxpr=unknown, differentiated=True)
         unknown_outs = trace.stage(checkpoint_p, [*known_outs[nk:], *unknown_args], staged_params)
     return _merge(out_unknowns, known_outs[:nk], unknown_outs)
+
+
+_policy_splits: weakref.WeakKeyDictionary[ClosedJaxpr, dict[Hashable, tuple[ClosedJaxpr, ClosedJaxpr, int]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _split_with_policy_cached(
+    known: ClosedJaxpr, unknown: ClosedJaxpr, num_res: int, policy: Callable[..., Any]
+) -> tuple[ClosedJaxpr, ClosedJaxpr, int]:
+    """:func:`split_with_policy`, cached per known part (itself cached per jaxpr by
+    :func:`partial_eval_jaxpr`): differentiating one checkpoint again (an eager
+    ``grad`` in a loop, or a layer applied several times) stages the same
+    unknown part, which a compiling backend then finds compiled, as JAX's."""
+    key = (unknown, num_res, policy)
+    try:
+        hit = _policy_splits.get(known, {}).get(key)
+    except TypeError:  # an unhashable policy
+        return split_with_policy(known, unknown, num_res, policy)
+    if hit is not None:
+        return hit
+    out = split_with_policy(known, unknown, num_res, policy)
+    if not any(isinstance(c, Tracer) for c in [*known.consts, *unknown.consts, *out[0].consts, *out[1].consts]):
+        _policy_splits.setdefault(known, {})[key] = out
+    return out
 
 
 partial_eval_rules[closed_call_p] = _closed_call_partial_eval
