@@ -94,6 +94,12 @@ def current_name_stack() -> NameStack:
     return _state.name_stack
 
 
+def state() -> _State:
+    """This module's per-thread state: its ``info`` is what :func:`current`
+    returns (staging reads it once per equation, without the call)."""
+    return _state
+
+
 def current() -> SourceInfo:
     """The source information of an equation staged now."""
     return _state.info

@@ -30,6 +30,9 @@ from plait_core.sharding import NamedSharding, explicit_state
 from plait_core.trace import Trace, Tracer, transformation
 from plait_core.tree_util import PyTreeDef, tree_flatten, tree_unflatten
 
+_SOURCE_STATE = _source_info.state()
+_NO_SOURCE_INFO = _source_info.NO_SOURCE_INFO
+
 _PY_SCALARS = (builtins.bool, builtins.int, builtins.float, builtins.complex)
 
 
@@ -120,8 +123,8 @@ class StagingTrace(Trace):
 
     def _record(self, prim: Primitive, atoms: list[Atom], out: Any, params: dict[str, Any]) -> Any:
         """Append the equation of ``prim`` with results of type ``out``; its tracers."""
-        info = _source_info.current()
-        if info is not _source_info.NO_SOURCE_INFO:
+        info = _SOURCE_STATE.info  # source_info.current() without the call: once per equation
+        if info is not _NO_SOURCE_INFO:
             info = info.relative_to(self._name_base)
         if prim.multiple_results:
             outvars = [Var(a) for a in out]

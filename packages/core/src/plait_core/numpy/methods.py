@@ -59,7 +59,8 @@ def _is_operand(x: Any) -> builtins.bool:
 
 def _as_operand(x: Any) -> Any:
     """As JAX's array operators: an operand that is not an array but whose class
-    defines ``__jax_array__`` (flax.nnx's Variables) stands for the array it gives."""
+    defines ``__jax_array__`` (flax.nnx's Variables) stands for the array it gives.
+    Asked only of what is not already an operand (the hot path stays one check)."""
     if x.__class__ not in _ARRAY_TYPES and hasattr(x.__class__, "__jax_array__"):
         return x.__jax_array__()
     return x
@@ -75,17 +76,19 @@ def _forward(fn: Binary, name: str) -> Callable[[Any, Any], Any]:
                 out = math._shortcut_pair(prim, self, other)
                 if out is not None:
                     return out
-            other = _as_operand(other)
             if not _is_operand(other):
-                return NotImplemented
+                other = _as_operand(other)
+                if not _is_operand(other):
+                    return NotImplemented
             return fn(self, other)
 
     else:
 
         def op(self: Any, other: Any) -> Any:
-            other = _as_operand(other)
             if not _is_operand(other):
-                return NotImplemented
+                other = _as_operand(other)
+                if not _is_operand(other):
+                    return NotImplemented
             return fn(self, other)
 
     op.__name__ = op.__qualname__ = name
@@ -95,9 +98,10 @@ def _forward(fn: Binary, name: str) -> Callable[[Any, Any], Any]:
 
 def _reflected(fn: Binary, name: str) -> Callable[[Any, Any], Any]:
     def op(self: Any, other: Any) -> Any:
-        other = _as_operand(other)
         if not _is_operand(other):
-            return NotImplemented
+            other = _as_operand(other)
+            if not _is_operand(other):
+                return NotImplemented
         return fn(other, self)
 
     op.__name__ = op.__qualname__ = name
