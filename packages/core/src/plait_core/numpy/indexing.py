@@ -22,6 +22,7 @@ integer index into an empty axis is an ``IndexError``.
 from __future__ import annotations
 
 import builtins
+import operator
 from collections.abc import Sequence
 from typing import Any
 
@@ -120,8 +121,6 @@ def _slice_part(value: Any, what: str) -> int | None:
     if isinstance(value, (builtins.bool, np.bool_)):
         raise TypeError(f"slice {what} must be an integer or None, got {value!r}")
     try:
-        import operator
-
         return operator.index(value)
     except TypeError:
         raise TypeError(f"slice {what} must be an integer or None, got {value!r}") from None
