@@ -114,7 +114,8 @@ ECOSYSTEM_LIBRARIES = ["optax", "chex", "haiku", "flax.linen", "flax.nnx"]
 ECOSYSTEM_FULL = [*ECOSYSTEM_LIBRARIES, "equinox", "diffrax"]
 
 
-def _ecosystem(session: nox.Session, libraries: list[str], budget: str, ci: bool, out: str) -> None:
+def _ecosystem(session: nox.Session, libraries: list[str], budget: str, ci: bool, out: str) -> str:
+    """Run ``libraries``' suites on both sides and write the table; returns the JAX environment's python."""
     session.install(".", *ECOSYSTEM_DEPS)
     session.install("--no-deps", *ECOSYSTEM_PINS)
     # Absolute paths: each suite runs from its unpacked sdist's directory.
@@ -134,6 +135,7 @@ def _ecosystem(session: nox.Session, libraries: list[str], budget: str, ci: bool
                         "--budget", budget, *flags, success_codes=[0, 1, 3, -9])
     session.run("python", "-m", "tools.ecosystem.report", results, "--out", out,
                 *(["--min-rate", "0.95"] if ci else []))
+    return jax_python
 
 
 @nox.session(python=PYTHON)
@@ -159,4 +161,8 @@ def ecosystem_ci(session: nox.Session) -> None:
     95% of the tests that pass on JAX 0.10.2."""
     session.install(".", *TEST_TOOLS)
     session.run("python", "-m", "pytest", "-p", "no:cacheprovider", "tools/ecosystem")
-    _ecosystem(session, ECOSYSTEM_LIBRARIES, "120", ci=True, out=f"{session.create_tmp()}/ECOSYSTEM-ci.md")
+    jax_python = _ecosystem(session, ECOSYSTEM_LIBRARIES, "120", ci=True, out=f"{session.create_tmp()}/ECOSYSTEM-ci.md")
+    # The examples built on the libraries (optax + flax.nnx MLP, equinox CNN), run unchanged
+    # through plait.compat, their losses compared step by step with the same scripts on JAX.
+    session.run("python", "-m", "pytest", "-p", "no:cacheprovider", "tests/test_ecosystem_examples.py",
+                env={"PLAIT_JAX_PYTHON": jax_python})
