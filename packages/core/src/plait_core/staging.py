@@ -110,16 +110,26 @@ class StagingTrace(Trace):
                 a = self.const_atom(x, prim)
                 atoms.append(a)
                 avals.append(a.aval)
-        if _vma.active and (prim in _vma.vma_rules or any(a.vma for a in avals)):
-            return self._process_varying(prim, args, atoms, avals, params)
-        if explicit_state.active and _explicit.needs_typing(prim, avals):
-            return self._process_explicit(prim, atoms, avals, params)
+        if _vma.active or explicit_state.active:
+            if _vma.active and (prim in _vma.vma_rules or any(a.vma for a in avals)):
+                return self._process_varying(prim, args, atoms, avals, params)
+            if explicit_state.active and _explicit.needs_typing(prim, avals):
+                return self._process_explicit(prim, atoms, avals, params)
         out = prim.abstract_eval(*avals, **params)
         if prim.fold_literals and all(type(a) is Literal for a in atoms):
             value = prim.impl(*[to_numpy(a.val) for a in atoms], **params)  # type: ignore[union-attr]
             if np.shape(value) == ():
                 return StagingTracer(self, out, Literal(np.asarray(value, out.dtype), out))
-        return self._record(prim, atoms, out, params)
+        if prim.multiple_results:
+            return self._record(prim, atoms, out, params)
+        # One result, the commonest equation: _record's work inline (a call less
+        # per equation; make_jaxpr of a 1000-step chain is mostly this path).
+        info = _SOURCE_STATE.info
+        if info is not _NO_SOURCE_INFO:
+            info = info.relative_to(self._name_base)
+        var = Var(out)
+        self.eqns.append(JaxprEqn(prim, atoms, [var], params, info))
+        return StagingTracer(self, out, var)
 
     def _record(self, prim: Primitive, atoms: list[Atom], out: Any, params: dict[str, Any]) -> Any:
         """Append the equation of ``prim`` with results of type ``out``; its tracers."""

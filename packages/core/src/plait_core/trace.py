@@ -160,6 +160,12 @@ def is_eager() -> bool:
 # Tracers
 
 
+tracer_types: set[type[Tracer]] = set()
+"""Every subclass of :class:`Tracer` (each interpreter's), recorded as it is
+defined: hot paths ask ``x.__class__ in tracer_types``, a set lookup, where
+``isinstance(x, Tracer)`` would walk the class's bases."""
+
+
 class Tracer:
     """A value seen by a transformation.  Array methods and operators are
     installed by :mod:`plait_core.numpy` so tracers behave like arrays."""
@@ -169,6 +175,10 @@ class Tracer:
     __array_ufunc__ = None  # make NumPy defer to our reflected operators
 
     _trace: Trace
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        tracer_types.add(cls)
 
     @property
     def aval(self) -> ShapedArray:

@@ -26,7 +26,7 @@ from plait_core.abstract import _array_types as _ARRAY_TYPES
 from plait_core.primitive import Primitive
 from plait_core.primitives import elementwise as ew
 from plait_core.primitives.elementwise import RoundingMethod
-from plait_core.trace import Tracer
+from plait_core.trace import Tracer, tracer_types
 
 DType = np.dtype[Any]
 
@@ -59,7 +59,7 @@ def _dtype_and_weakness(x: Any, name: str) -> tuple[DType, bool]:
     if handler is not None:
         aval = handler.aval(x)
         return aval.dtype, aval.weak_type
-    if isinstance(x, Tracer):
+    if x.__class__ in tracer_types:
         aval = x.aval
         return aval.dtype, aval.weak_type
     t = type(x)
@@ -80,7 +80,8 @@ def _dtype_and_weakness(x: Any, name: str) -> tuple[DType, bool]:
 
 
 def _check_operand(x: Any, name: str) -> None:
-    if x.__class__ not in _ARRAY_TYPES and not isinstance(x, Tracer) and type(x) is not np.ndarray:
+    c = x.__class__
+    if c not in _ARRAY_TYPES and c not in tracer_types and c is not np.ndarray:
         _dtype_and_weakness(x, name)
 
 
@@ -149,10 +150,20 @@ def _binary_function(prim: Primitive, name: str, doc: str, lenient: bool = False
     the call."""
 
     def fn(x: Any, y: Any) -> Any:
-        hx = _ARRAY_TYPES.get(x.__class__)
+        cx = x.__class__
+        hx = _ARRAY_TYPES.get(cx)
         if hx is not None:
             hy = _ARRAY_TYPES.get(y.__class__)
             if hy is not None and hx.aval(x).dtype == hy.aval(y).dtype:
+                return prim.bind(x, y)
+        elif cx in tracer_types:
+            # While tracing: two tracers of one dtype, or a tracer and a Python
+            # float of the default float dtype (``x + 1.0``), bind at once.
+            cy = y.__class__
+            if cy is cx:
+                if x.aval.dtype == y.aval.dtype:
+                    return prim.bind(x, y)
+            elif cy is builtins.float and x.aval.dtype == dtypes.default_float_dtype():
                 return prim.bind(x, y)
         return _binary(prim, x, y, lenient)
 
@@ -169,7 +180,8 @@ def _unary_function(prim: Primitive, name: str, doc: str) -> Callable[[Any], Any
     what = prim.name
 
     def fn(x: Any) -> Any:
-        if x.__class__ not in _ARRAY_TYPES:
+        c = x.__class__
+        if c not in _ARRAY_TYPES and c not in tracer_types:
             _check_operand(x, what)
         return prim.bind(x)
 

@@ -32,7 +32,7 @@ from plait_core.dims import (
 )
 from plait_core.primitives import elementwise as lax_ew
 from plait_core.primitives.shapes import dimension_as_value
-from plait_core.trace import Tracer, concrete_or_error, dim_or_concrete
+from plait_core.trace import Tracer, concrete_or_error, dim_or_concrete, tracer_types
 
 DType = np.dtype[Any]
 Array = Any
@@ -348,7 +348,7 @@ def _array_aval(x: Any) -> ShapedArray | None:
     handler = _ARRAY_TYPES.get(x.__class__)
     if handler is not None:
         return handler.aval(x)
-    if isinstance(x, Tracer):
+    if x.__class__ in tracer_types:
         return x.aval
     if type(x) is np.ndarray:
         return get_aval(x)
