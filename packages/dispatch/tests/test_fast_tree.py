@@ -18,6 +18,7 @@ from plait_core.config import enable_x64
 from plait_dispatch import fast_tree
 
 jit_module: Any = sys.modules["plait_dispatch.jit"]
+jit_fast: Any = sys.modules["plait_dispatch.jit_fast"]
 
 
 class Point(NamedTuple):
@@ -275,3 +276,25 @@ def test_a_signature_under_both_x64_settings_keeps_both_handlers() -> None:
     with enable_x64(True):
         np.testing.assert_array_equal(np.asarray(f(d)), [2.0, 4.0])
     np.testing.assert_array_equal(np.asarray(f(d)), [2.0, 4.0])
+
+
+def test_many_signatures_of_one_structure_all_take_the_fast_path() -> None:
+    # A loop over sequences of many lengths (one signature each, one pytree
+    # structure): past the scanned first few, the others are found by their
+    # types' hash, not left to the general path on every call.
+    f = plait.jit(lambda p, x: {"s": (x @ p["w"]).sum() + p["b"], "n": x.shape[0] * p["b"]})
+    p = {"w": _arr(np.ones((3, 2))), "b": _arr(1.0)}
+    xs = [_arr(np.full((n, 3), n)) for n in range(1, 15)]
+    for x in xs:  # compiles each length; installs its handler
+        f(p, x)
+    state = jit_module.jit_state(f)
+    assert _handlers(f) == jit_fast.TREE_SCAN
+    (more,) = state.tree_more.values()
+    assert len(more) == len(xs) - jit_fast.TREE_SCAN
+    before = plait.stats.snapshot()["trace_hits"]
+    for n, x in zip(range(1, 15), xs):
+        out = f(p, x)
+        assert float(out["s"]) == 2.0 * 3 * n * n + 1.0 and float(out["n"]) == n
+    assert plait.stats.snapshot()["trace_hits"] == before  # none went through the tracing cache
+    state.clear_cache()
+    assert not state.tree_more and not state.tree_fast

@@ -305,6 +305,8 @@ class _JitState(FastPaths):
         # and keyword arguments): by (C++ structure of the dynamic arguments,
         # static values) -> [leaf types, handler] pairs.
         self.tree_fast: dict[Hashable, tuple[list[Any], ...]] = {}  # [types, _Simple | _General]
+        # The signatures of a structure beyond the first ``TREE_SCAN``: by (leaf types, x64).
+        self.tree_more: dict[Hashable, dict[tuple[Any, ...], _Simple | _General]] = {}
         self.static_split: dict[int, tuple[tuple[int, ...], tuple[int, ...]]] = {}
         # Fast handlers of sharded signatures (multi-device Arrays, shardings), keyed the same way.
         self.spmd_fast: dict[Hashable, tuple[SpmdFast, ...]] = {}
@@ -445,6 +447,7 @@ class _JitState(FastPaths):
             self.entries.clear()
             self.fast.clear()
             self.tree_fast.clear()
+            self.tree_more.clear()
             self.spmd_fast.clear()
             self.memo[0] = ([_MISS], None)
             self.seen.clear()
@@ -552,6 +555,7 @@ class _JitState(FastPaths):
                     self.entries.clear()
                     self.fast.clear()
                     self.tree_fast.clear()
+                    self.tree_more.clear()
                     self.spmd_fast.clear()
                 self.entries[key] = entry
             return entry, leaves

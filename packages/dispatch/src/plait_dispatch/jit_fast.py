@@ -5,6 +5,7 @@ pytrees, and with sharded Arrays (SPMD).  A mixin of :class:`_JitState`
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Hashable
 from typing import Any, cast
@@ -32,6 +33,11 @@ _run = _jaxlib.run_executable
 _consume = _jaxlib.consume_results
 _new = object.__new__
 
+TREE_SCAN = 8
+"""Signatures of one pytree structure that the tree fast path compares one by
+one (the common case: one or two, matched by the identity of their types);
+further ones are found through ``tree_more``, by the hash of their types."""
+
 
 class FastPaths:
     """The fast-path methods of a jitted function's state (see the module's docstring).
@@ -44,6 +50,7 @@ class FastPaths:
     memo: list[tuple[list[Any], Any]]
     layouts: ShardingRequest | None
     tree_fast: dict[Hashable, tuple[list[Any], ...]]
+    tree_more: dict[Hashable, dict[tuple[Any, ...], _Simple | _General]]
     static_split: dict[int, tuple[tuple[int, ...], tuple[int, ...]]]
     spmd_fast: dict[Hashable, tuple[SpmdFast, ...]]
 
@@ -222,7 +229,18 @@ class FastPaths:
                 pair[0] = avals
                 break
         else:
-            return _MISS
+            # More signatures of this structure than the scan keeps (a loop
+            # over sequences of many lengths): found by their types' hash.
+            more = self.tree_more.get(key)
+            if more is None:
+                return _MISS
+            try:
+                found = more.get((tuple(avals), x64))
+            except TypeError:  # an unhashable type (a sharding): the general path
+                return _MISS
+            if found is None:
+                return _MISS
+            handler = found
         if handler.__class__ is _Simple:
             try:
                 outs = _consume(_run(handler.executable, bufs), handler.handlers)
@@ -302,8 +320,15 @@ class FastPaths:
             # A signature already there missed only because its host scalars
             # were forgotten (the table is full): they are learnt again above.
             x64 = handler.x64
-            if len(cands) < 8 and not any(pair[0] == mixed[0] and pair[1].x64 is x64 for pair in cands):
+            if any(pair[0] == mixed[0] and pair[1].x64 is x64 for pair in cands):
+                return
+            if len(cands) < TREE_SCAN:
                 self.tree_fast[key] = (*cands, [mixed[0], handler])
+                return
+            # Past the scanned few, by the types' hash: before, such signatures
+            # took the general path on every call, and tried to install again.
+            with contextlib.suppress(TypeError):  # an unhashable type: the general path keeps it
+                self.tree_more.setdefault(key, {})[(tuple(mixed[0]), x64)] = handler
 
     def spmd_fast_call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """The fast path of a sharded signature: the dynamic arguments
