@@ -15,6 +15,11 @@ leaves are ``data`` and ``lengths``, so it crosses ``jit`` (lengths become
 traced values, the padded size stays static) and ``grad``.  Padding is zero
 in the piles plait makes; the mapped function never reads it into a true
 result.
+
+A pile is *full* (``Pile.full``, static) when every length is known to be
+the padded size: then there is no padding, and ``vmap`` over it computes as
+over a dense batch (no masks, no fills, no packing; see
+:func:`plait_batching.ragged.process_ragged`).
 """
 
 from __future__ import annotations
@@ -101,19 +106,36 @@ class Pile:
     ``B * max length`` where they are traced (under ``jit``: give a capacity
     to pack there, or build the pile with :meth:`from_arrays`, which records
     the sum).
+
+    ``full`` (static) says that every length is the padded size, so the pile
+    has no padding and ``vmap`` computes on it as on a dense batch: the same
+    program as ``vmap`` over ``data`` with ``in_axes=0`` (no masks, no fills,
+    no packing), the results' piles full too.  ``None`` (the default) infers
+    it from concrete lengths (full exactly when there is at least one element
+    and every length is the padded size) and takes traced lengths as not
+    full.  ``True`` claims it: checked against concrete lengths (a
+    ``ValueError`` naming them otherwise); with traced lengths (a pile built
+    inside ``jit``) it is the caller's promise, not checked: if some length
+    is shorter, its padding is computed with as if it were true entries and
+    the results' lengths are the padded size.  ``False`` computes with masks
+    even when the lengths are all the padded size.  Like ``layout`` and
+    ``capacity`` it is part of the pytree structure, so ``jit`` compiles a
+    full pile and a pile of the same shapes that is not full separately, and
+    ``grad`` returns a full pile's gradients as a full pile.
     """
 
-    __slots__ = ("capacity", "data", "layout", "lengths", "ragged_axis")
+    __slots__ = ("capacity", "data", "full", "layout", "lengths", "ragged_axis")
 
     data: Any
     lengths: Any
     ragged_axis: int | tuple[int, ...]
     layout: str | None
     capacity: int | None
+    full: bool
 
     def __init__(
         self, data: Any, lengths: Any, ragged_axis: int | Sequence[int] = 0, *, layout: str | None = None,
-        capacity: int | None = None,
+        capacity: int | None = None, full: bool | None = None,
     ) -> None:  # fmt: skip
         data = _as_array(data, "data")
         lengths = _as_array(lengths, "lengths")
@@ -156,24 +178,28 @@ class Pile:
                     f"[0, {padded}], the size of the ragged axis {ax} of the padded elements"
                 )
         _check_layout(layout, "Pile")
-        capacity = _check_capacity(capacity, conc, int(shape[0]) * int(shape[1 + ax]), "Pile")
+        padded = int(shape[1 + ax])
+        is_full = _check_full(full, conc, padded, "Pile")
+        capacity = _check_capacity(capacity, conc, int(shape[0]) * padded, "Pile", is_full)
         self.data, self.lengths, self.ragged_axis = data, lengths, ax if len(axes) == 1 else axes
-        self.layout, self.capacity = layout, capacity
+        self.layout, self.capacity, self.full = layout, capacity, is_full
 
     @classmethod
     def _make(
         cls, data: Any, lengths: Any, ragged_axis: int | tuple[int, ...], layout: str | None = None,
-        capacity: int | None = None,
+        capacity: int | None = None, full: bool = False,
     ) -> Pile:  # fmt: skip
         """A pile from trusted parts, without checks (used by pytrees and ``vmap``)."""
         p = object.__new__(cls)
         p.data, p.lengths, p.ragged_axis, p.layout, p.capacity = data, lengths, ragged_axis, layout, capacity
+        p.full = full
         return p
 
     @classmethod
     def from_arrays(
         cls, arrays: Sequence[Any], ragged_axis: int | Sequence[int] | None = None, dtype: Any = None,
         pad_to: int | None = None, *, layout: str | None = None, capacity: int | None = None,
+        full: bool | None = None,
     ) -> Pile:  # fmt: skip
         """Stack ``arrays`` (concrete arrays of one rank) into a pile, padding with zeros.
 
@@ -188,7 +214,10 @@ class Pile:
         ``pad_to`` the capacity defaults to the sum of the lengths (static,
         so ``jit`` packs too; a batch of another total compiles anew, as one
         of another largest length does), with ``pad_to`` to ``None`` (piles of
-        one padded size share a compilation)."""
+        one padded size share a compilation).  ``full`` is as for
+        :class:`Pile`: by default the pile is full when every array has the
+        padded size along the ragged axes (arrays of one shape, without a
+        larger ``pad_to``), and then computes as a dense batch."""
         if isinstance(arrays, (np.ndarray, Tracer)) or not isinstance(arrays, Sequence) or not arrays:
             raise ValueError("Pile.from_arrays needs a non-empty list of arrays")
         elems = [np.asarray(a) for a in arrays]
@@ -230,10 +259,11 @@ class Pile:
             index: tuple[Any, ...] = (i, *_true_slice(axes, rank, e.shape[ax]))
             data[index] = e
         _check_layout(layout, "Pile.from_arrays")
+        is_full = _check_full(full, lengths, padded, "Pile.from_arrays")
         if capacity is None and pad_to is None:
             capacity = int(lengths.sum())
-        capacity = _check_capacity(capacity, lengths, len(elems) * padded, "Pile.from_arrays")
-        return cls._make(data, lengths, ax if len(axes) == 1 else axes, layout, capacity)
+        capacity = _check_capacity(capacity, lengths, len(elems) * padded, "Pile.from_arrays", is_full)
+        return cls._make(data, lengths, ax if len(axes) == 1 else axes, layout, capacity, is_full)
 
     # -- reading ---------------------------------------------------------------
 
@@ -295,7 +325,7 @@ class Pile:
         lengths = f"traced {get_aval(self.lengths).str_short()}" if conc is None else np.array2string(conc)
         return (
             f"Pile[{aval.shape[0]}] of {dtypes.dtype_short_name(aval.dtype)}[{', '.join(dims)}] "
-            f"lengths {lengths}"
+            f"lengths {lengths}{' (full)' if self.full else ''}"
         )
 
 
@@ -304,8 +334,25 @@ def _check_layout(layout: Any, who: str) -> None:
         raise ValueError(f"{who}: layout must be None, 'packed' or 'padded', got {layout!r}")
 
 
-def _check_capacity(capacity: Any, lengths: np.ndarray | None, most: int, who: str) -> int | None:
-    """``capacity`` checked: an int in ``[sum of the lengths (when concrete), B * padded size]``."""
+def _check_full(full: Any, lengths: np.ndarray | None, padded: int, who: str) -> bool:
+    """Whether the pile is full: ``full`` checked against concrete ``lengths``,
+    or inferred from them when ``None`` (traced lengths: only a claim makes it full)."""
+    if full is not None and not isinstance(full, (bool, np.bool_)):
+        raise TypeError(f"{who}: full must be True, False or None, got {full!r}")
+    if lengths is None:
+        return bool(full)
+    every = bool(lengths.size > 0 and (lengths == padded).all())
+    if full and not every:
+        got = f"the lengths are {np.array2string(lengths)}" if lengths.size else "the pile has no elements"
+        raise ValueError(f"{who}: full=True says every length is the padded size {padded}, but {got}")
+    return every if full is None else bool(full)
+
+
+def _check_capacity(
+    capacity: Any, lengths: np.ndarray | None, most: int, who: str, full: bool = False
+) -> int | None:  # fmt: skip
+    """``capacity`` checked: an int in ``[sum of the lengths (when concrete), B * padded size]``,
+    exactly ``B * padded size`` for a full pile."""
     if capacity is None:
         return None
     if not (isinstance(capacity, (int, np.integer)) and not isinstance(capacity, bool)):
@@ -316,6 +363,11 @@ def _check_capacity(capacity: Any, lengths: np.ndarray | None, most: int, who: s
         raise ValueError(
             f"{who}: capacity={rows} is out of range: it must be at least the sum of the lengths ({least}) "
             f"and at most the number of elements times the padded size ({most})"
+        )
+    if full and rows != most:
+        raise ValueError(
+            f"{who}: capacity={rows} is less than the number of elements times the padded size ({most}), "
+            "which a full pile (full=True) has"
         )
     return rows
 
@@ -345,22 +397,24 @@ def _true_slice(axes: Sequence[int], rank: int, length: int) -> tuple[slice, ...
     return tuple(slice(0, length) if k in axes else slice(None) for k in range(rank))
 
 
-_Aux = tuple[Any, str | None, int | None]
+#: A pile's static structure: ragged axis, layout, capacity, full.
+_Aux = tuple[Any, str | None, int | None, bool]
 
 
 def _flatten_with_keys(p: Pile) -> tuple[tuple[tuple[Any, Any], ...], _Aux]:
-    return ((GetAttrKey("data"), p.data), (GetAttrKey("lengths"), p.lengths)), (p.ragged_axis, p.layout, p.capacity)
+    aux = (p.ragged_axis, p.layout, p.capacity, p.full)
+    return ((GetAttrKey("data"), p.data), (GetAttrKey("lengths"), p.lengths)), aux
 
 
 def _flatten(p: Pile) -> tuple[tuple[Any, Any], _Aux]:
-    return (p.data, p.lengths), (p.ragged_axis, p.layout, p.capacity)
+    return (p.data, p.lengths), (p.ragged_axis, p.layout, p.capacity, p.full)
 
 
 def _unflatten(aux: _Aux, children: Any) -> Pile:
     data, lengths = children
     _check_rebuilt_lengths(lengths)
-    ragged_axis, layout, capacity = aux
-    return Pile._make(data, lengths, ragged_axis, layout, capacity)
+    ragged_axis, layout, capacity, full = aux
+    return Pile._make(data, lengths, ragged_axis, layout, capacity, full)
 
 
 def _check_rebuilt_lengths(lengths: Any) -> None:

@@ -38,6 +38,13 @@ polynomial assumes at least 1).
 The names live in a :class:`RaggedEnv`, one per ``BatchTrace`` that maps a
 pile: each name's lengths (a value of the parent trace, ``int32[B]``) and
 padded size (a static ``int``).
+
+A name is *full* when every length is its padded size (a full pile,
+:attr:`Pile.full <plait_batching.pile.Pile>`): its values have no padding.
+Then a size made of full names has no mask and no fill, its lengths are
+constants, and an equation that involves only full names (and no
+sub-program) runs the primitive's batching rule on the data
+(:func:`process_full`): the program of a dense ``vmap``.
 """
 
 from __future__ import annotations
@@ -52,7 +59,7 @@ from plait_batching.moves import BDim, broadcast_batch, moveaxis, shift
 from plait_batching.pile import Pile, _concrete
 from plait_batching.registries import batching_rules, ragged_rules
 from plait_batching.trace import AxisData, BatchTrace, BatchTracer
-from plait_core import Primitive, ShapedArray, Tracer, dtypes, get_aval, set_current_trace
+from plait_core import ClosedJaxpr, Jaxpr, Primitive, ShapedArray, Tracer, dtypes, get_aval, set_current_trace
 from plait_core.dims import Dim, SymbolicDim, evaluate_dim
 from plait_core.errors import ConcretizationTypeError
 from plait_core.primitives.elementwise import (
@@ -85,6 +92,7 @@ __all__ = [
     "finish_pile",
     "padded_rule",
     "packed_dispatch",
+    "process_full",
     "process_ragged",
     "process_ragged_padded",
     "ragged_dim",
@@ -100,21 +108,22 @@ class RaggedSize:
     """One ragged size: its ``name``, the ``lengths`` (a value of the parent
     trace, ``int32[B]``), the static ``padded`` size and, when known, the
     ``concrete`` lengths; the static ``capacity`` of its packed values (the
-    sum of the lengths when known, else the pile's, else ``B * padded``) and
-    the ``layout`` its pile asked for (``None``: plait chooses)."""
+    sum of the lengths when known, else the pile's, else ``B * padded``),
+    the ``layout`` its pile asked for (``None``: plait chooses) and whether
+    it is ``full`` (every length is ``padded``: the pile's static promise)."""
 
-    __slots__ = ("capacity", "concrete", "layout", "lengths", "name", "padded")
+    __slots__ = ("capacity", "concrete", "full", "layout", "lengths", "name", "padded")
 
     def __init__(
         self, name: str, lengths: Any, padded: int, concrete: np.ndarray | None, capacity: int,
-        layout: str | None = None,
+        layout: str | None = None, full: bool = False,
     ) -> None:  # fmt: skip
         self.name, self.lengths, self.padded, self.concrete = name, lengths, padded, concrete
-        self.capacity, self.layout = capacity, layout
+        self.capacity, self.layout, self.full = capacity, layout, full
 
     def describe(self) -> str:
         if self.concrete is None:
-            return f"{self.name} with traced lengths"
+            return f"{self.name} with traced lengths" + (f", all {self.padded} (a full pile)" if self.full else "")
         return f"{self.name} with lengths {np.array2string(self.concrete)}"
 
 
@@ -166,17 +175,34 @@ class RaggedEnv:
     def is_ragged(self, d: Any) -> bool:
         return bool(self.names_in(d))
 
+    def is_partial(self, d: Any) -> bool:
+        """Whether values with an axis of size ``d`` may have padding there: it
+        mentions a ragged size that is not full."""
+        return any(not self.sizes[n].full for n in self.names_in(d))
+
+    def full_value(self, d: Any) -> int | None:
+        """``d`` evaluated when it is ragged and every size it mentions is a
+        full one of this env (then it is the same for every element), else ``None``."""
+        if type(d) is not SymbolicDim:
+            return None
+        names = d.free_names()
+        if not names or not all(n in self.sizes and self.sizes[n].full for n in names):
+            return None
+        return int(evaluate_dim(d, {n: self.sizes[n].padded for n in names}))
+
     def describe(self, names: Sequence[str] | frozenset[str]) -> str:
         return "; ".join(self.sizes[n].describe() for n in sorted(names))
 
     def size_for(
         self, lengths: Any, padded: int, concrete: np.ndarray | None, capacity: int | None = None,
-        layout: str | None = None,
+        layout: str | None = None, full: bool = False,
     ) -> RaggedSize:  # fmt: skip
         """The size of these lengths: an existing one when they are the same
-        value or equal concrete lengths, else a fresh name.  ``capacity`` and
-        ``layout`` are the pile's (see :class:`RaggedSize`); a forced layout
-        given for an existing size overrides its automatic one."""
+        value or equal concrete lengths, else a fresh name.  ``capacity``,
+        ``layout`` and ``full`` are the pile's (see :class:`RaggedSize`); a
+        forced layout given for an existing size overrides its automatic one,
+        and a pile that is full at the size's padded size makes it full (its
+        promise is about these lengths)."""
         for s in self.sizes.values():
             if s.lengths is lengths or (
                 concrete is not None and s.concrete is not None and np.array_equal(s.concrete, concrete)
@@ -185,10 +211,11 @@ class RaggedEnv:
                     s.layout = layout
                 if capacity is not None and concrete is None:
                     s.capacity = min(s.capacity, capacity)
+                s.full = s.full or (full and s.padded == padded)
                 return s
         name = f"_pile{next(_fresh_names)}"
         size = self.sizes[name] = RaggedSize(
-            name, lengths, padded, concrete, self.capacity_of(padded, concrete, capacity), layout
+            name, lengths, padded, concrete, self.capacity_of(padded, concrete, capacity), layout, full
         )
         return size
 
@@ -235,6 +262,10 @@ class RaggedEnv:
         hit = self._lengths.get(d)
         if hit is not None:
             return hit
+        known = self.full_value(d)
+        if known is not None:  # the same for every element
+            out = self._lengths[d] = self._broadcast(np.asarray(max(known, 0), _I32))
+            return out
         out = self.value(d)
         if type(d) is SymbolicDim and any(coeff < 0 for _, coeff in d.terms):
             out = max_p.bind(out, self._broadcast(np.asarray(0, _I32)))
@@ -246,6 +277,9 @@ class RaggedEnv:
         may be negative)."""
         if type(d) is not SymbolicDim:
             return self._broadcast(np.asarray(d, _I32))
+        known = self.full_value(d)
+        if known is not None:  # full sizes: a constant, so nothing downstream reads the lengths
+            return self._broadcast(np.asarray(known, _I32))
         return self._evaluate(d)
 
     def _broadcast(self, scalar: Any) -> Any:
@@ -275,13 +309,17 @@ class RaggedEnv:
 
     def mask(self, d: Dim, batch_first: bool) -> Any:
         """``index < length`` along a ragged axis of size ``d``: a bool value of
-        shape ``(B, padded)`` (``(padded, B)`` unless ``batch_first``)."""
+        shape ``(B, padded)`` (``(padded, B)`` unless ``batch_first``); a
+        constant ``True`` where ``d`` has no padding (full sizes)."""
         key = (d, batch_first)
         hit = self._masks.get(key)
         if hit is not None:
             return hit
         size, p = self.axis.size, self.padded(d)
         shape = (size, p) if batch_first else (p, size)
+        if not self.is_partial(d):
+            out = self._masks[key] = broadcast_in_dim_p.bind(np.asarray(True), shape=shape, broadcast_dimensions=())
+            return out
         index = iota_p.bind(dtype=_I32, shape=shape, dimension=1 if batch_first else 0)
         lens = broadcast_in_dim_p.bind(self.lengths(d), shape=shape, broadcast_dimensions=(0 if batch_first else 1,))
         out = self._masks[key] = lt_p.bind(index, lens)
@@ -466,8 +504,9 @@ def padded_rule(
 
 def fill_padding(env: RaggedEnv, op: Operand, axes: Sequence[int], value: Any) -> Any:
     """``op``'s padded value with its padding along the ragged element axes
-    among ``axes`` set to ``value`` (parent trace current)."""
-    which = [a for a in axes if env.is_ragged(op.aval.shape[a])]
+    among ``axes`` set to ``value`` (parent trace current); axes of full
+    sizes have no padding."""
+    which = [a for a in axes if env.is_partial(op.aval.shape[a])]
     if not which:
         return op.val
     assert op.bdim is not None
@@ -542,13 +581,75 @@ packed_dispatch: list[Callable[[BatchTrace, Primitive, Sequence[Any], dict[str, 
 
 def process_ragged(trace: BatchTrace, prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> Any:
     """Interpret ``prim`` on ``trace`` when a ragged value or size is involved:
-    on packed values where :mod:`plait_batching.packed` chooses so, else with
-    the primitive's ragged rule on the padded data."""
+    as a dense batch when every ragged size involved is full
+    (:func:`process_full`), on packed values where :mod:`plait_batching.packed`
+    chooses so (never for full sizes), else with the primitive's ragged rule
+    on the padded data."""
+    env = env_of(trace)
+    names = _names_of(trace, env, args, params)
+    full = [n for n in names if env.sizes[n].full]
+    if full:
+        if len(full) == len(names) and all(env.sizes[n].padded > 0 for n in names) and not _has_program(params):
+            out = process_full(trace, prim, args, params, names)
+            if out is not None:
+                return out
+        return process_ragged_padded(trace, prim, args, params)
     for try_packed in packed_dispatch:
         out = try_packed(trace, prim, args, params)
         if out is not None:
             return out
     return process_ragged_padded(trace, prim, args, params)
+
+
+def _names_of(trace: BatchTrace, env: RaggedEnv, args: Sequence[Any], params: dict[str, Any]) -> frozenset[str]:
+    """The ragged names of the operands' element types and of the params (reads no value)."""
+    names: frozenset[str] = frozenset()
+    for x in args:
+        if type(x) is BatchTracer and x._trace is trace and x.ragged:
+            names = names | env.names_in_shape(x.aval.shape)
+    for v in params.values():
+        names = names | env.names_in_params(v)
+    return names
+
+
+def _has_program(params: dict[str, Any]) -> bool:
+    """Whether params carry a sub-program (a jaxpr, branches, a rule function),
+    which only the ragged rules map over piles."""
+
+    def program(v: Any) -> bool:
+        if isinstance(v, (ClosedJaxpr, Jaxpr)) or (callable(v) and not isinstance(v, type)):
+            return True
+        return isinstance(v, (tuple, list)) and any(program(x) for x in v)
+
+    return any(program(v) for v in params.values())
+
+
+def process_full(
+    trace: BatchTrace, prim: Primitive, args: Sequence[Any], params: dict[str, Any], names: frozenset[str]
+) -> Any:  # fmt: skip
+    """``prim`` on ``trace`` when every ragged size it involves (``names``) is
+    full: its batching rule on the data, ragged sizes in params replaced by
+    their padded sizes, as a dense ``vmap`` computes (there is no padding to
+    mask or fill).  The results keep their symbolic element types.  ``None``
+    when the results' element types cannot be had that way (core's shape rule
+    cannot prove a window fits a ragged axis, a size mixes names, or is
+    negative at the padded sizes): then the ragged rule computes it."""
+    env = env_of(trace)
+    ops = operands(trace, prim, args)
+    try:
+        out_avals = element_abstract_eval(env, prim, ops, params, names)
+    except (TypeError, ValueError):
+        return None
+    for aval in out_avals:
+        for d in aval.shape:
+            if env.is_ragged(d):
+                at = env.full_value(d)
+                if len(env.names_in(d)) > 1 or at is None or at < 0:
+                    return None
+    with set_current_trace(trace.parent_trace):
+        padded_params = {k: env.pad_param(v) for k, v in params.items()}
+        outs, dims = run_batched(trace.axis, prim, [o.val for o in ops], [o.bdim for o in ops], padded_params)
+    return wrap_results(trace, prim, outs, dims, out_avals)
 
 
 def process_ragged_padded(trace: BatchTrace, prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> Any:
@@ -637,7 +738,7 @@ def enter_pile(trace: BatchTrace, pile: Pile) -> BatchTracer:
         lengths = pile.lengths
         if get_aval(lengths).dtype != _I32:
             lengths = convert_element_type_p.bind(lengths, new_dtype=_I32, weak_type=False)
-        size = env.size_for(lengths, padded, _concrete(lengths), pile.capacity, pile.layout)
+        size = env.size_for(lengths, padded, _concrete(lengths), pile.capacity, pile.layout, pile.full)
         data = pile.data
         shape = list(aval.shape[1:])
         for ax in axes:
@@ -687,7 +788,8 @@ def finish_pile(trace: BatchTrace, leaf: Any, where: str) -> Pile:
             raise TypeError(f"vmap: out_axes=pile_axis needs a concrete size along axis 0 of {where}, got {n}")
         data = moveaxis(val, bdim, 0) if bdim is not None else broadcast_batch(val, size, 0)
         lengths = broadcast_in_dim_p.bind(np.asarray(n, _I32), shape=(size,), broadcast_dimensions=())
-        return Pile._make(data, lengths, 0)
+        # Every length is the padded size: a full pile (if it has elements).
+        return Pile._make(data, lengths, 0, full=_has_elements(size))
     env = env_of(trace)
     axes = ragged_axes(env, aval)
     if len({aval.shape[a] for a in axes}) != 1:
@@ -707,7 +809,13 @@ def finish_pile(trace: BatchTrace, leaf: Any, where: str) -> Pile:
     bare = len(names) == 1 and type(d) is SymbolicDim and d.terms == ((((names[0], 1),), 1),)
     kept = env.sizes[names[0]] if bare else None
     layout, capacity = (kept.layout, kept.capacity) if kept is not None else (None, None)
-    return Pile._make(data, env.lengths(d), axes[0] if len(axes) == 1 else tuple(axes), layout, capacity)
+    full = env.full_value(d) is not None and _has_elements(size)  # a result of full sizes has no padding
+    return Pile._make(data, env.lengths(d), axes[0] if len(axes) == 1 else tuple(axes), layout, capacity, full)
+
+
+def _has_elements(size: Dim) -> bool:
+    """Whether a vmap of ``size`` elements has any (a full pile has at least one)."""
+    return type(size) is int and size > 0
 
 
 # ---------------------------------------------------------------------------

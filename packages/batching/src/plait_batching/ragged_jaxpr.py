@@ -40,13 +40,13 @@ __all__ = ["RaggedFrame", "ragged_call_jaxpr"]
 
 class RaggedFrame:
     """How to map jaxprs of one call over its piles later: ``axis``, the ragged
-    ``sizes`` as ``(name, padded, concrete lengths, capacity, layout)`` (sorted by name), and the
+    ``sizes`` as ``(name, padded, concrete lengths, capacity, layout, full)`` (sorted by name), and the
     types of the call's leading operands (``lead_avals``: hoisted constants,
     then one ``int32[B]`` lengths vector per size)."""
 
     __slots__ = ("axis", "lead_avals", "sizes")
 
-    def __init__(self, axis: AxisData, sizes: tuple[tuple[str, int, np.ndarray | None, int, str | None], ...], lead_avals: tuple[ShapedArray, ...]) -> None:
+    def __init__(self, axis: AxisData, sizes: tuple[tuple[str, int, np.ndarray | None, int, str | None, bool], ...], lead_avals: tuple[ShapedArray, ...]) -> None:
         self.axis, self.sizes, self.lead_avals = axis, sizes, lead_avals
 
     @property
@@ -60,8 +60,8 @@ class RaggedFrame:
     def env(self, lengths: Sequence[Any]) -> RaggedEnv:
         """The ragged sizes with these ``lengths`` (values of the current trace)."""
         env = RaggedEnv(self.axis)
-        for (name, padded, concrete, capacity, layout), lens in zip(self.sizes, lengths):
-            env.sizes[name] = RaggedSize(name, lens, padded, concrete, capacity, layout)
+        for (name, padded, concrete, capacity, layout, full), lens in zip(self.sizes, lengths):
+            env.sizes[name] = RaggedSize(name, lens, padded, concrete, capacity, layout, full)
         return env
 
     def trace(self, lengths: Sequence[Any]) -> BatchTrace:
@@ -161,7 +161,8 @@ def ragged_call_jaxpr(trace: BatchTrace, closed: ClosedJaxpr, batched: Sequence[
     env = env_of(trace)
     names = sorted(env.sizes)
     sizes = tuple(
-        (n, env.sizes[n].padded, env.sizes[n].concrete, env.sizes[n].capacity, env.sizes[n].layout) for n in names
+        (n, env.sizes[n].padded, env.sizes[n].concrete, env.sizes[n].capacity, env.sizes[n].layout, env.sizes[n].full)
+        for n in names
     )
     lengths = [env.sizes[n].lengths for n in names]
     length_avals = tuple(get_aval(x) for x in lengths)
