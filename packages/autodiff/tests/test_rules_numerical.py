@@ -18,6 +18,7 @@ from autodiff_checks import check_all
 
 from plait_core import all_primitives, dtypes
 from plait_core.primitives import ad_helpers as adp
+from plait_core.primitives import bijective_gather as bg
 from plait_core.primitives import complex_numbers as cx
 from plait_core.primitives import elementwise as ew
 from plait_core.primitives import linalg as la
@@ -226,6 +227,14 @@ def _gather(mode: GatherScatterMode) -> Callable[..., Any]:
 
 case("gather", "clip", _gather(GatherScatterMode.CLIP), normal(4, 3))
 case("gather", "fill", _gather(GatherScatterMode.FILL_OR_DROP), normal(4, 3))
+
+# Five rows, two of them not valid, to four (the last not valid): see test_bijective_gather.py.
+_BIJ = dict(dimension_numbers=_GDN, slice_sizes=(1, 3), inverse_dimension_numbers=_GDN, inverse_slice_sizes=(1, 3),
+            indices_are_sorted=False, masked=True)  # fmt: skip
+case("bijective_gather", "masked",
+     lambda x: bg.bijective_gather_p.bind(x, np.array([[3], [0], [1], [4]], np.int32), np.array([1, 1, 1, 0], bool),
+                                          np.array([[1], [2], [3], [0], [3]], np.int32),
+                                          np.array([1, 1, 0, 1, 0], bool), **_BIJ), normal(5, 3))  # fmt: skip
 
 _SDN = ScatterDimensionNumbers(update_window_dims=(1,), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,))
 _SIDX = np.array([[1], [3], [1], [7]], np.int32)

@@ -136,6 +136,21 @@ case("gather-window",
                        unique_indices=False, mode=GatherScatterMode.FILL_OR_DROP, fill_value=-1.0),
      [arr((4, 5)), arr((3, 2), i32, -1, 5)])  # fmt: skip
 
+# bijective_gather: rows 5 -> 4 (and back), and a (2, 3, d) padded value to 4 packed rows (and back).
+for _masked in (True, False):
+    case(f"bijective_gather-rows-{_masked}",
+         lambda x, i, v, j, w, _m=_masked: bind(
+             "bijective_gather", x, i, v, j, w, dimension_numbers=_TAKE, slice_sizes=(1, 3),
+             inverse_dimension_numbers=_TAKE, inverse_slice_sizes=(1, 3), indices_are_sorted=False, masked=_m),
+         [arr((5, 3)), arr((4, 1), i32, 0, 5), arr((4,), bool), arr((5, 1), i32, 0, 4), arr((5,), bool)])  # fmt: skip
+_PACK = GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(0, 1), start_index_map=(0, 1))
+_UNPACK = GatherDimensionNumbers(offset_dims=(2,), collapsed_slice_dims=(0,), start_index_map=(0,))
+case("bijective_gather-pack",
+     lambda x, i, v, j, w: bind(
+         "bijective_gather", x, i, v, j, w, dimension_numbers=_PACK, slice_sizes=(1, 1, 2),
+         inverse_dimension_numbers=_UNPACK, inverse_slice_sizes=(1, 2), indices_are_sorted=True, masked=True),
+     [arr((2, 3, 2)), arr((4, 2), i32, 0, 3), arr((4,), bool), arr((2, 3, 1), i32, 0, 4), arr((2, 3), bool)])  # fmt: skip
+
 _SCATTER = ScatterDimensionNumbers(update_window_dims=(1,), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,))
 for _n in ["scatter", "scatter_add", "scatter_mul", "scatter_min", "scatter_max"]:
     case(_n,

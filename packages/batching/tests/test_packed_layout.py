@@ -110,7 +110,7 @@ def test_dense_layers_run_on_the_packed_rows() -> None:
     # 12 true rows instead of 3 x 7 padded ones: both matmuls, the gathers in and out.
     assert shapes_of(jaxpr, "dot_general").count((12, 16)) == 1
     assert shapes_of(jaxpr, "dot_general").count((12, D)) == 1
-    assert shapes_of(jaxpr, "gather") == [(12, D), (3, 7, D)]
+    assert shapes_of(jaxpr, "bijective_gather") == [(12, D), (3, 7, D)]
     out = eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *tree_flatten(pile)[0])
     for got, want in zip(Pile(out[0], out[1]).unpack(), elems):
         np.testing.assert_allclose(np.asarray(got), np_mlp(want), rtol=1e-4, atol=1e-5)
@@ -120,7 +120,7 @@ def test_forced_padded_never_gathers() -> None:
     pile, _ = ragged_pile(RNG, [2, 7, 3], (D,))
     with pile_layout("padded"):
         jaxpr = make_jaxpr(lambda p: run(mlp, p))(pile)
-    assert shapes_of(jaxpr, "gather") == []
+    assert shapes_of(jaxpr, "bijective_gather") == []
     assert (3, 7, 16) in shapes_of(jaxpr, "dot_general")
 
 
@@ -140,13 +140,13 @@ def test_equal_lengths_stay_padded_by_default() -> None:
     """Packing saves nothing when every element has the largest length."""
     pile, _ = ragged_pile(RNG, [5, 5, 5], (D,))
     jaxpr = make_jaxpr(lambda p: run(mlp, p))(pile)
-    assert shapes_of(jaxpr, "gather") == []
+    assert shapes_of(jaxpr, "bijective_gather") == []
 
 
 def test_nearly_full_piles_stay_padded_by_default() -> None:
     pile, _ = ragged_pile(RNG, [10, 10, 9], (D,))  # 29 of 30 rows
     jaxpr = make_jaxpr(lambda p: run(mlp, p))(pile)
-    assert shapes_of(jaxpr, "gather") == []
+    assert shapes_of(jaxpr, "bijective_gather") == []
     with pile_layout("packed"):
         assert (29, 16) in shapes_of(make_jaxpr(lambda p: run(mlp, p))(pile), "dot_general")
 
@@ -168,7 +168,7 @@ def test_traced_lengths_pack_to_the_given_capacity() -> None:
         np.testing.assert_allclose(np.asarray(g), np_mlp(want), rtol=1e-4, atol=1e-5)
     # Without a capacity, traced lengths give B x N rows: nothing to save, so nothing is packed.
     plain = make_jaxpr(lambda d, n: run(mlp, Pile(d, n)).data)(data, lengths)
-    assert shapes_of(plain, "gather") == []
+    assert shapes_of(plain, "bijective_gather") == []
 
 
 def test_ops_that_mix_positions_read_the_padded_layout() -> None:

@@ -265,6 +265,23 @@ case("gather", bind("gather", dimension_numbers=_dn, slice_sizes=(1, 2), indices
                     mode=GatherScatterMode.FILL_OR_DROP, fill_value=None), _OPERAND53,
      np.array([1, 2], np.uint32), id="two-coordinates-rank1-indices")
 
+# bijective_gather: five rows (2 and 4 not valid) to four (3 not valid), and a (2, 3, 2) value to four rows.
+_dn = GDN(offset_dims=(1,), collapsed_slice_dims=(0,), start_index_map=(0,))
+_BIJ_ROWS = (np.array([[3], [0], [1], [4]], I32), np.array([1, 1, 1, 0], BOOL), np.array([[1], [2], [3], [0], [3]], I32),
+             np.array([1, 1, 0, 1, 0], BOOL))  # fmt: skip
+for _m in (True, False):
+    case("bijective_gather", bind("bijective_gather", dimension_numbers=_dn, slice_sizes=(1, 3),
+                                  inverse_dimension_numbers=_dn, inverse_slice_sizes=(1, 3), indices_are_sorted=True,
+                                  masked=_m), _OPERAND53, *_BIJ_ROWS, id=f"rows-masked-{_m}")  # fmt: skip
+case("bijective_gather", bind("bijective_gather", dimension_numbers=GDN(offset_dims=(1,), collapsed_slice_dims=(0, 1),
+                                                                        start_index_map=(0, 1)),
+                              slice_sizes=(1, 1, 2), inverse_dimension_numbers=GDN(offset_dims=(2,),
+                                                                                   collapsed_slice_dims=(0,),
+                                                                                   start_index_map=(0,)),
+                              inverse_slice_sizes=(1, 2), indices_are_sorted=True, masked=True),
+     sample(F32, (2, 3, 2)), np.array([[0, 0], [0, 1], [1, 0], [1, 2]], I32), np.array([1, 1, 1, 0], BOOL),
+     np.array([[[0], [1], [3]], [[2], [3], [3]]], I32), np.array([[1, 1, 0], [1, 0, 0]], BOOL), id="pack")  # fmt: skip
+
 _SC_IDX = np.array([[0], [4], [5], [-1], [0]], I32)
 _SC_DN = SDN(update_window_dims=(1,), inserted_window_dims=(), scatter_dims_to_operand_dims=(0,))
 _PT_DN = SDN(update_window_dims=(1,), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,))

@@ -243,10 +243,29 @@ def _scatter(prim: str, dn: ScatterDimensionNumbers, mode: GatherScatterMode) ->
     return f
 
 
+def _bijective(masked: bool, window: Any) -> Any:
+    def f(x: Any, i: Any, v: Any, j: Any, w: Any) -> Any:
+        return PRIMS["bijective_gather"].bind(x, i, v, j, w, dimension_numbers=ROWS, slice_sizes=(1, window(x)),
+                                              inverse_dimension_numbers=ROWS, inverse_slice_sizes=(1, window(x)),
+                                              indices_are_sorted=False, masked=masked)  # fmt: skip
+
+    return f
+
+
+
 IDX = spread(-2, 9)
 ENVS_DYN = [{"n": 6}, {"n": 3}, {"n": 1}, {"n": 4}, {"n": 2}, {"n": 5}]
 MODES = (GatherScatterMode.CLIP, GatherScatterMode.FILL_OR_DROP, GatherScatterMode.PROMISE_IN_BOUNDS)
 INDEXING = [
+    # Padded features travel with whole windows (the primitive is kept); padded rows go through gather's rule.
+    *[Case(f"bijective_gather of padded features (masked={m})", _bijective(m, lambda x: x.shape[1]),
+           ["(5, m)", "(4, 1)", "4", "(5, 1)", "5"], "(4, m)",
+           [((5, 6), F32), ((4, 1), I32), ((4,), BOOL), ((5, 1), I32), ((5,), BOOL)], [{"m": 6}, {"m": 2}],
+           {1: integers(0, 5), 3: integers(0, 4)}) for m in (True, False)],
+    *[Case(f"bijective_gather of padded rows (masked={m})", _bijective(m, lambda x: 3),
+           ["(n, 3)", "(4, 1)", "4", "(n, 1)", "n"], "(4, 3)",
+           [((6, 3), F32), ((4, 1), I32), ((4,), BOOL), ((6, 1), I32), ((6,), BOOL)], [{"n": 6}, {"n": 3}],
+           {1: IDX, 3: integers(0, 4)}) for m in (True, False)],
     Case("dynamic_slice of a constant size", lambda x, i: lax.dynamic_slice(x, (i, 0), (2, 3),
                                                                            allow_negative_indices=False),
          ["(n + 2, 3)", ""], "(2, 3)", [((8, 3), F32), ((), I32)], ENVS_DYN, {1: IDX}),

@@ -41,18 +41,19 @@ from plait_batching.ragged import RaggedEnv, RaggedSize, env_of
 from plait_batching.trace import BatchTracer
 from plait_core import get_aval, set_current_trace
 from plait_core.dims import SymbolicDim
+from plait_core.primitives.bijective_gather import bijective_gather_p
 from plait_core.primitives.elementwise import (
     add_p,
     convert_element_type_p,
     le_p,
+    lt_p,
     min_p,
-    mul_p,
     sub_p,
 )
-from plait_core.primitives.indexing_prims import GatherDimensionNumbers, GatherScatterMode, gather_p
+from plait_core.primitives.indexing_prims import GatherDimensionNumbers
 from plait_core.primitives.linalg import dot_general_p
 from plait_core.primitives.reductions import cumsum_p, reduce_sum_p
-from plait_core.primitives.structural import broadcast_in_dim_p, iota_p, reshape_p
+from plait_core.primitives.structural import broadcast_in_dim_p, concatenate_p, iota_p, reshape_p
 
 __all__ = ["PACK_RATIO", "Packed", "default_layout", "layout_of", "pack", "pile_layout"]
 
@@ -140,8 +141,24 @@ def _unpack_index(env: RaggedEnv, size: RaggedSize) -> Any:
     return out
 
 
-def _pack_index(env: RaggedEnv, size: RaggedSize) -> Any:
-    """``int32[C, 1]``: the padded row (in the ``B * N`` rows) of each packed row.
+def _padded_valid(env: RaggedEnv, size: RaggedSize) -> Any:
+    """``bool[B, N]``: whether each padded position is a true row."""
+    key = (size.name, "padded valid")
+    hit = env.packing.get(key)
+    if hit is None:
+        b, n = int(env.axis.size), size.padded
+        pos = iota_p.bind(dtype=_I32, shape=(b, n), dimension=1)
+        lengths = broadcast_in_dim_p.bind(size.lengths, shape=(b, n), broadcast_dimensions=(0,))
+        hit = env.packing[key] = lt_p.bind(pos, lengths)
+    return hit
+
+
+def _pack_index(env: RaggedEnv, size: RaggedSize) -> tuple[Any, Any]:
+    """``(int32[C, 2], bool[C])``: the padded position ``(element, row)`` of
+    each packed row, and whether the packed row is a true row (not past the
+    sum of the lengths; those read the last true row again, so that they hold
+    true values, finite wherever the true values are, and the indices stay
+    sorted).
 
     Row ``t`` belongs to element ``seg = #{b : end_b <= t}`` at position
     ``t - start_seg``, where ``start_seg = sum of the lengths of the elements
@@ -149,41 +166,76 @@ def _pack_index(env: RaggedEnv, size: RaggedSize) -> Any:
     key = (size.name, "pack")
     hit = env.packing.get(key)
     if hit is not None:
-        return hit
-    b, n, c = int(env.axis.size), size.padded, size.capacity
-    ends = broadcast_in_dim_p.bind(_ends(env, size), shape=(c, b), broadcast_dimensions=(1,))
-    rows = iota_p.bind(dtype=_I32, shape=(c, b), dimension=0)
+        return hit  # type: ignore[no-any-return]
+    b, c = int(env.axis.size), size.capacity
+    ends = _ends(env, size)
+    total = reduce_sum_p.bind(size.lengths, axes=(0,))
+    t = iota_p.bind(dtype=_I32, shape=(c,), dimension=0)
+    valid = lt_p.bind(t, total)
+    t = min_p.bind(t, sub_p.bind(total, np.asarray(1, _I32)))
+    rows = broadcast_in_dim_p.bind(t, shape=(c, b), broadcast_dimensions=(0,))
+    ends = broadcast_in_dim_p.bind(ends, shape=(c, b), broadcast_dimensions=(1,))
     before = convert_element_type_p.bind(le_p.bind(ends, rows), new_dtype=_I32, weak_type=False)
     seg = reduce_sum_p.bind(before, axes=(1,))
     start = dot_general_p.bind(
         before, size.lengths, dimension_numbers=(((1,), (0,)), ((), ())), precision=None,
         preferred_element_type=_I32,
     )  # fmt: skip
-    t = iota_p.bind(dtype=_I32, shape=(c,), dimension=0)
-    flat = add_p.bind(mul_p.bind(seg, np.asarray(n, _I32)), sub_p.bind(t, start))
-    flat = min_p.bind(flat, np.asarray(b * n - 1, _I32))
-    out = env.packing[key] = reshape_p.bind(flat, new_sizes=(c, 1), dimensions=None)
+    index = concatenate_p.bind(
+        reshape_p.bind(seg, new_sizes=(c, 1), dimensions=None),
+        reshape_p.bind(sub_p.bind(t, start), new_sizes=(c, 1), dimensions=None),
+        dimension=1,
+    )  # fmt: skip
+    out = env.packing[key] = (index, valid)
     return out
 
 
-def _take_rows(x: Any, axis: int, index: Any, batch_first: bool = False) -> Any:
-    """``x`` gathered along ``axis`` at ``index`` (``int32[*K, 1]``): the ``K``
-    dimensions replace ``axis``; with ``batch_first`` (``K = (B, N)``) ``B``
-    comes first and ``N`` replaces ``axis`` (so no transpose is needed to put
-    the batch where the batching rules want it)."""
-    shape = get_aval(x).shape
-    k = len(get_aval(index).shape) - 1
-    if batch_first:
-        assert k == 2
-        offset = tuple(range(1, axis + 1)) + tuple(range(axis + 2, len(shape) + 1))
-    else:
-        offset = tuple(range(axis)) + tuple(range(axis + k, len(shape) - 1 + k))
-    dnums = GatherDimensionNumbers(offset_dims=offset, collapsed_slice_dims=(axis,), start_index_map=(axis,))
-    sizes = tuple(1 if i == axis else d for i, d in enumerate(shape))
-    return gather_p.bind(
-        x, index, dimension_numbers=dnums, slice_sizes=sizes, indices_are_sorted=True, unique_indices=False,
-        mode=GatherScatterMode.CLIP, fill_value=None,
+def _unpack(env: RaggedEnv, size: RaggedSize, val: Any, axis: int) -> Any:
+    """Packed values (ragged ``axis`` of ``capacity`` rows) to padded data
+    ``(B, ..., N, ...)`` (the batch first, ``N`` at ``axis + 1``)."""
+    shape = get_aval(val).shape
+    rank = len(shape)
+    pack_index, packed_valid = _pack_index(env, size)
+    forward = GatherDimensionNumbers(
+        offset_dims=tuple(range(1, axis + 1)) + tuple(range(axis + 2, rank + 1)), collapsed_slice_dims=(axis,),
+        start_index_map=(axis,),
     )  # fmt: skip
+    inverse = GatherDimensionNumbers(
+        offset_dims=tuple(d for d in range(rank) if d != axis), collapsed_slice_dims=(0, axis + 1),
+        start_index_map=(0, axis + 1),
+    )  # fmt: skip
+    padded_shape = (int(env.axis.size), *shape[:axis], size.padded, *shape[axis + 1 :])
+    return bijective_gather_p.bind(
+        val, _unpack_index(env, size), _padded_valid(env, size), pack_index, packed_valid,
+        dimension_numbers=forward, slice_sizes=_ones_at(shape, (axis,)), inverse_dimension_numbers=inverse,
+        inverse_slice_sizes=_ones_at(padded_shape, (0, axis + 1)), indices_are_sorted=True, masked=False,
+    )  # fmt: skip
+
+
+def _pack(env: RaggedEnv, size: RaggedSize, val: Any, axis: int) -> Any:
+    """Padded data ``(B, ..., N, ...)`` (``N`` at ``axis + 1``) to packed values
+    (the ragged ``axis`` of ``capacity`` rows): the inverse of :func:`_unpack`."""
+    shape = get_aval(val).shape
+    rank = len(shape) - 1
+    pack_index, packed_valid = _pack_index(env, size)
+    forward = GatherDimensionNumbers(
+        offset_dims=tuple(d for d in range(rank) if d != axis), collapsed_slice_dims=(0, axis + 1),
+        start_index_map=(0, axis + 1),
+    )  # fmt: skip
+    inverse = GatherDimensionNumbers(
+        offset_dims=tuple(range(1, axis + 1)) + tuple(range(axis + 2, rank + 1)), collapsed_slice_dims=(axis,),
+        start_index_map=(axis,),
+    )  # fmt: skip
+    packed_shape = (*shape[1 : axis + 1], size.capacity, *shape[axis + 2 :])
+    return bijective_gather_p.bind(
+        val, pack_index, packed_valid, _unpack_index(env, size), _padded_valid(env, size),
+        dimension_numbers=forward, slice_sizes=_ones_at(shape, (0, axis + 1)), inverse_dimension_numbers=inverse,
+        inverse_slice_sizes=_ones_at(packed_shape, (axis,)), indices_are_sorted=True, masked=False,
+    )  # fmt: skip
+
+
+def _ones_at(shape: tuple[Any, ...], axes: tuple[int, ...]) -> tuple[Any, ...]:
+    return tuple(1 if i in axes else d for i, d in enumerate(shape))
 
 
 # ---------------------------------------------------------------------------
@@ -212,7 +264,7 @@ class Packed:
         env = env_of(trace)  # type: ignore[arg-type]
         size = env.sizes[_name(x.aval.shape[self.axis])]
         with set_current_trace(trace.parent_trace):  # type: ignore[attr-defined]
-            return _take_rows(self.val, self.axis, _unpack_index(env, size), batch_first=True)
+            return _unpack(env, size, self.val, self.axis)
 
 
 def _name(d: Any) -> str:
@@ -229,11 +281,7 @@ def pack(x: BatchTracer, axis: int) -> Any:
         return x.packed.val
     env = env_of(x._trace)  # type: ignore[arg-type]
     size = env.sizes[_name(x.aval.shape[axis])]
-    val = moveaxis(x.val, x.bdim, axis)  # (..., B, N, ...) with B at ``axis``
-    shape = get_aval(val).shape
-    merged = reshape_p.bind(val, new_sizes=shape[:axis] + (shape[axis] * shape[axis + 1],) + shape[axis + 2 :],
-                            dimensions=None)  # fmt: skip
-    out = _take_rows(merged, axis, _pack_index(env, size))
+    out = _pack(env, size, moveaxis(x.val, x.bdim, 0), axis)  # (B, ..., N, ...): N at axis + 1
     x.packed = Packed(out, axis)
     return out
 

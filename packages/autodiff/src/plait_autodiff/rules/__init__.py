@@ -3,6 +3,7 @@
 
 from plait_autodiff.rules import (
     ad_helpers,
+    bijective_gather,
     callbacks,
     calls,
     collectives,
@@ -24,4 +25,4 @@ from plait_autodiff.rules import (
     structural,
 )
 
-__all__ = ["ad_helpers", "callbacks", "calls", "collectives", "complex_numbers", "control_flow", "custom_vmap", "elementwise", "factorizations", "fft", "inverse", "inverse_fft", "invertible", "linalg", "optimization_barrier", "reduce_window", "reductions", "shapes", "sharding", "structural"]
+__all__ = ["ad_helpers", "bijective_gather", "callbacks", "calls", "collectives", "complex_numbers", "control_flow", "custom_vmap", "elementwise", "factorizations", "fft", "inverse", "inverse_fft", "invertible", "linalg", "optimization_barrier", "reduce_window", "reductions", "shapes", "sharding", "structural"]

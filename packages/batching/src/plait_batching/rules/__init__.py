@@ -10,6 +10,7 @@ calls, ...).
 
 from plait_batching.rules import (
     ad_helpers,
+    bijective_gather,
     callbacks,
     calls,
     collectives,
@@ -35,6 +36,7 @@ from plait_batching.rules import (
 
 __all__ = [
     "ad_helpers",
+    "bijective_gather",
     "callbacks",
     "calls",
     "collectives",

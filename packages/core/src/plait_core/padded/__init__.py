@@ -25,6 +25,7 @@ are batched (``vmap`` of the masked rule).  Core defines, the interpreters
 interpret: neither imports the other.
 """
 
+from plait_core.padded import bijective_gather as bijective_gather
 from plait_core.padded import calls, control_flow, linalg, reductions, structural, windows
 from plait_core.padded import indexing as indexing
 from plait_core.padded import reshape as reshape

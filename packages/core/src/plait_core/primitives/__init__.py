@@ -6,6 +6,7 @@ Importing this package defines the whole catalog (see
 
 from plait_core.primitives import (
     ad_helpers,
+    bijective_gather,
     callbacks,
     calls,
     collectives,

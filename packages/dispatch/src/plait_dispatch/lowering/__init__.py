@@ -305,6 +305,7 @@ def lower_jaxpr(
 # Register every rule (importing a family module fills lowering_rules).
 from plait_dispatch.lowering.rules import (  # noqa: E402
     ad_helpers,
+    bijective_gather,
     callbacks,
     calls,
     collectives,
