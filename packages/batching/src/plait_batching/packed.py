@@ -16,10 +16,14 @@ Inside ``vmap`` over piles a ragged value of element type ``(..., n, ...)``
 Operations that treat the positions along the ragged axis independently
 compute on the packed values, as if the ragged size were the capacity
 (:mod:`plait_batching.packed_rules`); the others read the padded layout.
-The conversions are gathers placed by plait (:func:`pack`, :meth:`Packed.unpack`),
-each made at most once per value; their indices are computed from the
-lengths (so they work under ``jit`` with traced lengths) and memoised per
-ragged size.
+The conversions are placed by plait (:func:`pack`, :meth:`Packed.unpack`),
+each made at most once per value, as ``bijective_gather`` equations
+(:mod:`plait_core.primitives.bijective_gather`): gathers that are a
+bijection between the true rows of the two layouts, so that the transpose
+of each is the other (a gather, with the padding or the rows past the true
+ones zeroed), never a ``scatter_add``; the padding and the rows past the true
+ones have no derivative.  Their indices are computed from the lengths (so
+they work under ``jit`` with traced lengths) and memoised per ragged size.
 
 Which layout an operation uses is chosen while tracing: see :func:`layout_of`
 and :func:`pile_layout`.
@@ -254,7 +258,7 @@ class Packed:
 
     def unpack(self, x: BatchTracer) -> Any:
         """The padded data of ``x`` (batched at ``x.bdim``, which is 0):
-        one gather of packed rows.  The padding of element ``b`` holds the
+        one gather of packed rows (its transpose packs the cotangent).  The padding of element ``b`` holds the
         rows that follow its own (the next elements' true values, or the
         buffer's last row): unspecified as padding is, and finite wherever
         the true values are.  (Zeros there would not do: a division by a
@@ -275,7 +279,8 @@ def _name(d: Any) -> str:
 
 def pack(x: BatchTracer, axis: int) -> Any:
     """The packed values of the ragged tracer ``x`` along its ragged ``axis``
-    (parent trace current): its own, or gathered from its padded data once."""
+    (parent trace current): its own, or gathered from its padded data once
+    (the transpose unpacks the cotangent, with zeros in the padding)."""
     if x.packed is not None:
         assert x.packed.axis == axis
         return x.packed.val
