@@ -40,6 +40,7 @@ from typing import Any
 
 import numpy as np
 
+from plait_batching import fill_facts
 from plait_batching.moves import broadcast_batch, moveaxis
 from plait_batching.ragged import (
     Operand,
@@ -49,6 +50,7 @@ from plait_batching.ragged import (
     check_true_sizes,
     element_abstract_eval,
     env_of,
+    fill_key,
     fill_padding,
     is_filled,
     names_involved,
@@ -131,12 +133,30 @@ class PileElementEnv(PileEnv):
     batching trace over the pile's elements: a ragged size's logical value is
     its lengths, batched."""
 
-    __slots__ = ("inner", "origin")
+    __slots__ = ("inner", "noted", "origin")
 
     def __init__(self, trace: BatchTrace, inner: BatchTrace, origin: dict[int, BatchTracer]) -> None:
         super().__init__(trace)
         #: The ragged operand of the equation each operand of the rule (by ``id``) stands for.
         self.inner, self.origin = inner, origin
+        #: What the padding of a result holds (by the ``id`` of the rule's result, kept alive here).
+        self.noted: dict[int, tuple[Any, dict[int, Any]]] = {}
+
+    def sums_as_zero(self, x: Any, aval: ShapedArray, axes: Sequence[int]) -> bool:
+        outer = self.origin.get(id(x))
+        if outer is None or self.inner.unpack(x)[0] is not outer.val:  # another operand's fill replaced its data
+            return False
+        return fill_facts.sums_as_zero(outer, [a for a in axes if self.ragged.is_ragged(aval.shape[a])])
+
+    def fill_result(
+        self, x: Any, aval: ShapedArray, axes: Sequence[int] | None, value: Any, *, keep_finite: bool = False
+    ) -> Any:
+        out = super().fill_result(x, aval, axes, value, keep_finite=keep_finite)
+        key = fill_facts.FINITE if keep_finite else fill_key(value, aval.dtype)
+        if key is not None and out is not x:
+            which = [a for a in (range(aval.ndim) if axes is None else axes) if self.ragged.is_ragged(aval.shape[a])]
+            self.noted[id(out)] = (out, {a: key for a in which})
+        return out
 
     def value(self, d: Dim, dtype: Any = None) -> Any:
         return self._per_element(PileEnv.value, d, dtype)
@@ -227,9 +247,17 @@ def from_padded_rule(prim: Primitive, check: Check | None = None, types: Types |
                 if type(arg) is BatchTracer and arg.ragged:
                     origin[id(v)] = arg
                 vals.append(v)
-            out = core_rule(PileElementEnv(trace, inner, origin), vals, [o.aval for o in ops_], **params)
-            results = [inner.unpack(v) for v in (out if prim.multiple_results else [out])]
-        return wrap_results(trace, prim, [v for v, _ in results], [d for _, d in results], out_avals)
+            element_env = PileElementEnv(trace, inner, origin)
+            out = core_rule(element_env, vals, [o.aval for o in ops_], **params)
+            outs = out if prim.multiple_results else [out]
+            results = [inner.unpack(v) for v in outs]
+        wrapped = wrap_results(trace, prim, [v for v, _ in results], [d for _, d in results], out_avals)
+        if element_env.noted:
+            for v, w in zip(outs, wrapped if prim.multiple_results else [wrapped]):
+                noted = element_env.noted.get(id(v))
+                if noted is not None and type(w) is BatchTracer and w.ragged:
+                    w.filled = noted[1]
+        return wrapped
 
     rule.__name__ = f"{prim.name}_ragged_rule"
     return rule
@@ -268,7 +296,7 @@ def _checked_passthrough(prim: Primitive) -> RaggedRule:
     return rule
 
 
-_passthrough = padded_rule(several_sizes=True)
+_passthrough = fill_facts.with_facts(padded_rule(several_sizes=True))
 
 
 def _check_pad(

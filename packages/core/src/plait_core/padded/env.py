@@ -47,6 +47,7 @@ from plait_core.abstract import ShapedArray, get_aval
 from plait_core.dims import Dim, SymbolicDim
 from plait_core.jaxpr import ClosedJaxpr
 from plait_core.primitive import Primitive
+from plait_core.primitives.elementwise import is_finite_p
 from plait_core.rebound_rules import RuleFrame
 
 __all__ = ["PaddedEnv", "shrinks"]
@@ -125,6 +126,33 @@ class PaddedEnv(ABC):
             return x
         xa = get_aval(x)
         return ops.select(valid, x, ops.full(xa.shape, value, xa.dtype, xa.weak_type))
+
+    def fill_result(
+        self, x: Any, aval: ShapedArray, axes: Sequence[int] | None, value: Any, *, keep_finite: bool = False
+    ) -> Any:
+        """:meth:`fill` of a rule's *result* ``x`` (padded data of ``aval``), or
+        with ``keep_finite`` only of the entries of its padding that are not
+        finite (the padding is then finite, not constant); an environment that
+        tracks what padding holds may remember it."""
+        if not keep_finite:
+            return self.fill(x, aval, axes, value)
+        valid = self.valid(aval, axes)
+        if valid is None:
+            return x
+        xa = get_aval(x)
+        keep = ops.logical_or(valid, is_finite_p.bind(x))
+        return ops.select(keep, x, ops.full(xa.shape, value, xa.dtype, xa.weak_type))
+
+    def sums_as_zero(self, x: Any, aval: ShapedArray, axes: Sequence[int]) -> bool:
+        """Whether a sum or a contraction along ``axes`` may read ``x`` (padded
+        data of ``aval``) as it is, without filling its padding along them with
+        0: the padding is known to hold 0 there, in every position whose other
+        padded axes are logical, wherever the logical entries summed with it are
+        finite (where one is not, the sum is not finite either: NaN may then
+        stand for an infinity), and finite elsewhere.  Stronger than nothing, so
+        the default says no; an environment that tracks what padding holds
+        (piles) answers from what it knows."""
+        return False
 
     # -- what only the interpreter knows ---------------------------------------
 

@@ -3,7 +3,11 @@
 ``dot_general`` contracting a padded axis (``scores @ values`` in attention)
 first zeroes the padding of *both* operands along it, so it adds nothing to
 the sum (zeroing both keeps a non-finite value in one operand's padding from
-making ``0 * inf``); padded batch and free axes pass through, each on its own
+making ``0 * inf``), but for one whose padding the environment knows to sum
+as zero already (:meth:`~plait_core.padded.env.PaddedEnv.sums_as_zero`: the
+weights of a softmax over that axis, under piles), which is read as it is:
+then only the other one, often the smaller (the values of attention), is
+filled; padded batch and free axes pass through, each on its own
 (``per_axis``: queries of one pile against keys of another give ``n x m``
 scores).
 
@@ -56,8 +60,13 @@ def _dot_general(
     (lc, rc), _ = dimension_numbers
     padded = [(a, b) for a, b in zip(lc, rc) if env.is_padded(la.shape[a])]
     if padded:
-        lhs = env.fill(lhs, la, [a for a, _ in padded], zero_of(la))
-        rhs = env.fill(rhs, ra, [b for _, b in padded], zero_of(ra))
+        l_axes, r_axes = [a for a, _ in padded], [b for _, b in padded]
+        # An operand whose padding is known to sum as zero is read as it is (the other one is filled, or
+        # sums as zero too: in a logical position of the result both pair zeros with finite values).
+        if not env.sums_as_zero(lhs, la, l_axes):
+            lhs = env.fill(lhs, la, l_axes, zero_of(la))
+        if not env.sums_as_zero(rhs, ra, r_axes):
+            rhs = env.fill(rhs, ra, r_axes, zero_of(ra))
     return dot_general_p.bind(lhs, rhs, dimension_numbers=dimension_numbers, **params)
 
 

@@ -2,7 +2,9 @@
 
 A reduction over a padded axis first fills that axis's padding with the
 identity of its monoid (:attr:`~plait_core.primitive.Primitive.identity`),
-so the padding adds nothing; ``argmax`` fills with the smallest value
+so the padding adds nothing (a sum skips the fill when the environment
+knows the padding sums as zero already:
+:meth:`~plait_core.padded.env.PaddedEnv.sums_as_zero`); ``argmax`` fills with the smallest value
 (``argmin`` the largest): the padding follows the logical part and ties go
 to the first index.  A cumulative reduction running forward only reads the
 prefix, so it runs as it is; running in reverse it reads the padding first,
@@ -11,6 +13,17 @@ leading key, 0 in the logical part and 1 in the padding, so the padding
 sorts after every logical entry whatever it holds, and the logical entries
 are ordered exactly as sorting the logical slice orders them (NaN last, ties
 stable).  Every rule treats each padded axis on its own (``per_axis``).
+
+A floating sum or product over a padded axis whose result keeps padded axes
+(the row sums of ``n x n`` scores) fills the result's own padding with 1,
+and a maximum or minimum the entries of its padding that are not finite
+(:meth:`~plait_core.padded.env.PaddedEnv.fill_result`): a row of the padding
+may have no logical entry along the reduced axis (every row of an empty
+element), where the identity (``-inf`` for a maximum, 0 for a sum) would
+make ``x - max`` infinite or ``e / sum(e)`` a 0/0 in the padding, and a
+derivative taken outside the computation multiplies such padding into true
+results (NaN).  1 is finite and a safe divisor; a finite maximum is kept, as
+the shift of a softmax it keeps ``exp`` from overflowing.
 """
 
 from __future__ import annotations
@@ -20,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from plait_core import ops
+from plait_core import dtypes, ops
 from plait_core.abstract import ShapedArray
 from plait_core.padded.env import PaddedEnv
 from plait_core.padded.registry import padded_rules
@@ -36,10 +49,27 @@ def _identity(prim: Primitive, aval: ShapedArray) -> Any:
     return identity(aval.dtype)
 
 
+#: Reductions whose result's padding gets 1 when they reduce a padded axis (see the module doc).
+_SETTLED = (red.reduce_sum_p, red.reduce_prod_p, red.reduce_max_p, red.reduce_min_p)
+_SHIFTS = (red.reduce_max_p, red.reduce_min_p)
+
+
 def _reducer(prim: Primitive) -> Any:
+    settles = prim in _SETTLED
+
     def rule(env: PaddedEnv, vals: Sequence[Any], avals: Sequence[ShapedArray], **params: Any) -> Any:
         (x,), (aval,) = vals, avals
-        return prim.bind(env.fill(x, aval, params["axes"], _identity(prim, aval)), **params)
+        axes = params["axes"]
+        if not (prim is red.reduce_sum_p and env.sums_as_zero(x, aval, axes)):
+            x = env.fill(x, aval, axes, _identity(prim, aval))
+        out = prim.bind(x, **params)
+        if settles and dtypes.is_inexact(aval.dtype) and any(env.is_padded(aval.shape[a]) for a in axes):
+            shape = tuple(d for a, d in enumerate(aval.shape) if a not in axes)
+            if any(env.is_padded(d) for d in shape):
+                kept = ShapedArray(shape, aval.dtype, aval.weak_type)
+                # A maximum keeps a finite row maximum (the shift of a softmax: exp(x - 1) could overflow).
+                out = env.fill_result(out, kept, None, 1, keep_finite=prim in _SHIFTS)
+        return out
 
     rule.__name__ = f"{prim.name}_padded_rule"
     return rule

@@ -1,0 +1,148 @@
+"""The weights of a softmax over a ragged axis sum as zero in their padding
+(``plait_batching.fill_facts``), so attention's contraction of the weights
+with the values fills only the values; reductions over a ragged axis fill
+their result's own padding with 1, so an element of length 0 gives finite
+padding (its derivative was NaN).  Results equal a loop over the elements."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+import plait_core.numpy as pnp
+from plait_autodiff import grad
+from plait_batching import Pile, pile_axis, pile_layout, vmap
+from plait_core import make_jaxpr, nn
+
+
+def _pile(lengths: tuple[int, ...], seed: int = 0, garbage: float = np.nan, width: int = 4) -> Pile:
+    rng = np.random.default_rng(seed)
+    arrays = [rng.standard_normal((n, width)).astype(np.float32) for n in lengths]
+    pile = Pile.from_arrays(arrays)
+    data = np.asarray(pile.data).copy()
+    for i, n in enumerate(lengths):
+        data[i, n:] = garbage  # padding the computation must never read
+    return Pile(data, np.asarray(pile.lengths))
+
+
+def _square_selects(fun: Any, *args: Any) -> list[str]:
+    """The selects of the padded layout's program whose result is ``(B, N, N)`` (fills of scores or weights),
+    each named by what it fills: the primitive that made its data operand."""
+    with pile_layout("padded"):
+        jaxpr = make_jaxpr(fun)(*args).jaxpr
+    made = {id(v): e.primitive.name for e in jaxpr.eqns for v in e.outvars}
+    out = []
+    for e in jaxpr.eqns:
+        shape = e.outvars[0].aval.shape
+        if e.primitive.name == "select_n" and len(shape) == 3 and shape[1] == shape[2] and shape[1] > 1:
+            out.append(made.get(id(e.invars[2]), "input"))
+    return out
+
+
+def _attention(x: Any) -> Any:
+    return nn.softmax(x @ x.T / 2.0, axis=-1) @ x
+
+
+def _dense_attention(a: np.ndarray) -> np.ndarray:
+    s = a @ a.T / 2.0
+    w = np.exp(s - s.max(-1, keepdims=True)) if a.shape[0] else s
+    return (w / w.sum(-1, keepdims=True)) @ a if a.shape[0] else np.zeros_like(a)
+
+
+def test_attention_fills_the_scores_and_the_exponentials_only() -> None:
+    pile = _pile((3, 5, 1))
+    f = vmap(_attention, in_axes=pile_axis, out_axes=pile_axis)
+    # -inf before the maximum (of the scaled scores), 0 before the sum (of the exponentials); the weights
+    # e / sum(e) reach the contraction as they are (they were filled too before the change: 3 selects)
+    assert _square_selects(f, pile) == ["div", "exp"]
+    for a, o in zip(pile.unpack(), f(pile).unpack()):
+        np.testing.assert_allclose(np.asarray(o), _dense_attention(a), rtol=1e-5, atol=1e-6)
+
+
+def test_attention_with_an_empty_element_is_the_loop_and_its_gradient_is_finite() -> None:
+    lengths = (3, 0, 5)
+    pile = _pile(lengths, seed=1, garbage=0.0)
+    w = np.random.default_rng(2).standard_normal((4, 4)).astype(np.float32)
+
+    def loss(w: Any, p: Pile) -> Any:
+        return pnp.sum(vmap(lambda x: pnp.sum(_attention(x @ w) ** 2), in_axes=pile_axis)(p))
+
+    def one(w: Any, a: Any) -> Any:
+        return pnp.sum(_attention(a @ w) ** 2)
+
+    arrays = [a for a in pile.unpack()]
+    want_loss = sum(float(one(w, a)) for a in arrays if a.shape[0])
+    want = sum(np.asarray(grad(one)(w, a)) for a in arrays if a.shape[0])
+    with pile_layout("padded"):  # the padded layout reads the padding of the empty element
+        np.testing.assert_allclose(float(loss(w, pile)), want_loss, rtol=1e-5)
+        got = np.asarray(grad(loss)(w, pile))
+    assert np.isfinite(got).all(), got
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+
+
+def test_cross_attention_keeps_the_fill_of_the_weights() -> None:
+    """``n x m`` weights: an element with no keys has logical rows that are
+    empty along the keys, whose weights are 0 / 0; they are filled before the
+    contraction, which gives the loop's zeros."""
+    queries, keys = _pile((2, 3, 4), seed=3), _pile((3, 0, 2), seed=4)
+
+    def f(q: Any, k: Any) -> Any:
+        return nn.softmax(q @ k.T, axis=-1) @ k
+
+    g = vmap(f, in_axes=(pile_axis, pile_axis), out_axes=pile_axis)
+    with pile_layout("padded"):
+        jaxpr = make_jaxpr(g)(queries, keys).jaxpr
+    weights = [e for e in jaxpr.eqns if e.primitive.name == "dot_general"][-1].invars[0]
+    made = {id(v): e.primitive.name for e in jaxpr.eqns for v in e.outvars}
+    assert made[id(weights)] == "select_n"  # the weights are filled
+    for qa, ka, o in zip(queries.unpack(), keys.unpack(), g(queries, keys).unpack()):
+        if ka.shape[0]:
+            s = qa @ ka.T
+            e = np.exp(s - s.max(-1, keepdims=True))
+            want = (e / e.sum(-1, keepdims=True)) @ ka
+        else:
+            want = np.zeros((qa.shape[0], ka.shape[1]), np.float32)
+        np.testing.assert_allclose(np.asarray(o), want, rtol=1e-5, atol=1e-6)
+
+
+def test_a_divisor_that_varies_along_the_axis_keeps_the_fill() -> None:
+    """``e / e`` is not a softmax's weights: its padding is 0 / 0 in general,
+    so the contraction fills it."""
+    pile = _pile((3, 5, 2), seed=5, garbage=0.0)
+
+    def f(x: Any) -> Any:
+        e = pnp.exp(x @ x.T)
+        return (e / (e + 1.0)) @ x
+
+    g = vmap(f, in_axes=pile_axis, out_axes=pile_axis)
+    with pile_layout("padded"):
+        jaxpr = make_jaxpr(g)(pile).jaxpr
+    weights = [e for e in jaxpr.eqns if e.primitive.name == "dot_general"][-1].invars[0]
+    made = {id(v): e.primitive.name for e in jaxpr.eqns for v in e.outvars}
+    assert made[id(weights)] == "select_n"
+    for a, o in zip(pile.unpack(), g(pile).unpack()):
+        e = np.exp(a @ a.T)
+        np.testing.assert_allclose(np.asarray(o), (e / (e + 1.0)) @ a, rtol=1e-5, atol=1e-5)
+
+
+def test_a_divisor_without_known_padding_keeps_the_fill() -> None:
+    """``e / c`` with ``c`` broadcast along the keys but not a reduction's
+    result (its padding rows are not known to be nonzero): filled."""
+    pile = _pile((3, 5, 2), seed=6, garbage=0.0)
+
+    def f(x: Any) -> Any:
+        e = nn.relu(x @ x.T)
+        c = x[:, :1] ** 2 + 1.0  # n x 1, broadcast along the keys
+        return (e.sum(1, keepdims=True) * 0 + e / c) @ x
+
+    g = vmap(f, in_axes=pile_axis, out_axes=pile_axis)
+    with pile_layout("padded"):
+        jaxpr = make_jaxpr(g)(pile).jaxpr
+    weights = [e for e in jaxpr.eqns if e.primitive.name == "dot_general"][-1].invars[0]
+    made = {id(v): e.primitive.name for e in jaxpr.eqns for v in e.outvars}
+    assert made[id(weights)] == "select_n"
+    for a, o in zip(pile.unpack(), g(pile).unpack()):
+        e = np.maximum(a @ a.T, 0)
+        want = (e.sum(1, keepdims=True) * 0 + e / (a[:, :1] ** 2 + 1.0)) @ a
+        np.testing.assert_allclose(np.asarray(o), want, rtol=1e-5, atol=1e-5)
