@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable
 from typing import Any
 
+from plait_batching.buckets import plan_buckets, run_buckets
 from plait_batching.moves import matchaxis
 from plait_batching.pile import Pile, PileAxis
 from plait_batching.ragged import enter_pile, finish_pile, ragged_result_error
@@ -290,6 +291,9 @@ def vmap(
     def vmapped(*args: Any, **kwargs: Any) -> Any:
         leaves, in_tree = flatten_inputs(fun, in_axes, args, kwargs)
         specs, size = _axis_size(leaves, size_given)
+        plan = plan_buckets(leaves, specs, out_axes, name)
+        if plan is not None:  # piles with static lengths: by buckets of similar lengths
+            return run_buckets(plan, leaves, specs, in_tree, out_axes, lambda a, k: vmapped(*a, **k))
         trace = BatchTrace(AxisData(name, size, spmd_axis_name))
         frames = [] if name is None else [(name, size)]
         with extend_axis_env(frames), transformation(trace):

@@ -122,9 +122,20 @@ class Pile:
     ``capacity`` it is part of the pytree structure, so ``jit`` compiles a
     full pile and a pile of the same shapes that is not full separately, and
     ``grad`` returns a full pile's gradients as a full pile.
+
+    ``static_lengths=True`` makes the concrete lengths themselves part of the
+    static structure (``Pile.static_lengths``, a tuple; ``None`` otherwise):
+    ``vmap`` then computes the elements in *buckets* of similar lengths, each
+    padded only to its own longest element (see
+    :mod:`plait_batching.buckets`), which cuts the work of operations that
+    mix positions (attention, whose cost grows with the square of the padded
+    length) to near that of the true elements.  The price is compilation:
+    ``jit`` compiles anew for every new set of lengths, as a loop of
+    ``jit(f)`` per element compiles once per new length.  Lengths that are
+    traced cannot be static (a ``TypeError``).
     """
 
-    __slots__ = ("capacity", "data", "full", "layout", "lengths", "ragged_axis")
+    __slots__ = ("capacity", "data", "full", "layout", "lengths", "ragged_axis", "static_lengths")
 
     data: Any
     lengths: Any
@@ -132,10 +143,11 @@ class Pile:
     layout: str | None
     capacity: int | None
     full: bool
+    static_lengths: tuple[int, ...] | None
 
     def __init__(
         self, data: Any, lengths: Any, ragged_axis: int | Sequence[int] = 0, *, layout: str | None = None,
-        capacity: int | None = None, full: bool | None = None,
+        capacity: int | None = None, full: bool | None = None, static_lengths: bool = False,
     ) -> None:  # fmt: skip
         data = _as_array(data, "data")
         lengths = _as_array(lengths, "lengths")
@@ -183,23 +195,24 @@ class Pile:
         capacity = _check_capacity(capacity, conc, int(shape[0]) * padded, "Pile", is_full)
         self.data, self.lengths, self.ragged_axis = data, lengths, ax if len(axes) == 1 else axes
         self.layout, self.capacity, self.full = layout, capacity, is_full
+        self.static_lengths = _static_lengths(static_lengths, conc, "Pile")
 
     @classmethod
     def _make(
         cls, data: Any, lengths: Any, ragged_axis: int | tuple[int, ...], layout: str | None = None,
-        capacity: int | None = None, full: bool = False,
+        capacity: int | None = None, full: bool = False, static_lengths: tuple[int, ...] | None = None,
     ) -> Pile:  # fmt: skip
         """A pile from trusted parts, without checks (used by pytrees and ``vmap``)."""
         p = object.__new__(cls)
         p.data, p.lengths, p.ragged_axis, p.layout, p.capacity = data, lengths, ragged_axis, layout, capacity
-        p.full = full
+        p.full, p.static_lengths = full, static_lengths
         return p
 
     @classmethod
     def from_arrays(
         cls, arrays: Sequence[Any], ragged_axis: int | Sequence[int] | None = None, dtype: Any = None,
         pad_to: int | None = None, *, layout: str | None = None, capacity: int | None = None,
-        full: bool | None = None,
+        full: bool | None = None, static_lengths: bool = False,
     ) -> Pile:  # fmt: skip
         """Stack ``arrays`` (concrete arrays of one rank) into a pile, padding with zeros.
 
@@ -217,7 +230,9 @@ class Pile:
         one padded size share a compilation).  ``full`` is as for
         :class:`Pile`: by default the pile is full when every array has the
         padded size along the ragged axes (arrays of one shape, without a
-        larger ``pad_to``), and then computes as a dense batch."""
+        larger ``pad_to``), and then computes as a dense batch.
+        ``static_lengths`` is as for :class:`Pile` (``vmap`` computes in
+        buckets of similar lengths; ``jit`` compiles per set of lengths)."""
         if isinstance(arrays, (np.ndarray, Tracer)) or not isinstance(arrays, Sequence) or not arrays:
             raise ValueError("Pile.from_arrays needs a non-empty list of arrays")
         elems = [np.asarray(a) for a in arrays]
@@ -263,7 +278,8 @@ class Pile:
         if capacity is None and pad_to is None:
             capacity = int(lengths.sum())
         capacity = _check_capacity(capacity, lengths, len(elems) * padded, "Pile.from_arrays", is_full)
-        return cls._make(data, lengths, ax if len(axes) == 1 else axes, layout, capacity, is_full)
+        static = _static_lengths(static_lengths, lengths, "Pile.from_arrays")
+        return cls._make(data, lengths, ax if len(axes) == 1 else axes, layout, capacity, is_full, static)
 
     # -- reading ---------------------------------------------------------------
 
@@ -325,7 +341,7 @@ class Pile:
         lengths = f"traced {get_aval(self.lengths).str_short()}" if conc is None else np.array2string(conc)
         return (
             f"Pile[{aval.shape[0]}] of {dtypes.dtype_short_name(aval.dtype)}[{', '.join(dims)}] "
-            f"lengths {lengths}{' (full)' if self.full else ''}"
+            f"lengths {lengths}{' (full)' if self.full else ''}{' (static)' if self.static_lengths else ''}"
         )
 
 
@@ -346,6 +362,20 @@ def _check_full(full: Any, lengths: np.ndarray | None, padded: int, who: str) ->
         got = f"the lengths are {np.array2string(lengths)}" if lengths.size else "the pile has no elements"
         raise ValueError(f"{who}: full=True says every length is the padded size {padded}, but {got}")
     return every if full is None else bool(full)
+
+
+def _static_lengths(static: Any, lengths: np.ndarray | None, who: str) -> tuple[int, ...] | None:
+    """The lengths as a static tuple when ``static`` asks for it (they must be concrete), else ``None``."""
+    if not isinstance(static, (bool, np.bool_)):
+        raise TypeError(f"{who}: static_lengths must be True or False, got {static!r}")
+    if not static:
+        return None
+    if lengths is None:
+        raise TypeError(
+            f"{who}: static_lengths=True needs concrete lengths, but the lengths are traced (for example inside "
+            "jit); build the pile outside jit and pass it in, so that its lengths are part of its structure"
+        )
+    return tuple(int(n) for n in lengths)
 
 
 def _check_capacity(
@@ -397,24 +427,24 @@ def _true_slice(axes: Sequence[int], rank: int, length: int) -> tuple[slice, ...
     return tuple(slice(0, length) if k in axes else slice(None) for k in range(rank))
 
 
-#: A pile's static structure: ragged axis, layout, capacity, full.
-_Aux = tuple[Any, str | None, int | None, bool]
+#: A pile's static structure: ragged axis, layout, capacity, full, static lengths.
+_Aux = tuple[Any, str | None, int | None, bool, tuple[int, ...] | None]
 
 
 def _flatten_with_keys(p: Pile) -> tuple[tuple[tuple[Any, Any], ...], _Aux]:
-    aux = (p.ragged_axis, p.layout, p.capacity, p.full)
+    aux = (p.ragged_axis, p.layout, p.capacity, p.full, p.static_lengths)
     return ((GetAttrKey("data"), p.data), (GetAttrKey("lengths"), p.lengths)), aux
 
 
 def _flatten(p: Pile) -> tuple[tuple[Any, Any], _Aux]:
-    return (p.data, p.lengths), (p.ragged_axis, p.layout, p.capacity, p.full)
+    return (p.data, p.lengths), (p.ragged_axis, p.layout, p.capacity, p.full, p.static_lengths)
 
 
 def _unflatten(aux: _Aux, children: Any) -> Pile:
     data, lengths = children
     _check_rebuilt_lengths(lengths)
-    ragged_axis, layout, capacity, full = aux
-    return Pile._make(data, lengths, ragged_axis, layout, capacity, full)
+    ragged_axis, layout, capacity, full, static = aux
+    return Pile._make(data, lengths, ragged_axis, layout, capacity, full, static)
 
 
 def _check_rebuilt_lengths(lengths: Any) -> None:

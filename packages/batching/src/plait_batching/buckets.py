@@ -1,0 +1,213 @@
+"""Buckets: ``vmap`` over piles whose lengths are static, by groups of similar lengths.
+
+A pile built with ``static_lengths=True`` carries its lengths in its static
+structure.  Padded to its longest element, a batch of lengths 8 to 125 spends
+most of an attention layer's work on padding (the work grows with the square
+of the padded length).  Knowing the lengths while tracing, ``vmap`` sorts the
+elements by length, cuts them into a few *buckets* of neighbouring lengths
+and maps the function over each bucket separately, each padded only to its
+own longest element; the results are put back in the elements' order.  The
+program holds one copy of the mapped function per bucket.
+
+How many buckets: the cost of a bucket of ``n`` elements padded to ``L`` is
+taken as ``n * L * (L + N)`` (``N`` the pile's padded size: work that grows
+with the square of the length, as attention's, plus work that grows with the
+length, as a dense layer's), and every bucket beyond the first costs a fixed
+share of the unbucketed cost (its own copy of the program: more to compile,
+more operations to launch).  The cheapest split into at most
+:data:`MAX_BUCKETS` contiguous runs of the sorted lengths wins; one bucket
+means the ordinary ``vmap``.
+
+Buckets are made only where they keep ``vmap``'s meaning: every pile mapped
+carries the same static lengths, the other mapped arguments are arrays, every
+``out_axes`` entry is an integer, ``None`` or ``pile_axis``, and no
+``axis_name`` is given (a collective over the mapped axis must see every
+element at once).  Otherwise ``vmap`` maps the pile as a whole.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+import plait_core.numpy as pnp
+from plait_batching.pile import Pile, PileAxis
+from plait_batching.specs import Spec, SpecLeaf, is_axis, match_groups
+from plait_core import lax
+from plait_core.tree_util import tree_flatten, tree_unflatten
+
+__all__ = ["MAX_BUCKETS", "BucketPlan", "plan_buckets", "run_buckets"]
+
+#: The most buckets a pile is cut into (each is a copy of the mapped function).
+MAX_BUCKETS = 8
+
+#: What each bucket beyond the first costs, as a share of the unbucketed cost.
+BUCKET_OVERHEAD = 0.03
+
+
+class BucketPlan:
+    """The buckets of one ``vmap`` call: the elements' order (longest first),
+    the bounds of each bucket in that order, and each bucket's padded size
+    (the first keeps the pile's, so results have the shapes ``vmap`` gives
+    without buckets)."""
+
+    __slots__ = ("bounds", "inverse", "lengths", "order", "widths")
+
+    def __init__(self, lengths: tuple[int, ...], order: np.ndarray, bounds: list[tuple[int, int]],
+                 widths: list[int | None]) -> None:  # fmt: skip
+        self.lengths, self.order, self.bounds, self.widths = lengths, order, bounds, widths
+        self.inverse = np.argsort(order).astype(np.int32)
+
+    def __repr__(self) -> str:
+        sizes = [b - a for a, b in self.bounds]
+        return f"BucketPlan({len(sizes)} buckets of {sizes} elements, padded to {self.widths})"
+
+
+def split_sorted(lengths: Sequence[int], padded: int) -> list[tuple[int, int]]:
+    """The cheapest cut of ``lengths`` (sorted, longest first) into contiguous
+    buckets, by the cost model of this module's docstring: ``(start, stop)``
+    per bucket."""
+    b = len(lengths)
+    most = min(MAX_BUCKETS, b)
+
+    def cost(a: int, c: int) -> float:
+        width = padded if a == 0 else lengths[a]
+        return float((c - a) * width * (width + padded))
+
+    penalty = BUCKET_OVERHEAD * cost(0, b)
+    inf = float("inf")
+    # best[k][c]: the cheapest cut of the first c lengths into k buckets.
+    best = [[inf] * (b + 1) for _ in range(most + 1)]
+    back = [[0] * (b + 1) for _ in range(most + 1)]
+    best[0][0] = 0.0
+    for k in range(1, most + 1):
+        for c in range(1, b + 1):
+            for a in range(k - 1, c):
+                v = best[k - 1][a] + cost(a, c)
+                if v < best[k][c]:
+                    best[k][c], back[k][c] = v, a
+    k = min(range(1, most + 1), key=lambda k: best[k][b] + (k - 1) * penalty)
+    bounds: list[tuple[int, int]] = []
+    c = b
+    while k:
+        a = back[k][c]
+        bounds.append((a, c))
+        c, k = a, k - 1
+    return bounds[::-1]
+
+
+def plan_buckets(
+    leaves: Sequence[SpecLeaf], specs: Sequence[Spec], out_axes: Any, axis_name: Any
+) -> BucketPlan | None:  # fmt: skip
+    """The buckets of a ``vmap`` call over ``leaves``, or ``None`` when it maps
+    as a whole (no pile with static lengths, a case this module leaves alone,
+    or one bucket is cheapest)."""
+    piles = [leaf.value for leaf, s in zip(leaves, specs) if s is not None and type(leaf.value) is Pile]
+    if not piles or axis_name is not None:
+        return None
+    lengths = piles[0].static_lengths
+    if lengths is None or any(p.static_lengths != lengths for p in piles):
+        return None
+    for leaf, s in zip(leaves, specs):
+        if s is not None and type(leaf.value) is not Pile and not is_axis(s):
+            return None  # another vmappable type: mapped as a whole
+    outs = tree_flatten(out_axes, is_leaf=lambda x: x is None)[0]
+    if not all(o is None or is_axis(o) or isinstance(o, PileAxis) for o in outs):
+        return None
+    padded = min(int(p.data.shape[1 + p.ragged_axes[0]]) for p in piles)
+    order = np.asarray(sorted(range(len(lengths)), key=lambda i: -lengths[i]), np.int32)
+    bounds = split_sorted([lengths[i] for i in order], padded)
+    if len(bounds) < 2:
+        return None
+    widths: list[int | None] = [None] + [lengths[int(order[a])] for a, _ in bounds[1:]]
+    return BucketPlan(lengths, order, bounds, widths)
+
+
+def _bucket_leaf(value: Any, spec: Spec, plan: BucketPlan, sorted_value: Any, k: int) -> Any:
+    """Bucket ``k``'s part of an argument (``sorted_value``: the argument with
+    its elements in the plan's order)."""
+    if spec is None:
+        return value
+    a, c = plan.bounds[k]
+    width = plan.widths[k]
+    if type(value) is Pile:
+        data_all, lengths_all = sorted_value
+        data = lax.slice_in_dim(data_all, a, c, axis=0)
+        if width is not None:
+            for ax in value.ragged_axes:
+                data = lax.slice_in_dim(data, 0, width, axis=1 + ax)
+        static = tuple(plan.lengths[int(i)] for i in plan.order[a:c])
+        padded = int(data.shape[1 + value.ragged_axes[0]])
+        full = all(n == padded for n in static)
+        return Pile._make(data, lax.slice_in_dim(lengths_all, a, c, axis=0), value.ragged_axis, value.layout,
+                          sum(static), full)  # fmt: skip
+    return lax.slice_in_dim(sorted_value, a, c, axis=int(spec))
+
+
+def run_buckets(
+    plan: BucketPlan, leaves: Sequence[SpecLeaf], specs: Sequence[Spec], in_tree: Any, out_axes: Any,
+    call: Callable[[tuple[Any, ...], dict[str, Any]], Any],
+) -> Any:  # fmt: skip
+    """Map ``call`` (``vmap`` of the function, without buckets) over each
+    bucket of ``plan`` and put the results back in the elements' order."""
+    order = plan.order
+    sorted_values: list[Any] = []
+    for leaf, spec in zip(leaves, specs):
+        v = leaf.value
+        if spec is None:
+            sorted_values.append(None)
+        elif type(v) is Pile:
+            sorted_values.append((pnp.take(v.data, order, axis=0), pnp.take(v.lengths, order, axis=0)))
+        else:
+            sorted_values.append(pnp.take(v, order, axis=int(spec)))
+    outs = []
+    for k in range(len(plan.bounds)):
+        vals = [_bucket_leaf(leaf.value, spec, plan, sv, k) for leaf, spec, sv in zip(leaves, specs, sorted_values)]
+        args, kwargs = tree_unflatten(in_tree, vals)
+        outs.append(call(args, kwargs))
+    return _combine(outs, out_axes, plan.inverse)
+
+
+def _combine(outs: list[Any], out_axes: Any, inverse: np.ndarray) -> Any:
+    """The buckets' results as one result, elements in their original order."""
+    per = [match_groups(out_axes, o, "the output", "out_axes") for o in outs]
+    spec_tree = per[0][1]
+    results = []
+    for j, (spec, first, _) in enumerate(per[0][0]):
+        subs = [p[0][j][1] for p in per]
+        if spec is None:
+            results.append(first)
+            continue
+        is_pile = isinstance(spec, PileAxis)
+        flats = [tree_flatten(s, is_leaf=(lambda x: type(x) is Pile) if is_pile else None) for s in subs]
+        merged = [
+            _merge_piles([f[0][i] for f in flats], inverse) if is_pile
+            else _merge_arrays([f[0][i] for f in flats], int(spec), inverse)
+            for i in range(len(flats[0][0]))
+        ]  # fmt: skip
+        results.append(tree_unflatten(flats[0][1], merged))
+    return results[0] if spec_tree is None else tree_unflatten(spec_tree, results)
+
+
+def _merge_arrays(parts: list[Any], spec: int, inverse: np.ndarray) -> Any:
+    axis = spec % len(parts[0].shape)
+    return pnp.take(pnp.concatenate(parts, axis=axis), inverse, axis=axis)
+
+
+def _merge_piles(parts: list[Pile], inverse: np.ndarray) -> Pile:
+    """Piles of the buckets as one pile: each padded to the first bucket's
+    padded size along the ragged axes, stacked, and put back in order."""
+    first = parts[0]
+    shape = first.data.shape
+    datas = []
+    for p in parts:  # the batch axis keeps each bucket's size; the others grow to the first's
+        pads = [(0, 0)] + [(0, int(shape[k]) - int(p.data.shape[k])) for k in range(1, len(shape))]
+        datas.append(pnp.pad(p.data, pads) if any(hi for _, hi in pads) else p.data)
+    data = pnp.take(pnp.concatenate(datas, axis=0), inverse, axis=0)
+    lengths = pnp.take(pnp.concatenate([p.lengths for p in parts], axis=0), inverse, axis=0)
+    full = all(p.full for p in parts) and all(p.data.shape == shape for p in parts)
+    caps = [p.capacity for p in parts]
+    capacity = sum(c for c in caps if c is not None) if all(c is not None for c in caps) else None
+    return Pile._make(data, lengths, first.ragged_axis, first.layout, capacity, full)

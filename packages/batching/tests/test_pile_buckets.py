@@ -1,0 +1,136 @@
+"""Piles with static lengths: vmap by buckets of similar lengths (plait_batching.buckets)."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import numpy as np
+import pytest
+
+import plait_core.numpy as pnp
+from plait_batching import Pile, pile_axis, vmap
+from plait_batching.buckets import MAX_BUCKETS, split_sorted
+from plait_core import lax, make_jaxpr, nn
+from plait_core.tree_util import tree_structure
+
+LENGTHS = [5, 17, 3, 30, 12, 29, 8, 1, 22, 16, 30, 2]
+
+
+def _seqs(lengths: list[int], width: int = 4, seed: int = 0) -> list[np.ndarray]:
+    rng = np.random.default_rng(seed)
+    return [rng.standard_normal((n, width)).astype(np.float32) for n in lengths]
+
+
+def _attention(x: Any, w: Any) -> Any:
+    s = (x @ w) @ x.T / 2.0
+    return nn.softmax(s, axis=-1) @ x + pnp.tanh(x @ w)
+
+
+def _count(jaxpr: Any, name: str) -> int:
+    return sum(e.primitive.name == name for e in jaxpr.jaxpr.eqns)
+
+
+def test_buckets_give_the_whole_piles_results() -> None:
+    seqs = _seqs(LENGTHS)
+    w = np.random.default_rng(1).standard_normal((4, 4)).astype(np.float32)
+    f = vmap(_attention, in_axes=(pile_axis, None), out_axes=pile_axis)
+    whole = f(Pile.from_arrays(seqs), w)
+    bucketed = f(Pile.from_arrays(seqs, static_lengths=True), w)
+    assert bucketed.data.shape == whole.data.shape
+    np.testing.assert_array_equal(np.asarray(bucketed.lengths), LENGTHS)
+    for i, (a, b) in enumerate(zip(bucketed, seqs)):
+        np.testing.assert_allclose(np.asarray(a), np.asarray(_attention(b, w)), rtol=1e-5, atol=1e-5,
+                                   err_msg=f"element {i}")  # fmt: skip
+
+
+def test_the_program_holds_one_copy_per_bucket() -> None:
+    seqs = _seqs(LENGTHS)
+    w = np.eye(4, dtype=np.float32)
+
+    def total(p: Pile) -> Any:
+        return vmap(lambda x: pnp.sum(_attention(x, w)), in_axes=pile_axis)(p)
+
+    buckets = len(split_sorted(sorted(LENGTHS, reverse=True), max(LENGTHS)))
+    assert buckets > 1
+    # One softmax (reduce_max, exp) and one tanh per copy of the function; the
+    # number of dot_generals depends on the layout each bucket computes on.
+    for name in ("reduce_max", "exp", "tanh"):
+        assert _count(make_jaxpr(total)(Pile.from_arrays(seqs, static_lengths=True)), name) == buckets, name
+        assert _count(make_jaxpr(total)(Pile.from_arrays(seqs)), name) == 1, name
+
+
+def test_grad_through_buckets_and_mapped_arrays() -> None:
+    from plait_autodiff import grad
+
+    seqs = _seqs(LENGTHS, seed=3)
+    scale = np.linspace(0.5, 2.0, len(LENGTHS)).astype(np.float32)
+    w = np.random.default_rng(4).standard_normal((4, 4)).astype(np.float32)
+
+    def loss(w: Any, p: Pile, scale: Any) -> Any:
+        per = vmap(lambda x, s: s * pnp.sum(_attention(x, w) ** 2), in_axes=(pile_axis, 0))(p, scale)
+        return pnp.sum(per * pnp.arange(len(LENGTHS), dtype=np.float32))
+
+    want = sum(float(i) * float(scale[i]) * pnp.sum(_attention(x, w) ** 2) for i, x in enumerate(seqs))
+    got = loss(w, Pile.from_arrays(seqs, static_lengths=True), scale)
+    np.testing.assert_allclose(float(got), float(want), rtol=1e-5)
+    g_static = grad(loss)(w, Pile.from_arrays(seqs, static_lengths=True), scale)
+    g_whole = grad(loss)(w, Pile.from_arrays(seqs), scale)
+    np.testing.assert_allclose(np.asarray(g_static), np.asarray(g_whole), rtol=1e-4, atol=1e-4)
+
+
+def test_under_jit_the_lengths_are_structure() -> None:
+    from plait_dispatch import jit
+
+    w = np.eye(4, dtype=np.float32)
+    f = jit(vmap(_attention, in_axes=(pile_axis, None), out_axes=pile_axis))
+    for lengths in (LENGTHS, LENGTHS[::-1]):
+        seqs = _seqs(lengths, seed=5)
+        out = f(Pile.from_arrays(seqs, static_lengths=True), w)
+        for a, b in zip(out, seqs):
+            np.testing.assert_allclose(np.asarray(a), np.asarray(_attention(b, w)), rtol=1e-5, atol=1e-5)
+    one, other = (Pile.from_arrays(_seqs(x), static_lengths=True) for x in (LENGTHS, LENGTHS[::-1]))
+    assert tree_structure(one) != tree_structure(other)
+    assert one.static_lengths == tuple(LENGTHS)
+    assert "(static)" in repr(one)
+
+
+def test_a_collective_over_the_mapped_axis_sees_every_element() -> None:
+    seqs = _seqs(LENGTHS, seed=6)
+    f = vmap(lambda x: lax.psum(pnp.sum(x), "i"), in_axes=pile_axis, axis_name="i")
+    got = f(Pile.from_arrays(seqs, static_lengths=True))
+    total = sum(float(np.sum(s)) for s in seqs)
+    np.testing.assert_allclose(np.asarray(got), np.full(len(LENGTHS), total, np.float32), rtol=1e-5)
+
+
+def test_cost_model_cuts() -> None:
+    assert split_sorted([40] * 16, 40) == [(0, 16)]  # equal lengths: one bucket
+    two = split_sorted([100] * 16 + [10] * 16, 100)
+    assert two == [(0, 16), (16, 32)]
+    spread = split_sorted(sorted(range(1, 200), reverse=True), 199)
+    assert 1 < len(spread) <= MAX_BUCKETS
+    assert spread[0][0] == 0 and spread[-1][1] == 199
+    assert all(a[1] == b[0] for a, b in itertools.pairwise(spread))
+
+
+def test_equal_static_lengths_stay_one_full_pile() -> None:
+    seqs = _seqs([6] * 5)
+    pile = Pile.from_arrays(seqs, static_lengths=True)
+    assert pile.full
+    jaxpr = make_jaxpr(vmap(lambda x: pnp.sum(_attention(x, np.eye(4, dtype=np.float32))), in_axes=pile_axis))(pile)
+    assert _count(jaxpr, "select_n") == 0
+
+
+def test_static_lengths_errors() -> None:
+    from plait_dispatch import jit
+
+    seqs = _seqs([3, 4])
+    with pytest.raises(TypeError, match="static_lengths must be True or False"):
+        Pile.from_arrays(seqs, static_lengths="yes")  # type: ignore[arg-type]
+
+    def build(data: Any, lengths: Any) -> Any:
+        return Pile(data, lengths, static_lengths=True).data
+
+    p = Pile.from_arrays(seqs)
+    with pytest.raises(TypeError, match="static_lengths=True needs concrete lengths"):
+        jit(build)(p.data, p.lengths)
