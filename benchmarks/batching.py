@@ -256,7 +256,9 @@ def batching_results(jax: Any | None, repeats: int = 15) -> list[Result]:
 
 def _equal_lengths(jax: Any | None, dispatch: Any, repeats: int) -> Result:
     """A pile whose lengths are all equal against the dense layer ``jit(vmap(layer))``
-    on the stacked sequences (plait and JAX): nothing to pack, so the pile stays padded."""
+    on the stacked sequences (plait and JAX): the pile is full (every length is
+    the padded size, checked and recorded statically), so it computes as the
+    dense batch, without masks, fills or packing."""
     import plait_core.numpy as pnp
     from plait_batching import Pile, pile_axis, vmap
     from plait_core import nn
@@ -266,7 +268,7 @@ def _equal_lengths(jax: Any | None, dispatch: Any, repeats: int) -> Result:
     stacked = rng.standard_normal((N_SEQ, n, D)).astype(np.float32)
     p = _params()
     dp = dispatch.device_put(p)
-    dpile = Pile(dispatch.device_put(stacked), dispatch.device_put(np.full(N_SEQ, n, np.int32)))
+    dpile = Pile(dispatch.device_put(stacked), dispatch.device_put(np.full(N_SEQ, n, np.int32)), full=True)
     dstacked = dispatch.device_put(stacked)
     piled = dispatch.jit(vmap(_layer(pnp, nn, False), in_axes=(pile_axis, None), out_axes=pile_axis))
     dense = dispatch.jit(vmap(_layer(pnp, nn, False), in_axes=(0, None)))
