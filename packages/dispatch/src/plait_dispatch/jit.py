@@ -305,7 +305,7 @@ class _JitState(FastPaths):
         # and keyword arguments): by (C++ structure of the dynamic arguments,
         # static values) -> [leaf types, handler] pairs.
         self.tree_fast: dict[Hashable, tuple[list[Any], ...]] = {}  # [types, _Simple | _General]
-        # The signatures of a structure beyond the first ``TREE_SCAN``: by (leaf types, x64).
+        # Every signature of a structure with more than ``TREE_SCAN``: by (leaf types, x64).
         self.tree_more: dict[Hashable, dict[tuple[Any, ...], _Simple | _General]] = {}
         self.static_split: dict[int, tuple[tuple[int, ...], tuple[int, ...]]] = {}
         # Fast handlers of sharded signatures (multi-device Arrays, shardings), keyed the same way.

@@ -5,7 +5,6 @@ pytrees, and with sharded Arrays (SPMD).  A mixin of :class:`_JitState`
 
 from __future__ import annotations
 
-import contextlib
 import threading
 from collections.abc import Hashable
 from typing import Any, cast
@@ -35,8 +34,9 @@ _new = object.__new__
 
 TREE_SCAN = 8
 """Signatures of one pytree structure that the tree fast path compares one by
-one (the common case: one or two, matched by the identity of their types);
-further ones are found through ``tree_more``, by the hash of their types."""
+one (the common case: one or two, matched by the identity of their types).
+A structure with more has all of its signatures in ``tree_more``, found by
+the hash of their types."""
 
 
 class FastPaths:
@@ -221,26 +221,28 @@ class FastPaths:
                 bufs.append(buf)
                 avals.append(a.aval)
         x64 = config.x64_enabled
-        for pair in cands:
-            if pair[0] == avals and pair[1].x64 is x64:
-                handler = pair[1]
-                # Identical types match faster next time (results of one
-                # computation share their abstract values).
-                pair[0] = avals
-                break
-        else:
-            # More signatures of this structure than the scan keeps (a loop
-            # over sequences of many lengths): found by their types' hash.
-            more = self.tree_more.get(key)
-            if more is None:
-                return _MISS
+        handler: Any  # narrowed by its class below
+        more = self.tree_more.get(key) if self.tree_more else None
+        if more is not None:
+            # Many signatures of this structure (a loop over sequences of many
+            # lengths): found by their types' hash, not compared one by one.
             try:
                 found = more.get((tuple(avals), x64))
-            except TypeError:  # an unhashable type (a sharding): the general path
+            except TypeError:  # an unhashable type: the general path
                 return _MISS
             if found is None:
                 return _MISS
             handler = found
+        else:
+            for pair in cands:
+                if pair[0] == avals and pair[1].x64 is x64:
+                    handler = pair[1]
+                    # Identical types match faster next time (results of one
+                    # computation share their abstract values).
+                    pair[0] = avals
+                    break
+            else:
+                return _MISS
         if handler.__class__ is _Simple:
             try:
                 outs = _consume(_run(handler.executable, bufs), handler.handlers)
@@ -325,10 +327,17 @@ class FastPaths:
             if len(cands) < TREE_SCAN:
                 self.tree_fast[key] = (*cands, [mixed[0], handler])
                 return
-            # Past the scanned few, by the types' hash: before, such signatures
-            # took the general path on every call, and tried to install again.
-            with contextlib.suppress(TypeError):  # an unhashable type: the general path keeps it
-                self.tree_more.setdefault(key, {})[(tuple(mixed[0]), x64)] = handler
+            # More signatures than the scan keeps: from now on all of them (the
+            # scanned ones too) by their types' hash.  Before, the ones past the
+            # scan took the general path on every call, and installed again.
+            try:
+                more = self.tree_more.get(key)
+                if more is None:
+                    more = {(tuple(pair[0]), pair[1].x64): pair[1] for pair in cands}
+                more[(tuple(mixed[0]), x64)] = handler
+            except TypeError:  # an unhashable type: the general path keeps this signature
+                return
+            self.tree_more[key] = more
 
     def spmd_fast_call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """The fast path of a sharded signature: the dynamic arguments
