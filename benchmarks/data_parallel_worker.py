@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import resource
 import statistics
 import sys
 import time
@@ -28,6 +29,8 @@ WARMUP = 5
 BLOCKS = 30  # plait and JAX in one process: blocks of steps, taking turns
 BLOCK = 5
 JAX_COORDINATOR_ENV = "DATA_PARALLEL_JAX_COORDINATOR"
+JAX_FIRST_ENV = "DATA_PARALLEL_JAX_FIRST"
+"""Set to 1: with ``both``, JAX's trainer (and so its CPU client and worker threads) is made before plait's."""
 EXPLICIT_ENV = "DATA_PARALLEL_EXPLICIT"
 """Set to 1: the mesh's axis is Explicit (JAX's explicit-sharding mode) and the step is a
 plain ``jit`` run under ``set_mesh``: the shardings come from the arguments' types."""
@@ -141,18 +144,39 @@ def main_both() -> None:
     <JAX> <median of neighbour ratios> <plait loss> <JAX loss>``: the
     medians over blocks of the block figures, and of each plait block's
     figure over its neighbouring JAX block's (right after it or, every
-    other time, right before)."""
-    plait_run, jax_run = Trainer("plait"), Trainer("jax")
+    other time, right before).
+
+    The trainer made first is plait's, or JAX's with ``$DATA_PARALLEL_JAX_FIRST=1``
+    (:mod:`benchmarks.data_parallel` alternates).  It matters with glibc's default
+    allocator settings: the first client's worker threads get malloc arenas of
+    their own, which glibc trims after each step frees its buffers, so the next
+    step's output buffers fault their pages in again (40-125 minor faults a step
+    on 2 devices, none for the client made second).  Also prints
+    ``MINOR_FAULTS_PER_STEP <plait> <JAX>`` (medians over blocks) to show it."""
+    if os.environ.get(JAX_FIRST_ENV) == "1":
+        jax_run = Trainer("jax")
+        plait_run = Trainer("plait")
+    else:
+        plait_run = Trainer("plait")
+        jax_run = Trainer("jax")
     p_fig: list[float] = []
     j_fig: list[float] = []
+    p_faults: list[float] = []
+    j_faults: list[float] = []
+
+    def block(trainer: Trainer, figures: list[float], faults: list[float]) -> None:
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+        figures.append(min(trainer.steps(BLOCK)))
+        faults.append((resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before) / BLOCK)
+
     for k in range(BLOCKS):
         # Who goes first alternates, so that neither always follows the other.
         if k % 2 == 0:
-            p_fig.append(min(plait_run.steps(BLOCK)))
-            j_fig.append(min(jax_run.steps(BLOCK)))
+            block(plait_run, p_fig, p_faults)
+            block(jax_run, j_fig, j_faults)
         else:
-            j_fig.append(min(jax_run.steps(BLOCK)))
-            p_fig.append(min(plait_run.steps(BLOCK)))
+            block(jax_run, j_fig, j_faults)
+            block(plait_run, p_fig, p_faults)
     ratios = [p / j for p, j in zip(p_fig, j_fig)]
     if plait_run.me == 0:
         print(
@@ -160,6 +184,7 @@ def main_both() -> None:
             f"{statistics.median(ratios):.6f} {plait_run.loss():.6f} {jax_run.loss():.6f}",
             flush=True,
         )
+        print(f"MINOR_FAULTS_PER_STEP {statistics.median(p_faults):.1f} {statistics.median(j_faults):.1f}", flush=True)
     if plait_run.nproc > 1:
         plait_run.top.distributed.shutdown()
         jax_run.top.distributed.shutdown()
