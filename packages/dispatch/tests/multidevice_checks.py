@@ -334,6 +334,30 @@ def test_repeated_sharded_calls_take_the_fast_path(mesh: Mesh) -> None:
     assert _fast_handlers(f) == 2
 
 
+def test_many_sharded_signatures_of_one_structure_all_take_the_fast_path(mesh: Mesh) -> None:
+    # Batches of 12 sizes through one sharded step (one pytree structure): past
+    # the scanned first few, every signature is found by its types and layouts.
+    rows, repl = NamedSharding(mesh, P("x")), NamedSharding(mesh, P())
+    f = jit(lambda ps, x: {"s": (x @ ps["w"]).sum(0) + ps["b"]}, in_shardings=(repl, rows), out_shardings=repl)
+    ps = {"w": device_put(np.eye(4, dtype=np.float32), repl), "b": device_put(np.ones(4, np.float32), repl)}
+    batches = [np.full((4 * n, 4), n, np.float32) for n in range(1, 13)]
+    xs = [device_put(b, rows) for b in batches]
+    for x in xs:
+        f(ps, x)
+    state = jit_state(f)
+    assert state is not None
+    (more,) = state.spmd_more.values()
+    assert len(more) == len(xs)
+    before = stats.snapshot()["trace_hits"]
+    for b, x in zip(batches, xs):
+        out = f(ps, x)["s"]
+        np.testing.assert_allclose(np.asarray(out), b.sum(0) + 1.0)
+        assert out.sharding == repl
+    assert stats.snapshot()["trace_hits"] == before  # none went through the tracing cache
+    state.clear_cache()
+    assert not state.spmd_more and not state.spmd_fast
+
+
 def test_the_fast_path_leaves_other_layouts_and_arguments_to_the_general_path(mesh: Mesh) -> None:
     h = jit(lambda a: a * 2.0 + 1.0)
     by_x = device_put(X, NamedSharding(mesh, P("x")))

@@ -310,6 +310,7 @@ class _JitState(FastPaths):
         self.static_split: dict[int, tuple[tuple[int, ...], tuple[int, ...]]] = {}
         # Fast handlers of sharded signatures (multi-device Arrays, shardings), keyed the same way.
         self.spmd_fast: dict[Hashable, tuple[SpmdFast, ...]] = {}
+        self.spmd_more: dict[Hashable, dict[tuple[Any, ...], SpmdFast]] = {}  # as ``tree_more``
 
     # -- the wrapper -------------------------------------------------------
 
@@ -449,6 +450,7 @@ class _JitState(FastPaths):
             self.tree_fast.clear()
             self.tree_more.clear()
             self.spmd_fast.clear()
+            self.spmd_more.clear()
             self.memo[0] = ([_MISS], None)
             self.seen.clear()
 
@@ -557,6 +559,7 @@ class _JitState(FastPaths):
                     self.tree_fast.clear()
                     self.tree_more.clear()
                     self.spmd_fast.clear()
+                    self.spmd_more.clear()
                 self.entries[key] = entry
             return entry, leaves
 

@@ -5,6 +5,7 @@ pytrees, and with sharded Arrays (SPMD).  A mixin of :class:`_JitState`
 
 from __future__ import annotations
 
+import operator
 import threading
 from collections.abc import Hashable
 from typing import Any, cast
@@ -31,12 +32,15 @@ _buffer_is_deleted = _jaxlib.buffer_is_deleted
 _run = _jaxlib.run_executable
 _consume = _jaxlib.consume_results
 _new = object.__new__
+_get_aval = operator.attrgetter("aval")
+_get_sharding = operator.attrgetter("_sharding")
 
 TREE_SCAN = 8
 """Signatures of one pytree structure that the tree fast path compares one by
 one (the common case: one or two, matched by the identity of their types).
 A structure with more has all of its signatures in ``tree_more``, found by
-the hash of their types."""
+the hash of their types (sharded ones: ``spmd_fast`` and ``spmd_more``, by
+their types and layouts)."""
 
 
 class FastPaths:
@@ -53,6 +57,7 @@ class FastPaths:
     tree_more: dict[Hashable, dict[tuple[Any, ...], _Simple | _General]]
     static_split: dict[int, tuple[tuple[int, ...], tuple[int, ...]]]
     spmd_fast: dict[Hashable, tuple[SpmdFast, ...]]
+    spmd_more: dict[Hashable, dict[tuple[Any, ...], SpmdFast]]
 
     def install_fast(self, entry: StagedCall, call: CompiledCall) -> None:
         """Remember a handler for calls with all-Array arguments of this signature."""
@@ -347,12 +352,24 @@ class FastPaths:
         try:
             dyn, skey = self.fast_key(args, kwargs) if self.has_statics else ((args, kwargs), None)
             leaves, structure = _cpp_flatten(dyn)
-            cands = self.spmd_fast.get((structure, skey))
+            key = (structure, skey)
+            cands = self.spmd_fast.get(key)
         except Exception:  # unhashable statics, unsortable keys: the general path says why
             return _MISS
         if cands is None:
             return _MISS
         x64 = config.x64_enabled
+        more = self.spmd_more.get(key) if self.spmd_more else None
+        if more is not None:
+            # Many signatures of this structure: by the leaves' types and layouts.
+            try:
+                found = more.get((tuple(map(_get_aval, leaves)), tuple(map(_get_sharding, leaves)), x64))
+            except (AttributeError, TypeError):  # not all multi-device Arrays, or unhashable
+                return _MISS
+            if found is None:
+                return _MISS
+            out = found(leaves)
+            return _MISS if out is _SPMD_MISS else out
         for handler in cands:
             if handler.x64 is x64:
                 out = handler(leaves)
@@ -381,5 +398,18 @@ class FastPaths:
         handler.out_structure = fast_tree.structure_of(entry.out_tree)
         with self.lock:
             cands = self.spmd_fast.get(key, ())
-            if len(cands) < 8 and not any(h.same_signature(handler) for h in cands):
+            if any(h.same_signature(handler) for h in cands):
+                return
+            if len(cands) < TREE_SCAN:
                 self.spmd_fast[key] = (*cands, handler)
+                return
+            # More signatures than the scan keeps: all of them by their types and
+            # layouts (as ``tree_more``); before, the others took the general path.
+            try:
+                more = self.spmd_more.get(key)
+                if more is None:
+                    more = {h.lookup_key(): h for h in cands}
+                more[handler.lookup_key()] = handler
+            except TypeError:
+                return
+            self.spmd_more[key] = more

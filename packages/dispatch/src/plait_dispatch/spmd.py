@@ -349,6 +349,13 @@ class SpmdFast:
             self.out_avals = list(call.module.out_avals)
             self.out_shardings = list(call.out_shardings)
 
+    def lookup_key(self) -> tuple[Any, ...]:
+        """``(leaf types, leaf layouts, x64 flag)``: what a call's leaves are looked up by
+        among many signatures of one structure (``TypeError`` if a layout is unhashable)."""
+        key = (tuple(self.avals), tuple(self.shardings), self.x64)
+        hash(key)
+        return key
+
     def same_signature(self, other: SpmdFast) -> bool:
         """Whether ``other`` handles the same leaves (types, layouts, x64 flag)."""
         return self.x64 is other.x64 and self.avals == other.avals and self.shardings == other.shardings
