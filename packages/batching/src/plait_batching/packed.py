@@ -66,6 +66,11 @@ _I32 = np.dtype(np.int32)
 #: The automatic choice packs a ragged size only when its capacity is at most
 #: this fraction of ``B x N`` (the padded rows): below it a dense layer on the
 #: packed rows saves more than the gathers that convert between layouts cost.
+#: (Measured on the benchmark's transformer layer, width 32, with every size
+#: packed, in CPU time: ``grad`` 0.86-0.95x the padded layout's at capacities
+#: of 0.52-0.95 of the padded rows, since the conversions' transposes are
+#: gathers too; the forward pass 0.73-0.99x up to 0.88 and 1.04x at 0.95.
+#: The forward pass sets the threshold.)
 PACK_RATIO = 0.85
 
 
