@@ -66,6 +66,7 @@ def _rule(axis: AxisData, args: Sequence[Any], dims: Sequence[BDim], /, **params
         slice_sizes=(1, *params["slice_sizes"]),
         inverse_dimension_numbers=_paired(params["inverse_dimension_numbers"]),
         inverse_slice_sizes=(1, *params["inverse_slice_sizes"]),
+        indices_are_sorted=False,  # sorted within each element, not across the batch
     )
     return bijective_gather_p.bind(*moved, **new), 0
 
