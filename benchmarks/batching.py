@@ -10,6 +10,10 @@ weights):
   plait's automatic choice of layout per operation: the dense layers, layer
   norms and activations run on the packed tokens, attention on padded blocks
   (see ``plait_batching.packed``);
+* **pile with static lengths**: the same pile built with
+  ``static_lengths=True``: ``vmap`` computes it in buckets of similar
+  lengths, each padded to its own longest (``plait_batching.buckets``);
+  ``jit`` compiles once per set of lengths;
 * **padded and masked**: the same layer rewritten to take a padded sequence
   and its length, masking the attention by hand, ``jit(vmap(...))``;
 * **loop**: the layer called once per sequence from Python, either as
@@ -122,6 +126,8 @@ def batching_results(jax: Any | None, repeats: int = 15) -> list[Result]:
     p = _params()
     dp = dispatch.device_put(p)
     dpile = Pile(dispatch.device_put(padded), dispatch.device_put(lengths), capacity=pile.capacity)
+    # The same pile with its lengths static: vmap computes it in buckets of similar lengths.
+    spile = Pile(dpile.data, dpile.lengths, capacity=pile.capacity, static_lengths=True)
     dseqs = [dispatch.device_put(s) for s in seqs]
     dpadded, dlengths = dpile.data, dpile.lengths
 
@@ -140,6 +146,9 @@ def batching_results(jax: Any | None, repeats: int = 15) -> list[Result]:
     def plait_pile() -> Any:
         return block(piled(dpile, dp).data)
 
+    def plait_static() -> Any:
+        return block(piled(spile, dp).data)
+
     def plait_masked() -> Any:
         return block(masked(dpadded, dlengths, dp))
 
@@ -148,6 +157,9 @@ def batching_results(jax: Any | None, repeats: int = 15) -> list[Result]:
 
     def plait_grad_pile() -> Any:
         return block(grad_pile(dp, dpile))
+
+    def plait_grad_static() -> Any:
+        return block(grad_pile(dp, spile))
 
     def plait_grad_masked() -> Any:
         return block(grad_masked(dp, dpadded, dlengths))
@@ -162,11 +174,13 @@ def batching_results(jax: Any | None, repeats: int = 15) -> list[Result]:
 
     reference = [np.asarray(single(s, dp)) for s in dseqs]
     _check([np.asarray(a) for a in piled(dpile, dp).unpack()], reference, "pile")
+    _check([np.asarray(a) for a in piled(spile, dp).unpack()], reference, "pile with static lengths")
     out = np.asarray(masked(dpadded, dlengths, dp))
     _check([out[i, :n] for i, n in enumerate(LENGTHS)], reference, "padded and masked")
     grads = [grad_single(dp, s) for s in dseqs]
     grad_reference = {k: sum(np.asarray(g[k]) for g in grads) for k in p}
-    for what, got in (("pile", grad_pile(dp, dpile)), ("padded and masked", grad_masked(dp, dpadded, dlengths))):
+    for what, got in (("pile", grad_pile(dp, dpile)), ("pile with static lengths", grad_pile(dp, spile)),
+                      ("padded and masked", grad_masked(dp, dpadded, dlengths))):  # fmt: skip
         for k in p:
             np.testing.assert_allclose(np.asarray(got[k]), grad_reference[k], rtol=2e-3, atol=2e-2,
                                        err_msg=f"grad, {what}: {k}")  # fmt: skip
@@ -221,12 +235,20 @@ def batching_results(jax: Any | None, repeats: int = 15) -> list[Result]:
     _, _, gpile_over_masked = interleaved_ratio(plait_grad_pile, plait_grad_masked, repeats)
     gloop_t, jgl_t = interleaved(plait_grad_loop, jax_grad_loop, max(3, repeats // 3))
     _, _, gpile_over_loop = interleaved_ratio(plait_grad_pile, plait_grad_loop, max(3, repeats // 2))
-    assert None not in (pile_over_masked, pile_over_loop, gpile_over_masked, gpile_over_loop)
+    static_t, _ = interleaved(plait_static, None, repeats)
+    _, _, static_over_masked = interleaved_ratio(plait_static, plait_masked, 2 * repeats)
+    _, _, static_over_loop = interleaved_ratio(plait_static, plait_loop, repeats)
+    gstatic_t, _ = interleaved(plait_grad_static, None, max(3, repeats // 2))
+    _, _, gstatic_over_masked = interleaved_ratio(plait_grad_static, plait_grad_masked, repeats)
+    _, _, gstatic_over_loop = interleaved_ratio(plait_grad_static, plait_grad_loop, max(3, repeats // 2))
+    assert None not in (pile_over_masked, pile_over_loop, gpile_over_masked, gpile_over_loop, static_over_masked,
+                        static_over_loop, gstatic_over_masked, gstatic_over_loop)  # fmt: skip
     plait_eager_loop()  # the eager operations compile on first use
     if jax_eager_loop is not None:
         jax_eager_loop()
     eager_t, je_t = interleaved(plait_eager_loop, jax_eager_loop, 3)
     first_pile, first_loop, jax_first_loop = _first_passes(jax, dispatch, dpile, dseqs, dp)
+    first_static, _, _ = _first_passes(None, dispatch, spile, dseqs, dp, loop=False)
     equal = _equal_lengths(jax, dispatch, repeats)
     rows = len(LENGTHS) * max(LENGTHS) / sum(LENGTHS)
     pairs = N_SEQ * max(LENGTHS) ** 2 / sum(n * n for n in LENGTHS)
@@ -239,18 +261,26 @@ def batching_results(jax: Any | None, repeats: int = 15) -> list[Result]:
         Result(f"{what}: Python loop of jit(layer), plait vs JAX", loop_t, jl_t,
                f"pile / loop, run by run = {pile_over_loop:.2f}× (target ≤ 0.85×)"),
         Result(f"{what}: padded+masked, plait vs JAX", masked_t, jm_t, "reference"),
+        Result(f"{what}: plait pile with static lengths (buckets of similar lengths) vs JAX padded+masked",
+               static_t, jm_t,
+               f"pile / plait padded+masked = {static_over_masked:.2f}× (target ≤ 0.7×), pile / loop = "
+               f"{static_over_loop:.2f}× (target ≤ 0.85×)"),
         Result(f"{what}: grad of the summed squares, plait pile vs JAX padded+masked", gpile_t, jgm_t,
                f"pile / plait padded+masked, run by run = {gpile_over_masked:.2f}× (target ≤ 0.7×)"),
         Result(f"{what}: grad, Python loop of jit(grad), plait vs JAX", gloop_t, jgl_t,
                f"pile / loop, run by run = {gpile_over_loop:.2f}× (target ≤ 0.85×)"),
         Result(f"{what}: grad, padded+masked, plait vs JAX", gmasked_t, jgm_t, "reference"),
+        Result(f"{what}: grad, plait pile with static lengths (buckets) vs JAX padded+masked", gstatic_t, jgm_t,
+               f"pile / plait padded+masked = {gstatic_over_masked:.2f}× (target ≤ 0.7×), pile / loop = "
+               f"{gstatic_over_loop:.2f}× (target ≤ 0.85×)"),
         equal,
         Result(f"{what}: Python loop, eager (op by op), plait vs JAX", eager_t, je_t,
                f"eager loop / pile = {eager_t / pile_t:.1f}× (target ≥ 5×)"),
         Result(f"{what}: first pass over new lengths, compilation included: loop of jit(layer), plait vs JAX",
                first_loop, jax_first_loop,
                f"loop / pile = {first_loop / first_pile:.1f}× (pile: {first_pile * 1e3:.0f} ms, one compilation; "
-               f"loop: {len(set(LENGTHS))} compilations)"),
+               f"loop: {len(set(LENGTHS))} compilations; pile with static lengths: {first_static * 1e3:.0f} ms, "
+               "one compilation of one copy of the layer per bucket)"),
     ]  # fmt: skip
 
 
@@ -299,10 +329,10 @@ def _equal_lengths(jax: Any | None, dispatch: Any, repeats: int) -> Result:
 
 
 def _first_passes(jax: Any | None, dispatch: Any, dpile: Any, dseqs: list[Any], dp: Any,
-                  repeats: int = 3) -> tuple[float, float, float | None]:
+                  repeats: int = 3, loop: bool = True) -> tuple[float, float, float | None]:
     """Seconds of a first call (fresh function, so nothing is cached): the
-    pile once, the loop of ``jit(layer)`` over every sequence (plait and JAX),
-    medians of ``repeats``."""
+    pile once, the loop of ``jit(layer)`` over every sequence (plait and JAX;
+    ``loop=False``: not timed, 0), medians of ``repeats``."""
     import plait_core.numpy as pnp
     from plait_batching import pile_axis, vmap
     from plait_core import nn
@@ -327,6 +357,8 @@ def _first_passes(jax: Any | None, dispatch: Any, dpile: Any, dseqs: list[Any], 
             return jax.block_until_ready([f(s, jp) for s in jseqs])
 
     pile_t, _ = interleaved(pile_first, None, repeats)
+    if not loop:
+        return pile_t, 0.0, None
     loop_t, jax_t = interleaved(loop_first, jax_loop_first, repeats)
     return pile_t, loop_t, jax_t
 
