@@ -1,8 +1,9 @@
-"""The weights of a softmax over a ragged axis sum as zero in their padding
-(``plait_batching.fill_facts``), so attention's contraction of the weights
-with the values fills only the values; reductions over a ragged axis fill
-their result's own padding with 1, so an element of length 0 gives finite
-padding (its derivative was NaN).  Results equal a loop over the elements."""
+"""A softmax over a ragged axis fills its scores once (``-inf``, in the rows
+of logical queries), its exponentials read them and its weights sum as zero
+in their padding (``plait_batching.fill_facts``), so attention's contraction
+of the weights with the values fills only the values; a maximum leaves the
+rows of the padding finite, so an element of length 0 gives finite padding
+(its derivative was NaN).  Results equal a loop over the elements."""
 
 from __future__ import annotations
 
@@ -50,12 +51,19 @@ def _dense_attention(a: np.ndarray) -> np.ndarray:
     return (w / w.sum(-1, keepdims=True)) @ a if a.shape[0] else np.zeros_like(a)
 
 
-def test_attention_fills_the_scores_and_the_exponentials_only() -> None:
+def test_attention_fills_the_scores_once() -> None:
     pile = _pile((3, 5, 1))
     f = vmap(_attention, in_axes=pile_axis, out_axes=pile_axis)
-    # -inf before the maximum (of the scaled scores), 0 before the sum (of the exponentials); the weights
-    # e / sum(e) reach the contraction as they are (they were filled too before the change: 3 selects)
-    assert _square_selects(f, pile) == ["div", "exp"]
+    # -inf before the maximum (of the scaled scores, made by a div), in the rows of the logical queries; the
+    # exponentials read those filled scores, so their sum and the weights e / sum(e) need no fill (before the
+    # change: 3 fills of n x n values, the scores, the exponentials and the weights)
+    assert _square_selects(f, pile) == ["div"]
+    with pile_layout("padded"):
+        jaxpr = make_jaxpr(f)(pile).jaxpr
+    made = {id(v): e for e in jaxpr.eqns for v in e.outvars}
+    (exp,) = [e for e in jaxpr.eqns if e.primitive.name == "exp"]
+    shifted = made[id(exp.invars[0])]
+    assert shifted.primitive.name == "sub" and made[id(shifted.invars[0])].primitive.name == "select_n"
     for a, o in zip(pile.unpack(), f(pile).unpack()):
         np.testing.assert_allclose(np.asarray(o), _dense_attention(a), rtol=1e-5, atol=1e-6)
 
@@ -146,3 +154,53 @@ def test_a_divisor_without_known_padding_keeps_the_fill() -> None:
         e = np.maximum(a @ a.T, 0)
         want = (e.sum(1, keepdims=True) * 0 + e / (a[:, :1] ** 2 + 1.0)) @ a
         np.testing.assert_allclose(np.asarray(o), want, rtol=1e-5, atol=1e-5)
+
+
+def test_a_softmax_over_a_vector_keeps_its_fills() -> None:
+    """One ragged axis: a logical row (the whole vector) may be empty, so the
+    exponentials do not read the ``-inf`` scores (0 fill before the sum, and
+    before the contraction), and an element of length 0 gives the loop's zeros."""
+    pile = _pile((3, 0, 4), seed=7, garbage=0.0)
+
+    def f(x: Any) -> Any:
+        return nn.softmax(x[:, 0], axis=0) @ x
+
+    g = vmap(f, in_axes=pile_axis)
+    with pile_layout("padded"):
+        jaxpr = make_jaxpr(g)(pile).jaxpr
+    made = {id(v): e for e in jaxpr.eqns for v in e.outvars}
+    (exp,) = [e for e in jaxpr.eqns if e.primitive.name == "exp"]
+    assert made[id(made[id(exp.invars[0])].invars[0])].primitive.name != "select_n"  # exp(x - max), x unfilled
+    weights = [e for e in jaxpr.eqns if e.primitive.name == "dot_general"][-1].invars[0]
+    assert made[id(weights)].primitive.name == "select_n"
+    got = np.asarray(g(pile))
+    for i, a in enumerate(pile.unpack()):
+        if a.shape[0]:
+            e = np.exp(a[:, 0] - a[:, 0].max())
+            want = (e / e.sum()) @ a
+        else:
+            want = np.zeros(a.shape[1], np.float32)
+        np.testing.assert_allclose(got[i], want, rtol=1e-5, atol=1e-6)
+
+
+def test_a_maximum_used_twice_and_other_uses_of_the_scores() -> None:
+    """The scores filled for the maximum are that value's alternative data,
+    never its data: a later sum and product of the scores read finite padding
+    filled for them, and a second maximum reuses the fill."""
+    pile = _pile((4, 2, 3), seed=8, garbage=0.0, width=5)
+
+    def f(x: Any) -> Any:
+        s = x @ x.T
+        w = nn.softmax(s, axis=-1)
+        return w @ x, s.max(1) + s.max(1), (s * 2.0).sum(1), s.prod(1)
+
+    g = vmap(f, in_axes=pile_axis, out_axes=pile_axis)
+    # -inf for the three maxima of s (one fill), 0 for the sum of s * 2, 1 for the product of s
+    assert _square_selects(g, pile) == ["dot_general", "mul", "dot_general"]
+    out = g(pile)
+    for i, a in enumerate(pile.unpack()):
+        s = a @ a.T
+        e = np.exp(s - s.max(-1, keepdims=True))
+        wants = ((e / e.sum(-1, keepdims=True)) @ a, 2 * s.max(1), (2 * s).sum(1), s.prod(1))
+        for got, want in zip(out, wants):
+            np.testing.assert_allclose(np.asarray(got.unpack()[i]), want, rtol=1e-5, atol=1e-5)

@@ -52,7 +52,9 @@ class BatchTracer(Tracer):
     along those axes.  Its padding is unspecified, so a rule that fills it
     may replace ``val`` by the filled data, and ``filled`` records, per ragged
     element axis, the value its padding is known to hold (so a later fill
-    with the same value is skipped).
+    with the same value is skipped).  ``derived`` may hold what else is known
+    of its values (other data whose padding is a maximum's ``-inf`` fill, which
+    only the rules that know it safe read, see :mod:`plait_batching.fill_facts`).
 
     A ragged tracer may also (or only) hold its elements *packed*
     (``packed``, a :class:`~plait_batching.packed.Packed`: the elements
@@ -60,7 +62,7 @@ class BatchTracer(Tracer):
     :mod:`plait_batching.packed`); its padded ``val`` is then made from the
     packed values when first read (its ``bdim`` is 0)."""
 
-    __slots__ = ("_aval", "_val", "bdim", "filled", "packed", "ragged")
+    __slots__ = ("_aval", "_val", "bdim", "derived", "filled", "packed", "ragged")
 
     def __init__(self, trace: BatchTrace, val: Any, bdim: int, aval: ShapedArray | None = None) -> None:
         self._trace = trace
@@ -69,6 +71,7 @@ class BatchTracer(Tracer):
         self._aval: ShapedArray | None = aval
         self.ragged = aval is not None
         self.filled: dict[int, Any] | None = None
+        self.derived: Any = None
         self.packed: Any = None
 
     @property

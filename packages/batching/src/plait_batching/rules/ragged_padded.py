@@ -50,7 +50,6 @@ from plait_batching.ragged import (
     check_true_sizes,
     element_abstract_eval,
     env_of,
-    fill_key,
     fill_padding,
     is_filled,
     names_involved,
@@ -133,14 +132,12 @@ class PileElementEnv(PileEnv):
     batching trace over the pile's elements: a ragged size's logical value is
     its lengths, batched."""
 
-    __slots__ = ("inner", "noted", "origin")
+    __slots__ = ("inner", "origin")
 
     def __init__(self, trace: BatchTrace, inner: BatchTrace, origin: dict[int, BatchTracer]) -> None:
         super().__init__(trace)
         #: The ragged operand of the equation each operand of the rule (by ``id``) stands for.
         self.inner, self.origin = inner, origin
-        #: What the padding of a result holds (by the ``id`` of the rule's result, kept alive here).
-        self.noted: dict[int, tuple[Any, dict[int, Any]]] = {}
 
     def sums_as_zero(self, x: Any, aval: ShapedArray, axes: Sequence[int]) -> bool:
         outer = self.origin.get(id(x))
@@ -148,14 +145,20 @@ class PileElementEnv(PileEnv):
             return False
         return fill_facts.sums_as_zero(outer, [a for a in axes if self.ragged.is_ragged(aval.shape[a])])
 
-    def fill_result(
-        self, x: Any, aval: ShapedArray, axes: Sequence[int] | None, value: Any, *, keep_finite: bool = False
-    ) -> Any:
-        out = super().fill_result(x, aval, axes, value, keep_finite=keep_finite)
-        key = fill_facts.FINITE if keep_finite else fill_key(value, aval.dtype)
-        if key is not None and out is not x:
-            which = [a for a in (range(aval.ndim) if axes is None else axes) if self.ragged.is_ragged(aval.shape[a])]
-            self.noted[id(out)] = (out, {a: key for a in which})
+    def fill_rows(self, x: Any, aval: ShapedArray, axes: Sequence[int], value: Any) -> Any:
+        """Core's fill of the rows a reduction reads; a ``-inf`` fill of an
+        operand is remembered as its :class:`~plait_batching.fill_facts.Alt`
+        (reused by a second maximum of the same value)."""
+        outer = self.origin.get(id(x))
+        val, bdim = self.inner.unpack(x)
+        if outer is None or bdim is None or outer.bdim != bdim or val is not outer.val:
+            return PaddedEnv.fill_rows(self, x, aval, axes, value)
+        ragged = [a for a in axes if self.ragged.is_ragged(aval.shape[a])]
+        alt = fill_facts.alt_of(outer, ragged, value)
+        if alt is not None:
+            return BatchTracer(self.inner, alt.tracer().val, bdim)
+        out = PaddedEnv.fill_rows(self, x, aval, axes, value)
+        fill_facts.record_alt(outer, self.inner.unpack(out)[0], ragged, value)
         return out
 
     def value(self, d: Dim, dtype: Any = None) -> Any:
@@ -247,16 +250,11 @@ def from_padded_rule(prim: Primitive, check: Check | None = None, types: Types |
                 if type(arg) is BatchTracer and arg.ragged:
                     origin[id(v)] = arg
                 vals.append(v)
-            element_env = PileElementEnv(trace, inner, origin)
-            out = core_rule(element_env, vals, [o.aval for o in ops_], **params)
-            outs = out if prim.multiple_results else [out]
-            results = [inner.unpack(v) for v in outs]
+            out = core_rule(PileElementEnv(trace, inner, origin), vals, [o.aval for o in ops_], **params)
+            results = [inner.unpack(v) for v in (out if prim.multiple_results else [out])]
         wrapped = wrap_results(trace, prim, [v for v, _ in results], [d for _, d in results], out_avals)
-        if element_env.noted:
-            for v, w in zip(outs, wrapped if prim.multiple_results else [wrapped]):
-                noted = element_env.noted.get(id(v))
-                if noted is not None and type(w) is BatchTracer and w.ragged:
-                    w.filled = noted[1]
+        if not prim.multiple_results and origin:
+            fill_facts.tag_reduction(trace, prim, args, params, wrapped)
         return wrapped
 
     rule.__name__ = f"{prim.name}_ragged_rule"

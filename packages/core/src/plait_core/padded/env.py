@@ -47,7 +47,6 @@ from plait_core.abstract import ShapedArray, get_aval
 from plait_core.dims import Dim, SymbolicDim
 from plait_core.jaxpr import ClosedJaxpr
 from plait_core.primitive import Primitive
-from plait_core.primitives.elementwise import is_finite_p
 from plait_core.rebound_rules import RuleFrame
 
 __all__ = ["PaddedEnv", "shrinks"]
@@ -127,20 +126,19 @@ class PaddedEnv(ABC):
         xa = get_aval(x)
         return ops.select(valid, x, ops.full(xa.shape, value, xa.dtype, xa.weak_type))
 
-    def fill_result(
-        self, x: Any, aval: ShapedArray, axes: Sequence[int] | None, value: Any, *, keep_finite: bool = False
-    ) -> Any:
-        """:meth:`fill` of a rule's *result* ``x`` (padded data of ``aval``), or
-        with ``keep_finite`` only of the entries of its padding that are not
-        finite (the padding is then finite, not constant); an environment that
-        tracks what padding holds may remember it."""
-        if not keep_finite:
-            return self.fill(x, aval, axes, value)
-        valid = self.valid(aval, axes)
-        if valid is None:
+    def fill_rows(self, x: Any, aval: ShapedArray, axes: Sequence[int], value: Any) -> Any:
+        """:meth:`fill` of ``x``'s padding along ``axes`` only in the rows whose
+        other padded axes are logical: what a reduction over ``axes`` reads
+        into a logical result.  The rows of the padding keep their (finite)
+        data, so a reduction gives them a finite result even where they have
+        no logical entry along ``axes`` (a maximum's identity, ``-inf``, would
+        make ``x - max(x)`` infinite there: NaN in a derivative taken outside)."""
+        along = self.valid(aval, axes)
+        if along is None:
             return x
+        rest = self.valid(aval, [a for a in range(aval.ndim) if a not in axes])
+        keep = along if rest is None else ops.logical_or(along, ops.logical_not(rest))
         xa = get_aval(x)
-        keep = ops.logical_or(valid, is_finite_p.bind(x))
         return ops.select(keep, x, ops.full(xa.shape, value, xa.dtype, xa.weak_type))
 
     def sums_as_zero(self, x: Any, aval: ShapedArray, axes: Sequence[int]) -> bool:

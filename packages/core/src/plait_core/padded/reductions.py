@@ -14,16 +14,13 @@ sorts after every logical entry whatever it holds, and the logical entries
 are ordered exactly as sorting the logical slice orders them (NaN last, ties
 stable).  Every rule treats each padded axis on its own (``per_axis``).
 
-A floating sum or product over a padded axis whose result keeps padded axes
-(the row sums of ``n x n`` scores) fills the result's own padding with 1,
-and a maximum or minimum the entries of its padding that are not finite
-(:meth:`~plait_core.padded.env.PaddedEnv.fill_result`): a row of the padding
-may have no logical entry along the reduced axis (every row of an empty
-element), where the identity (``-inf`` for a maximum, 0 for a sum) would
-make ``x - max`` infinite or ``e / sum(e)`` a 0/0 in the padding, and a
-derivative taken outside the computation multiplies such padding into true
-results (NaN).  1 is finite and a safe divisor; a finite maximum is kept, as
-the shift of a softmax it keeps ``exp`` from overflowing.
+A maximum or minimum (and ``argmax``, ``argmin``) fills the padding only in
+the rows whose other padded axes are logical
+(:meth:`~plait_core.padded.env.PaddedEnv.fill_rows`): the rows of the
+padding keep their finite data, so their maximum is finite even where they
+have no logical entry (every row of an empty element), where ``-inf`` would
+make ``x - max(x)`` infinite in the padding, and a derivative taken outside
+the computation multiplies such padding into true results (NaN).
 """
 
 from __future__ import annotations
@@ -33,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from plait_core import dtypes, ops
+from plait_core import ops
 from plait_core.abstract import ShapedArray
 from plait_core.padded.env import PaddedEnv
 from plait_core.padded.registry import padded_rules
@@ -49,27 +46,21 @@ def _identity(prim: Primitive, aval: ShapedArray) -> Any:
     return identity(aval.dtype)
 
 
-#: Reductions whose result's padding gets 1 when they reduce a padded axis (see the module doc).
-_SETTLED = (red.reduce_sum_p, red.reduce_prod_p, red.reduce_max_p, red.reduce_min_p)
-_SHIFTS = (red.reduce_max_p, red.reduce_min_p)
+#: Reductions whose fill is not finite (or extreme): they fill only the rows a logical result reads.
+_ROWS = (red.reduce_max_p, red.reduce_min_p, red.argmax_p, red.argmin_p)
 
 
 def _reducer(prim: Primitive) -> Any:
-    settles = prim in _SETTLED
+    rows = prim in _ROWS
 
     def rule(env: PaddedEnv, vals: Sequence[Any], avals: Sequence[ShapedArray], **params: Any) -> Any:
         (x,), (aval,) = vals, avals
         axes = params["axes"]
-        if not (prim is red.reduce_sum_p and env.sums_as_zero(x, aval, axes)):
+        if rows:
+            x = env.fill_rows(x, aval, axes, _identity(prim, aval))
+        elif not (prim is red.reduce_sum_p and env.sums_as_zero(x, aval, axes)):
             x = env.fill(x, aval, axes, _identity(prim, aval))
-        out = prim.bind(x, **params)
-        if settles and dtypes.is_inexact(aval.dtype) and any(env.is_padded(aval.shape[a]) for a in axes):
-            shape = tuple(d for a, d in enumerate(aval.shape) if a not in axes)
-            if any(env.is_padded(d) for d in shape):
-                kept = ShapedArray(shape, aval.dtype, aval.weak_type)
-                # A maximum keeps a finite row maximum (the shift of a softmax: exp(x - 1) could overflow).
-                out = env.fill_result(out, kept, None, 1, keep_finite=prim in _SHIFTS)
-        return out
+        return prim.bind(x, **params)
 
     rule.__name__ = f"{prim.name}_padded_rule"
     return rule
