@@ -134,3 +134,18 @@ def test_static_lengths_errors() -> None:
     p = Pile.from_arrays(seqs)
     with pytest.raises(TypeError, match="static_lengths=True needs concrete lengths"):
         jit(build)(p.data, p.lengths)
+
+
+def test_grad_with_respect_to_the_piles_data() -> None:
+    from plait_autodiff import grad
+
+    w = np.random.default_rng(1).standard_normal((4, 4)).astype(np.float32)
+
+    def total(p: Pile) -> Any:
+        return pnp.sum(vmap(lambda x: pnp.sum(_attention(x, w) ** 2), in_axes=pile_axis)(p))
+
+    seqs = _seqs(LENGTHS, seed=7)
+    g_static = grad(total, allow_int=True)(Pile.from_arrays(seqs, static_lengths=True))
+    g_whole = grad(total, allow_int=True)(Pile.from_arrays(seqs))
+    assert g_static.static_lengths == tuple(LENGTHS)
+    np.testing.assert_allclose(np.asarray(g_static.data), np.asarray(g_whole.data), rtol=1e-4, atol=1e-4)
