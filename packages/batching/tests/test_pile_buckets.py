@@ -149,3 +149,16 @@ def test_grad_with_respect_to_the_piles_data() -> None:
     g_whole = grad(total, allow_int=True)(Pile.from_arrays(seqs))
     assert g_static.static_lengths == tuple(LENGTHS)
     np.testing.assert_allclose(np.asarray(g_static.data), np.asarray(g_whole.data), rtol=1e-4, atol=1e-4)
+
+
+def test_empty_elements_make_a_bucket_of_their_own() -> None:
+    lengths = [0, 30, 0, 29, 0, 0, 1, 2, 28, 0]
+    seqs = _seqs(lengths, seed=8)
+    w = np.eye(4, dtype=np.float32)
+    f = vmap(lambda x: _attention(x, w), in_axes=pile_axis, out_axes=pile_axis)
+    got = f(Pile.from_arrays(seqs, static_lengths=True))
+    np.testing.assert_array_equal(np.asarray(got.lengths), lengths)
+    for a, b in zip(got, seqs):
+        np.testing.assert_allclose(np.asarray(a), np.asarray(_attention(b, w)), rtol=1e-5, atol=1e-5)
+    sums = vmap(pnp.sum, in_axes=pile_axis)(Pile.from_arrays(seqs, static_lengths=True))
+    np.testing.assert_allclose(np.asarray(sums), [float(np.sum(s)) for s in seqs], rtol=1e-5, atol=1e-6)
