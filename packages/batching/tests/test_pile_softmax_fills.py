@@ -204,3 +204,20 @@ def test_a_maximum_used_twice_and_other_uses_of_the_scores() -> None:
         wants = ((e / e.sum(-1, keepdims=True)) @ a, 2 * s.max(1), (2 * s).sum(1), s.prod(1))
         for got, want in zip(out, wants):
             np.testing.assert_allclose(np.asarray(got.unpack()[i]), want, rtol=1e-5, atol=1e-5)
+
+
+def test_other_rules_of_a_value_with_a_maximum_s_fill() -> None:
+    """A value whose maximum was taken (so it holds the maximum's fill as
+    alternative data) goes on through other rules of core's padded ones
+    (``rev``, ``cumsum``, ``argmax``), which read its own data."""
+    pile = _pile((3, 5, 1), seed=9, garbage=0.0)
+
+    def f(x: Any) -> Any:
+        return x.max(0), pnp.cumsum(x[::-1], axis=0), pnp.argmax(x, axis=0), x.max(0) - x.min(0)
+
+    out = vmap(f, in_axes=pile_axis, out_axes=pile_axis)(pile)
+    for i, a in enumerate(pile.unpack()):
+        wants = (a.max(0), np.cumsum(a[::-1], axis=0), np.argmax(a, axis=0), a.max(0) - a.min(0))
+        for got, want in zip(out, wants):
+            np.testing.assert_allclose(np.asarray(got.unpack()[i] if isinstance(got, Pile) else got[i]), want,
+                                       rtol=1e-6)  # fmt: skip

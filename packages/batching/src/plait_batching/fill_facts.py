@@ -188,7 +188,7 @@ def tag_reduction(trace: BatchTrace, prim: Primitive, args: Sequence[Any], param
     """Tag the result ``out`` of a maximum of a value with an :class:`Alt`
     (:class:`MaxOf`) or of a sum of a :class:`RowsOfOne` value
     (:class:`AtLeastOne`) along the same axes (steps 1 and 4)."""
-    if type(out) is not BatchTracer or not out.ragged or len(args) != 1:
+    if prim not in (red.reduce_max_p, red.reduce_sum_p) or type(out) is not BatchTracer or not out.ragged:
         return
     known = _derived(trace, args[0])
     if known is None:
