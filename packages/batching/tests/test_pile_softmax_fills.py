@@ -24,12 +24,20 @@ def _pile(lengths: tuple[int, ...], seed: int = 0, garbage: float = np.nan, widt
     data = np.asarray(pile.data).copy()
     for i, n in enumerate(lengths):
         data[i, n:] = garbage  # padding the computation must never read
-    return Pile(data, np.asarray(pile.lengths))
+    # mapped whole (not in buckets of similar lengths), so the programs below are the padded layout's
+    return Pile(data, np.asarray(pile.lengths), static_lengths=False)
+
+
+def _whole(pile: Pile) -> Pile:
+    """``pile`` mapped as a whole (without static lengths, so not in buckets):
+    the assertions on the program read the whole pile's."""
+    return Pile(pile.data, pile.lengths, pile.ragged_axis, static_lengths=False)
 
 
 def _square_selects(fun: Any, *args: Any) -> list[str]:
     """The selects of the padded layout's program whose result is ``(B, N, N)`` (fills of scores or weights),
-    each named by what it fills: the primitive that made its data operand."""
+    each named by what it fills: the primitive that made its data operand (piles mapped whole)."""
+    args = tuple(_whole(a) if isinstance(a, Pile) else a for a in args)
     with pile_layout("padded"):
         jaxpr = make_jaxpr(fun)(*args).jaxpr
     made = {id(v): e.primitive.name for e in jaxpr.eqns for v in e.outvars}
@@ -59,7 +67,7 @@ def test_attention_fills_the_scores_once() -> None:
     # change: 3 fills of n x n values, the scores, the exponentials and the weights)
     assert _square_selects(f, pile) == ["div"]
     with pile_layout("padded"):
-        jaxpr = make_jaxpr(f)(pile).jaxpr
+        jaxpr = make_jaxpr(f)(_whole(pile)).jaxpr
     made = {id(v): e for e in jaxpr.eqns for v in e.outvars}
     (exp,) = [e for e in jaxpr.eqns if e.primitive.name == "exp"]
     shifted = made[id(exp.invars[0])]
@@ -125,7 +133,7 @@ def test_a_divisor_that_varies_along_the_axis_keeps_the_fill() -> None:
 
     g = vmap(f, in_axes=pile_axis, out_axes=pile_axis)
     with pile_layout("padded"):
-        jaxpr = make_jaxpr(g)(pile).jaxpr
+        jaxpr = make_jaxpr(g)(_whole(pile)).jaxpr
     weights = [e for e in jaxpr.eqns if e.primitive.name == "dot_general"][-1].invars[0]
     made = {id(v): e.primitive.name for e in jaxpr.eqns for v in e.outvars}
     assert made[id(weights)] == "select_n"
@@ -146,7 +154,7 @@ def test_a_divisor_without_known_padding_keeps_the_fill() -> None:
 
     g = vmap(f, in_axes=pile_axis, out_axes=pile_axis)
     with pile_layout("padded"):
-        jaxpr = make_jaxpr(g)(pile).jaxpr
+        jaxpr = make_jaxpr(g)(_whole(pile)).jaxpr
     weights = [e for e in jaxpr.eqns if e.primitive.name == "dot_general"][-1].invars[0]
     made = {id(v): e.primitive.name for e in jaxpr.eqns for v in e.outvars}
     assert made[id(weights)] == "select_n"
@@ -167,7 +175,7 @@ def test_a_softmax_over_a_vector_keeps_its_fills() -> None:
 
     g = vmap(f, in_axes=pile_axis)
     with pile_layout("padded"):
-        jaxpr = make_jaxpr(g)(pile).jaxpr
+        jaxpr = make_jaxpr(g)(_whole(pile)).jaxpr
     made = {id(v): e for e in jaxpr.eqns for v in e.outvars}
     (exp,) = [e for e in jaxpr.eqns if e.primitive.name == "exp"]
     assert made[id(made[id(exp.invars[0])].invars[0])].primitive.name != "select_n"  # exp(x - max), x unfilled
