@@ -51,6 +51,17 @@ def tests(session: nox.Session, package: str) -> None:
 
 
 @nox.session(python=PYTHON)
+def buckets(session: nox.Session) -> None:
+    """Opt-in: the meta-package's pile tests again with every pile built from concrete lengths carrying
+    them statically (``PLAIT_PILE_STATIC_LENGTHS=1``), so that ``vmap`` computes them in buckets of similar
+    lengths (``plait_batching.buckets``).  Not in CI, to which it would add minutes: there the pile tests
+    of packages/batching/tests run in the buckets mode (their conftest)."""
+    session.install(*TEST_TOOLS, ".")
+    piles = sorted(glob.glob("tests/test_pile_*.py"))
+    session.run("pytest", *piles, *session.posargs, env={"PLAIT_PILE_STATIC_LENGTHS": "1"})
+
+
+@nox.session(python=PYTHON)
 def typecheck(session: nox.Session) -> None:
     """mypy --strict, package by package."""
     session.install("mypy>=1.10", *TEST_TOOLS, ".")

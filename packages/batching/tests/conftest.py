@@ -1,8 +1,17 @@
-"""Every pile test (the modules ``test_pile*``) runs under each layout of a
-pile's values inside ``vmap``: ``auto`` (plait's choice), ``packed`` and
-``padded`` forced (see :mod:`plait_batching.packed`), with the same oracle,
-so the layouts give identical results.  ``PLAIT_PILE_TEST_LAYOUTS`` (a
-comma-separated list) narrows the layouts run."""
+"""Every pile test (the modules ``test_pile*``) runs in four modes with the
+same oracle: under each layout of a pile's values inside ``vmap`` (``auto``,
+plait's choice; ``packed`` and ``padded`` forced, see
+:mod:`plait_batching.packed`), and ``buckets``: the automatic layout with
+every pile built from concrete lengths carrying them statically
+(:func:`plait_batching.pile.pile_static_lengths`), so ``vmap`` computes it in
+buckets of similar lengths (:mod:`plait_batching.buckets`).  The modes give
+identical results.  ``PLAIT_PILE_TEST_LAYOUTS`` (a comma-separated list)
+narrows the modes run.
+
+A test marked ``whole_pile`` (with its reason) asserts on the program a
+whole pile gives (equation counts, the layout chosen, how often a rule is
+traced), which buckets legitimately change: it is skipped in the ``buckets``
+mode, and runs in the three others."""
 
 from __future__ import annotations
 
@@ -12,16 +21,32 @@ from collections.abc import Iterator
 import pytest
 
 from plait_batching import pile_layout
+from plait_batching.pile import pile_static_lengths
 
-LAYOUTS = tuple(os.environ.get("PLAIT_PILE_TEST_LAYOUTS", "auto,packed,padded").split(","))
+MODES = ("auto", "packed", "padded", "buckets")
+LAYOUTS = tuple(os.environ.get("PLAIT_PILE_TEST_LAYOUTS", ",".join(MODES)).split(","))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "whole_pile(reason): asserts on a whole pile's program; skipped in the buckets mode"
+    )
 
 
 @pytest.fixture(autouse=True)
 def layout_of_piles(request: pytest.FixtureRequest) -> Iterator[str]:
-    """The layout piles use in this test (``auto`` outside the pile modules)."""
-    layout = getattr(request, "param", "auto")
-    with pile_layout(layout):
-        yield layout
+    """The mode of piles in this test (``auto`` outside the pile modules)."""
+    mode = getattr(request, "param", "auto")
+    if mode not in MODES:
+        raise ValueError(
+            f"PLAIT_PILE_TEST_LAYOUTS: unknown mode {mode!r}, expected some of {', '.join(MODES)}"
+        )
+    if mode == "buckets":
+        marker = request.node.get_closest_marker("whole_pile")
+        if marker is not None:
+            pytest.skip(f"whole_pile: {marker.kwargs.get('reason', marker.args[0] if marker.args else '')}")
+    with pile_layout("auto" if mode == "buckets" else mode), pile_static_lengths(mode == "buckets"):
+        yield mode
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

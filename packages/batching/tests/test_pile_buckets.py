@@ -35,7 +35,7 @@ def test_buckets_give_the_whole_piles_results() -> None:
     seqs = _seqs(LENGTHS)
     w = np.random.default_rng(1).standard_normal((4, 4)).astype(np.float32)
     f = vmap(_attention, in_axes=(pile_axis, None), out_axes=pile_axis)
-    whole = f(Pile.from_arrays(seqs), w)
+    whole = f(Pile.from_arrays(seqs, static_lengths=False), w)
     bucketed = f(Pile.from_arrays(seqs, static_lengths=True), w)
     assert bucketed.data.shape == whole.data.shape
     np.testing.assert_array_equal(np.asarray(bucketed.lengths), LENGTHS)
@@ -57,7 +57,7 @@ def test_the_program_holds_one_copy_per_bucket() -> None:
     # number of dot_generals depends on the layout each bucket computes on.
     for name in ("reduce_max", "exp", "tanh"):
         assert _count(make_jaxpr(total)(Pile.from_arrays(seqs, static_lengths=True)), name) == buckets, name
-        assert _count(make_jaxpr(total)(Pile.from_arrays(seqs)), name) == 1, name
+        assert _count(make_jaxpr(total)(Pile.from_arrays(seqs, static_lengths=False)), name) == 1, name
 
 
 def test_grad_through_buckets_and_mapped_arrays() -> None:
@@ -75,7 +75,7 @@ def test_grad_through_buckets_and_mapped_arrays() -> None:
     got = loss(w, Pile.from_arrays(seqs, static_lengths=True), scale)
     np.testing.assert_allclose(float(got), float(want), rtol=1e-5)
     g_static = grad(loss)(w, Pile.from_arrays(seqs, static_lengths=True), scale)
-    g_whole = grad(loss)(w, Pile.from_arrays(seqs), scale)
+    g_whole = grad(loss)(w, Pile.from_arrays(seqs, static_lengths=False), scale)
     np.testing.assert_allclose(np.asarray(g_static), np.asarray(g_whole), rtol=1e-4, atol=1e-4)
 
 
@@ -125,7 +125,7 @@ def test_static_lengths_errors() -> None:
     from plait_dispatch import jit
 
     seqs = _seqs([3, 4])
-    with pytest.raises(TypeError, match="static_lengths must be True or False"):
+    with pytest.raises(TypeError, match="static_lengths must be True, False or None"):
         Pile.from_arrays(seqs, static_lengths="yes")  # type: ignore[arg-type]
 
     def build(data: Any, lengths: Any) -> Any:
@@ -146,7 +146,7 @@ def test_grad_with_respect_to_the_piles_data() -> None:
 
     seqs = _seqs(LENGTHS, seed=7)
     g_static = grad(total, allow_int=True)(Pile.from_arrays(seqs, static_lengths=True))
-    g_whole = grad(total, allow_int=True)(Pile.from_arrays(seqs))
+    g_whole = grad(total, allow_int=True)(Pile.from_arrays(seqs, static_lengths=False))
     assert g_static.static_lengths == tuple(LENGTHS)
     np.testing.assert_allclose(np.asarray(g_static.data), np.asarray(g_whole.data), rtol=1e-4, atol=1e-4)
 
@@ -164,3 +164,54 @@ def test_empty_elements_make_a_bucket_of_their_own() -> None:
             np.testing.assert_allclose(np.asarray(a), np.asarray(_attention(b, w)), rtol=1e-5, atol=1e-5)
     sums = vmap(pnp.sum, in_axes=pile_axis)(Pile.from_arrays(seqs, static_lengths=True))
     np.testing.assert_allclose(np.asarray(sums), [float(np.sum(s)) for s in seqs], rtol=1e-5, atol=1e-6)
+
+
+def test_errors_name_the_whole_piles_lengths() -> None:
+    # Each bucket alone would name its own lengths ([5], then [3]); the error names the pile's.
+    pile = Pile.from_arrays([np.ones((3, 2), np.float32), np.ones((5, 2), np.float32)], static_lengths=True)
+    with pytest.raises(ValueError, match=r"the function's result is ragged .*_pile\d+ with lengths \[3 5\]\)"):
+        vmap(lambda x: x * 2.0, in_axes=pile_axis, out_axes=0)(pile)
+    with pytest.raises(ValueError, match=r"slice takes the entries \[0, 4\) of the ragged axis 0, which the elements "
+                                         r"of lengths \[3\] do not have"):  # fmt: skip
+        vmap(lambda x: x[:4], in_axes=pile_axis, out_axes=pile_axis)(pile)
+
+
+def test_a_shrinking_size_over_an_empty_bucket() -> None:
+    # x[1:] has n - 1 entries: -1 at the padded size 0 of a bucket of empty elements, so that bucket is
+    # computed at the pile's padded size, where the empty elements' sizes clip to 0.
+    lengths = [0, 0, 0, 0, 9, 9, 9, 9]
+    seqs = _seqs(lengths)
+    pile = Pile.from_arrays(seqs, static_lengths=True)
+    assert len(split_sorted(sorted(lengths, reverse=True), 9)) == 2
+    out = vmap(lambda x: x[1:] * 2.0, in_axes=pile_axis, out_axes=pile_axis)(pile)
+    np.testing.assert_array_equal(np.asarray(out.lengths), [0, 0, 0, 0, 8, 8, 8, 8])
+    assert out.data.shape == (8, 8, 4)
+    for a, b in zip(out, seqs):
+        np.testing.assert_allclose(np.asarray(a), b[1:] * 2.0, rtol=1e-6)
+
+
+def test_axis_size_is_checked_against_the_whole_pile() -> None:
+    seqs = _seqs(LENGTHS)
+    pile = Pile.from_arrays(seqs, static_lengths=True)
+    got = vmap(lambda x: pnp.sum(x), in_axes=pile_axis, axis_size=len(LENGTHS))(pile)
+    np.testing.assert_allclose(np.asarray(got), [s.sum() for s in seqs], rtol=1e-5)
+    with pytest.raises(ValueError, match=r"(?s)axis_size=5 was given.*argument x of type Pile has size 12"):
+        vmap(lambda x: pnp.sum(x), in_axes=pile_axis, axis_size=5)(pile)
+
+
+def test_a_static_pile_without_elements() -> None:
+    pile = Pile(np.zeros((0, 3, 4), np.float32), np.zeros(0, np.int32), static_lengths=True)
+    assert pile.static_lengths == ()
+    got = vmap(lambda x: pnp.sum(x, 0), in_axes=pile_axis)(pile)
+    assert np.asarray(got).shape == (0, 4)
+
+
+def test_other_arguments_mapped_along_a_negative_axis() -> None:
+    seqs = _seqs(LENGTHS)
+    ws = np.random.default_rng(3).standard_normal((4, len(LENGTHS))).astype(np.float32)
+    got = vmap(lambda x, w: pnp.sum(x * w, 0), in_axes=(pile_axis, -1), out_axes=-1)(
+        Pile.from_arrays(seqs, static_lengths=True), ws
+    )
+    assert got.shape == (4, len(LENGTHS))
+    for i, s in enumerate(seqs):
+        np.testing.assert_allclose(np.asarray(got)[:, i], (s * ws[:, i]).sum(0), rtol=1e-5, atol=1e-6)

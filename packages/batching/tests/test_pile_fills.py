@@ -27,7 +27,10 @@ def _pile(seed: int = 0, garbage: float = np.nan) -> Pile:
 
 
 def _selects(fun: Any, *args: Any) -> int:
-    """The fills (selects) of the padded layout's program (packed values have no padding to fill)."""
+    """The fills (selects) of the padded layout's program (packed values have no padding to fill), the
+    piles mapped whole (without static lengths, so not in buckets)."""
+    args = tuple(Pile(a.data, a.lengths, a.ragged_axis, static_lengths=False) if isinstance(a, Pile) else a
+                 for a in args)  # fmt: skip
     with pile_layout("padded"):
         return sum(e.primitive.name == "select_n" for e in make_jaxpr(fun)(*args).jaxpr.eqns)
 

@@ -287,19 +287,26 @@ def vmap(
     size_given = _check_axis_size(axis_size)
     name = _check_axis_name(axis_name)
 
+    def mapped(args: tuple[Any, ...], kwargs: dict[str, Any], given: Dim | None) -> Any:
+        leaves, in_tree = flatten_inputs(fun, in_axes, args, kwargs)
+        specs, size = _axis_size(leaves, given)
+        plan = plan_buckets(leaves, specs, out_axes, name)
+
+        def whole() -> Any:
+            trace = BatchTrace(AxisData(name, size, spmd_axis_name))
+            frames = [] if name is None else [(name, size)]
+            with extend_axis_env(frames), transformation(trace):
+                flat = [_enter(trace, leaf, spec, size) for leaf, spec in zip(leaves, specs)]
+                in_args, in_kwargs = tree_unflatten(in_tree, flat)
+                out = fun(*in_args, **in_kwargs)
+                return _finish(trace, out_axes, out, size)
+
+        if plan is not None:  # piles with static lengths: by buckets of similar lengths (axis_size checked above)
+            return run_buckets(plan, leaves, specs, in_tree, out_axes, lambda a, k: mapped(a, k, None), whole)
+        return whole()
+
     @wraps(fun)
     def vmapped(*args: Any, **kwargs: Any) -> Any:
-        leaves, in_tree = flatten_inputs(fun, in_axes, args, kwargs)
-        specs, size = _axis_size(leaves, size_given)
-        plan = plan_buckets(leaves, specs, out_axes, name)
-        if plan is not None:  # piles with static lengths: by buckets of similar lengths
-            return run_buckets(plan, leaves, specs, in_tree, out_axes, lambda a, k: vmapped(*a, **k))
-        trace = BatchTrace(AxisData(name, size, spmd_axis_name))
-        frames = [] if name is None else [(name, size)]
-        with extend_axis_env(frames), transformation(trace):
-            flat = [_enter(trace, leaf, spec, size) for leaf, spec in zip(leaves, specs)]
-            in_args, in_kwargs = tree_unflatten(in_tree, flat)
-            out = fun(*in_args, **in_kwargs)
-            return _finish(trace, out_axes, out, size)
+        return mapped(args, kwargs, size_given)
 
     return vmapped

@@ -23,6 +23,12 @@ carries the same static lengths, the other mapped arguments are arrays, every
 ``out_axes`` entry is an integer, ``None`` or ``pile_axis``, and no
 ``axis_name`` is given (a collective over the mapped axis must see every
 element at once).  Otherwise ``vmap`` maps the pile as a whole.
+
+Errors name the pile's lengths, not a bucket's: when a bucket raises, the
+whole pile is traced without buckets and its error is raised.  A bucket
+narrower than the pile that the function cannot take (a size that shrinks,
+as ``x[1:]``'s ``n - 1``, is negative at an empty bucket's padded size 0)
+is computed at the pile's padded size instead.
 """
 
 from __future__ import annotations
@@ -108,7 +114,7 @@ def plan_buckets(
     if not piles or axis_name is not None:
         return None
     lengths = piles[0].static_lengths
-    if lengths is None or any(p.static_lengths != lengths for p in piles):
+    if lengths is None or len(lengths) < 2 or any(p.static_lengths != lengths for p in piles):
         return None
     for leaf, s in zip(leaves, specs):
         if s is not None and type(leaf.value) is not Pile and not is_axis(s):
@@ -125,13 +131,14 @@ def plan_buckets(
     return BucketPlan(lengths, order, bounds, widths)
 
 
-def _bucket_leaf(value: Any, spec: Spec, plan: BucketPlan, sorted_value: Any, k: int) -> Any:
+def _bucket_leaf(value: Any, spec: Spec, plan: BucketPlan, sorted_value: Any, k: int, narrow: bool) -> Any:
     """Bucket ``k``'s part of an argument (``sorted_value``: the argument with
-    its elements in the plan's order)."""
+    its elements in the plan's order), padded to the bucket's width if
+    ``narrow``, else to the pile's."""
     if spec is None:
         return value
     a, c = plan.bounds[k]
-    width = plan.widths[k]
+    width = plan.widths[k] if narrow else None
     if type(value) is Pile:
         data_all, lengths_all = sorted_value
         data = lax.slice_in_dim(data_all, a, c, axis=0)
@@ -148,10 +155,28 @@ def _bucket_leaf(value: Any, spec: Spec, plan: BucketPlan, sorted_value: Any, k:
 
 def run_buckets(
     plan: BucketPlan, leaves: Sequence[SpecLeaf], specs: Sequence[Spec], in_tree: Any, out_axes: Any,
-    call: Callable[[tuple[Any, ...], dict[str, Any]], Any],
+    call: Callable[[tuple[Any, ...], dict[str, Any]], Any], whole: Callable[[], Any],
 ) -> Any:  # fmt: skip
     """Map ``call`` (``vmap`` of the function, without buckets) over each
-    bucket of ``plan`` and put the results back in the elements' order."""
+    bucket of ``plan`` and put the results back in the elements' order.
+
+    An error raised in a bucket would name that bucket's lengths (and, for
+    an error that only some lengths cause, may not be the error the whole
+    pile meets first): ``whole`` (the ``vmap`` of the whole pile, without
+    buckets) is then traced so that its error, naming the pile's lengths,
+    is the one raised; where the whole pile maps, the bucket's error is."""
+    try:
+        return _run(plan, leaves, specs, in_tree, out_axes, call)
+    except Exception as err:
+        error = err
+    whole()  # outside the handler, so that its error does not chain the bucket's
+    raise error
+
+
+def _run(
+    plan: BucketPlan, leaves: Sequence[SpecLeaf], specs: Sequence[Spec], in_tree: Any, out_axes: Any,
+    call: Callable[[tuple[Any, ...], dict[str, Any]], Any],
+) -> Any:  # fmt: skip
     order = plan.order
     sorted_values: list[Any] = []
     for leaf, spec in zip(leaves, specs):
@@ -162,11 +187,25 @@ def run_buckets(
             sorted_values.append((pnp.take(v.data, order, axis=0), pnp.take(v.lengths, order, axis=0)))
         else:
             sorted_values.append(pnp.take(v, order, axis=int(spec)))
+
+    def bucket(k: int, narrow: bool) -> Any:
+        parts = zip(leaves, specs, sorted_values)
+        vals = [_bucket_leaf(leaf.value, spec, plan, sv, k, narrow) for leaf, spec, sv in parts]
+        args, kwargs = tree_unflatten(in_tree, vals)
+        return call(args, kwargs)
+
     outs = []
     for k in range(len(plan.bounds)):
-        vals = [_bucket_leaf(leaf.value, spec, plan, sv, k) for leaf, spec, sv in zip(leaves, specs, sorted_values)]
-        args, kwargs = tree_unflatten(in_tree, vals)
-        outs.append(call(args, kwargs))
+        try:
+            outs.append(bucket(k, True))
+        except Exception:
+            # A size that shrinks (x[1:] has n - 1 entries) may be negative at a
+            # narrow bucket's padded size (an empty bucket) though not at the
+            # pile's, where the short elements' sizes clip to 0: such a bucket
+            # is computed at the pile's padded size.
+            if plan.widths[k] is None:
+                raise
+            outs.append(bucket(k, False))
     return _combine(outs, out_axes, plan.inverse)
 
 

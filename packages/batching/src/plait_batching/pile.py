@@ -24,6 +24,9 @@ over a dense batch (no masks, no fills, no packing; see
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
+import os
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -34,7 +37,7 @@ from plait_core import Tracer, dtypes, get_aval
 from plait_core.dims import Dim
 from plait_core.tree_util import GetAttrKey, register_pytree_with_keys
 
-__all__ = ["LAYOUTS", "Pile", "PileAxis", "pile_axis"]
+__all__ = ["LAYOUTS", "Pile", "PileAxis", "pile_axis", "pile_static_lengths"]
 
 #: The layouts a pile may ask for: ``None`` lets plait choose per operation.
 LAYOUTS = (None, "packed", "padded")
@@ -54,6 +57,37 @@ class PileAxis:
 
 #: ``in_axes``/``out_axes`` entry: map over (or build) a :class:`Pile`.
 pile_axis = PileAxis()
+
+
+def _static_from_environment() -> bool:
+    given = os.environ.get("PLAIT_PILE_STATIC_LENGTHS", "0")
+    if given not in ("0", "1"):
+        raise ValueError(f"PLAIT_PILE_STATIC_LENGTHS must be '0' or '1', got {given!r}")
+    return given == "1"
+
+
+_ENVIRONMENT_STATIC = _static_from_environment()
+_static_by_default: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "plait_pile_static_lengths", default=_ENVIRONMENT_STATIC
+)
+
+
+@contextlib.contextmanager
+def pile_static_lengths(static: bool) -> Iterator[None]:
+    """Within the block, piles built without ``static_lengths`` (left at
+    ``None``) take ``static``: with ``True`` every pile whose lengths are
+    concrete carries them in its structure, so ``vmap`` computes it in
+    buckets (see :mod:`plait_batching.buckets`); piles with traced lengths
+    stay as they are.  Meant for testing (it runs a test suite's piles
+    through buckets); the default comes from the environment variable
+    ``PLAIT_PILE_STATIC_LENGTHS`` (``1`` on, ``0`` or unset off)."""
+    if not isinstance(static, (bool, np.bool_)):
+        raise TypeError(f"pile_static_lengths: static must be True or False, got {static!r}")
+    token = _static_by_default.set(bool(static))
+    try:
+        yield
+    finally:
+        _static_by_default.reset(token)
 
 
 def _concrete(x: Any) -> np.ndarray | None:
@@ -132,7 +166,9 @@ class Pile:
     length) to near that of the true elements.  The price is compilation:
     ``jit`` compiles anew for every new set of lengths, as a loop of
     ``jit(f)`` per element compiles once per new length.  Lengths that are
-    traced cannot be static (a ``TypeError``).
+    traced cannot be static (a ``TypeError``).  ``None`` (the default) is
+    ``False`` unless :func:`pile_static_lengths` (for testing) says
+    otherwise, and then only for concrete lengths.
     """
 
     __slots__ = ("capacity", "data", "full", "layout", "lengths", "ragged_axis", "static_lengths")
@@ -147,7 +183,7 @@ class Pile:
 
     def __init__(
         self, data: Any, lengths: Any, ragged_axis: int | Sequence[int] = 0, *, layout: str | None = None,
-        capacity: int | None = None, full: bool | None = None, static_lengths: bool = False,
+        capacity: int | None = None, full: bool | None = None, static_lengths: bool | None = None,
     ) -> None:  # fmt: skip
         data = _as_array(data, "data")
         lengths = _as_array(lengths, "lengths")
@@ -212,7 +248,7 @@ class Pile:
     def from_arrays(
         cls, arrays: Sequence[Any], ragged_axis: int | Sequence[int] | None = None, dtype: Any = None,
         pad_to: int | None = None, *, layout: str | None = None, capacity: int | None = None,
-        full: bool | None = None, static_lengths: bool = False,
+        full: bool | None = None, static_lengths: bool | None = None,
     ) -> Pile:  # fmt: skip
         """Stack ``arrays`` (concrete arrays of one rank) into a pile, padding with zeros.
 
@@ -365,9 +401,12 @@ def _check_full(full: Any, lengths: np.ndarray | None, padded: int, who: str) ->
 
 
 def _static_lengths(static: Any, lengths: np.ndarray | None, who: str) -> tuple[int, ...] | None:
-    """The lengths as a static tuple when ``static`` asks for it (they must be concrete), else ``None``."""
+    """The lengths as a static tuple when ``static`` asks for it (they must be concrete), else ``None``;
+    ``static=None`` takes the default of :func:`pile_static_lengths` where the lengths are concrete."""
+    if static is None:
+        static = _static_by_default.get() and lengths is not None
     if not isinstance(static, (bool, np.bool_)):
-        raise TypeError(f"{who}: static_lengths must be True or False, got {static!r}")
+        raise TypeError(f"{who}: static_lengths must be True, False or None, got {static!r}")
     if not static:
         return None
     if lengths is None:
