@@ -11,6 +11,7 @@ import pytest
 import plait_core.numpy as pnp
 from plait_batching import Pile, pile_axis, vmap
 from plait_batching.buckets import MAX_BUCKETS, split_sorted
+from plait_batching.pile import pile_static_lengths
 from plait_core import lax, make_jaxpr, nn
 from plait_core.tree_util import tree_structure
 
@@ -215,3 +216,20 @@ def test_other_arguments_mapped_along_a_negative_axis() -> None:
     assert got.shape == (4, len(LENGTHS))
     for i, s in enumerate(seqs):
         np.testing.assert_allclose(np.asarray(got)[:, i], (s * ws[:, i]).sum(0), rtol=1e-5, atol=1e-6)
+
+
+def test_the_default_switch_for_tests() -> None:
+    seqs = _seqs([3, 4])
+    with pile_static_lengths(True):
+        assert Pile.from_arrays(seqs).static_lengths == (3, 4)
+        assert Pile(np.zeros((2, 4)), [1, 4]).static_lengths == (1, 4)
+        assert Pile.from_arrays(seqs, static_lengths=False).static_lengths is None
+        # Traced lengths cannot be static: the default leaves such piles as they are.
+        p = Pile.from_arrays(seqs)
+        statics: list[Any] = []
+        make_jaxpr(lambda d, n: statics.append(Pile(d, n).static_lengths))(p.data, p.lengths)
+        assert statics == [None]
+        with pile_static_lengths(False):
+            assert Pile.from_arrays(seqs).static_lengths is None
+    with pytest.raises(TypeError, match="pile_static_lengths: static must be True or False, got 'yes'"):
+        pile_static_lengths("yes").__enter__()  # type: ignore[arg-type]
