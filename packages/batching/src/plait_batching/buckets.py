@@ -26,9 +26,11 @@ element at once).  Otherwise ``vmap`` maps the pile as a whole.
 
 Errors name the pile's lengths, not a bucket's: when a bucket raises, the
 whole pile is traced without buckets and its error is raised.  A bucket
-narrower than the pile that the function cannot take (a size that shrinks,
-as ``x[1:]``'s ``n - 1``, is negative at an empty bucket's padded size 0)
-is computed at the pile's padded size instead.
+the function cannot take narrow or full (a size that shrinks, as
+``x[1:]``'s ``n - 1``, is negative at an empty bucket's padded size 0; a
+primitive with a rule for piles but no batching rule cannot compute a full
+bucket as a dense batch) is computed as the pile is instead: at the pile's
+padded size, full only if the pile is.
 """
 
 from __future__ import annotations
@@ -133,8 +135,9 @@ def plan_buckets(
 
 def _bucket_leaf(value: Any, spec: Spec, plan: BucketPlan, sorted_value: Any, k: int, narrow: bool) -> Any:
     """Bucket ``k``'s part of an argument (``sorted_value``: the argument with
-    its elements in the plan's order), padded to the bucket's width if
-    ``narrow``, else to the pile's."""
+    its elements in the plan's order): if ``narrow``, padded to the bucket's
+    width and full when its lengths all are; else padded and full as the
+    pile is."""
     if spec is None:
         return value
     a, c = plan.bounds[k]
@@ -147,7 +150,7 @@ def _bucket_leaf(value: Any, spec: Spec, plan: BucketPlan, sorted_value: Any, k:
                 data = lax.slice_in_dim(data, 0, width, axis=1 + ax)
         static = tuple(plan.lengths[int(i)] for i in plan.order[a:c])
         padded = int(data.shape[1 + value.ragged_axes[0]])
-        full = all(n == padded for n in static)
+        full = all(n == padded for n in static) if narrow else value.full
         return Pile._make(data, lax.slice_in_dim(lengths_all, a, c, axis=0), value.ragged_axis, value.layout,
                           sum(static), full)  # fmt: skip
     return lax.slice_in_dim(sorted_value, a, c, axis=int(spec))
@@ -199,12 +202,12 @@ def _run(
         try:
             outs.append(bucket(k, True))
         except Exception:
-            # A size that shrinks (x[1:] has n - 1 entries) may be negative at a
-            # narrow bucket's padded size (an empty bucket) though not at the
-            # pile's, where the short elements' sizes clip to 0: such a bucket
-            # is computed at the pile's padded size.
-            if plan.widths[k] is None:
-                raise
+            # What the whole pile computes, a bucket may not: a size that shrinks
+            # (x[1:] has n - 1 entries) is negative at an empty bucket's padded
+            # size 0, not at the pile's, where the short elements' sizes clip to
+            # 0; a full bucket computes as a dense batch, with batching rules a
+            # primitive with only a rule for piles lacks.  Such a bucket is
+            # computed as the pile is: at its padded size, full only if it is.
             outs.append(bucket(k, False))
     return _combine(outs, out_axes, plan.inverse)
 
