@@ -13,7 +13,6 @@ from plait_batching import Pile, pile_axis, vmap
 from plait_batching.buckets import MAX_BUCKETS, split_sorted
 from plait_batching.pile import pile_static_lengths
 from plait_core import lax, make_jaxpr, nn
-from plait_core.tree_util import tree_structure
 
 LENGTHS = [5, 17, 3, 30, 12, 29, 8, 1, 22, 16, 30, 2]
 
@@ -61,39 +60,6 @@ def test_the_program_holds_one_copy_per_bucket() -> None:
         assert _count(make_jaxpr(total)(Pile.from_arrays(seqs, static_lengths=False)), name) == 1, name
 
 
-def test_grad_through_buckets_and_mapped_arrays() -> None:
-    from plait_autodiff import grad
-
-    seqs = _seqs(LENGTHS, seed=3)
-    scale = np.linspace(0.5, 2.0, len(LENGTHS)).astype(np.float32)
-    w = np.random.default_rng(4).standard_normal((4, 4)).astype(np.float32)
-
-    def loss(w: Any, p: Pile, scale: Any) -> Any:
-        per = vmap(lambda x, s: s * pnp.sum(_attention(x, w) ** 2), in_axes=(pile_axis, 0))(p, scale)
-        return pnp.sum(per * pnp.arange(len(LENGTHS), dtype=np.float32))
-
-    want = sum(float(i) * float(scale[i]) * pnp.sum(_attention(x, w) ** 2) for i, x in enumerate(seqs))
-    got = loss(w, Pile.from_arrays(seqs, static_lengths=True), scale)
-    np.testing.assert_allclose(float(got), float(want), rtol=1e-5)
-    g_static = grad(loss)(w, Pile.from_arrays(seqs, static_lengths=True), scale)
-    g_whole = grad(loss)(w, Pile.from_arrays(seqs, static_lengths=False), scale)
-    np.testing.assert_allclose(np.asarray(g_static), np.asarray(g_whole), rtol=1e-4, atol=1e-4)
-
-
-def test_under_jit_the_lengths_are_structure() -> None:
-    from plait_dispatch import jit
-
-    w = np.eye(4, dtype=np.float32)
-    f = jit(vmap(_attention, in_axes=(pile_axis, None), out_axes=pile_axis))
-    for lengths in (LENGTHS, LENGTHS[::-1]):
-        seqs = _seqs(lengths, seed=5)
-        out = f(Pile.from_arrays(seqs, static_lengths=True), w)
-        for a, b in zip(out, seqs):
-            np.testing.assert_allclose(np.asarray(a), np.asarray(_attention(b, w)), rtol=1e-5, atol=1e-5)
-    one, other = (Pile.from_arrays(_seqs(x), static_lengths=True) for x in (LENGTHS, LENGTHS[::-1]))
-    assert tree_structure(one) != tree_structure(other)
-    assert one.static_lengths == tuple(LENGTHS)
-    assert "(static)" in repr(one)
 
 
 def test_a_collective_over_the_mapped_axis_sees_every_element() -> None:
@@ -123,8 +89,6 @@ def test_equal_static_lengths_stay_one_full_pile() -> None:
 
 
 def test_static_lengths_errors() -> None:
-    from plait_dispatch import jit
-
     seqs = _seqs([3, 4])
     with pytest.raises(TypeError, match="static_lengths must be True, False or None"):
         Pile.from_arrays(seqs, static_lengths="yes")  # type: ignore[arg-type]
@@ -134,22 +98,8 @@ def test_static_lengths_errors() -> None:
 
     p = Pile.from_arrays(seqs)
     with pytest.raises(TypeError, match="static_lengths=True needs concrete lengths"):
-        jit(build)(p.data, p.lengths)
+        make_jaxpr(build)(p.data, p.lengths)
 
-
-def test_grad_with_respect_to_the_piles_data() -> None:
-    from plait_autodiff import grad
-
-    w = np.random.default_rng(1).standard_normal((4, 4)).astype(np.float32)
-
-    def total(p: Pile) -> Any:
-        return pnp.sum(vmap(lambda x: pnp.sum(_attention(x, w) ** 2), in_axes=pile_axis)(p))
-
-    seqs = _seqs(LENGTHS, seed=7)
-    g_static = grad(total, allow_int=True)(Pile.from_arrays(seqs, static_lengths=True))
-    g_whole = grad(total, allow_int=True)(Pile.from_arrays(seqs, static_lengths=False))
-    assert g_static.static_lengths == tuple(LENGTHS)
-    np.testing.assert_allclose(np.asarray(g_static.data), np.asarray(g_whole.data), rtol=1e-4, atol=1e-4)
 
 
 def test_empty_elements_make_a_bucket_of_their_own() -> None:

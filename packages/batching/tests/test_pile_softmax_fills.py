@@ -3,7 +3,8 @@ of logical queries), its exponentials read them and its weights sum as zero
 in their padding (``plait_batching.fill_facts``), so attention's contraction
 of the weights with the values fills only the values; a maximum leaves the
 rows of the padding finite, so an element of length 0 gives finite padding
-(its derivative was NaN).  Results equal a loop over the elements."""
+(its derivative was NaN: tests/test_pile_softmax_fills_grad.py).  Results
+equal a loop over the elements."""
 
 from __future__ import annotations
 
@@ -12,7 +13,6 @@ from typing import Any
 import numpy as np
 
 import plait_core.numpy as pnp
-from plait_autodiff import grad
 from plait_batching import Pile, pile_axis, pile_layout, vmap
 from plait_core import make_jaxpr, nn
 
@@ -76,26 +76,6 @@ def test_attention_fills_the_scores_once() -> None:
     for a, o in zip(pile.unpack(), f(pile).unpack()):
         np.testing.assert_allclose(np.asarray(o), _dense_attention(a), rtol=1e-5, atol=1e-6)
 
-
-def test_attention_with_an_empty_element_is_the_loop_and_its_gradient_is_finite() -> None:
-    lengths = (3, 0, 5)
-    pile = _pile(lengths, seed=1, garbage=0.0)
-    w = np.random.default_rng(2).standard_normal((4, 4)).astype(np.float32)
-
-    def loss(w: Any, p: Pile) -> Any:
-        return pnp.sum(vmap(lambda x: pnp.sum(_attention(x @ w) ** 2), in_axes=pile_axis)(p))
-
-    def one(w: Any, a: Any) -> Any:
-        return pnp.sum(_attention(a @ w) ** 2)
-
-    arrays = [a for a in pile.unpack()]
-    want_loss = sum(float(one(w, a)) for a in arrays if a.shape[0])
-    want = sum(np.asarray(grad(one)(w, a)) for a in arrays if a.shape[0])
-    with pile_layout("padded"):  # the padded layout reads the padding of the empty element
-        np.testing.assert_allclose(float(loss(w, pile)), want_loss, rtol=1e-5)
-        got = np.asarray(grad(loss)(w, pile))
-    assert np.isfinite(got).all(), got
-    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
 
 
 def test_cross_attention_keeps_the_fill_of_the_weights() -> None:
