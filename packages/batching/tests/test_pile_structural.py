@@ -470,3 +470,14 @@ def test_a_shrinking_size_is_empty_for_short_elements() -> None:
     np.testing.assert_array_equal(np.asarray(offsets), [-3, 0, -2])
     sums = vmap(lambda x: x[1:].sum(), in_axes=P)(pile)
     np.testing.assert_array_equal(np.asarray(sums), [0.0, 3.0, 0.0])
+
+
+def test_a_size_that_shrinks_below_the_padded_size_is_empty() -> None:
+    # n - 3 over lengths (2, 1): padded to 2, the size would be -1; every element is
+    # empty there (it was a negative shape, refused deep inside NumPy or XLA).
+    pile = Pile.from_arrays([np.ones(2, f32), np.ones(1, f32)])
+    counts = vmap(lambda x: pnp.sum(pnp.arange(x.shape[0] - 3) + 1.0), in_axes=P)(pile)
+    np.testing.assert_array_equal(np.asarray(counts), [0.0, 0.0])
+    longer = Pile.from_arrays([np.ones(5, f32), np.ones(1, f32), np.ones(4, f32)])
+    counts = vmap(lambda x: pnp.sum(pnp.arange(x.shape[0] - 3) + 1.0), in_axes=P)(longer)
+    np.testing.assert_array_equal(np.asarray(counts), [3.0, 0.0, 1.0])

@@ -229,8 +229,12 @@ class RaggedEnv:
 
     # -- padded sizes, lengths and masks (values of the parent trace) ------------
 
-    def padded(self, d: Dim) -> Dim:
-        """The padded size of a dimension (``d`` at the padded size of each name)."""
+    def padded(self, d: Dim, clamp: bool = True) -> Dim:
+        """The padded size of a dimension (``d`` at the padded size of each name),
+        never negative: a size that shrinks with the lengths (``n - 3``) is
+        empty in every element when the padded size is below what it takes
+        away (``clamp=False``: the polynomial's value, for rules that refuse
+        such sizes)."""
         if type(d) is not SymbolicDim or not self.names_in(d):
             return d
         for mono, coeff in d.terms:
@@ -241,17 +245,20 @@ class RaggedEnv:
                 )
         env = {n: (self.sizes[n].padded if n in self.sizes else SymbolicDim.var(n)) for n in d.free_names()}
         out: Dim = d.evaluate(env)
+        if clamp and type(out) is int and out < 0:
+            return 0
         return out
 
     def padded_shape(self, shape: Sequence[Dim]) -> tuple[Dim, ...]:
         return tuple(self.padded(d) for d in shape)
 
-    def pad_param(self, value: Any) -> Any:
-        """A param value with every ragged size replaced by its padded size."""
+    def pad_param(self, value: Any, clamp: bool = True) -> Any:
+        """A param value with every ragged size replaced by its padded size
+        (``clamp``: as :meth:`padded`)."""
         if type(value) is SymbolicDim:
-            return self.padded(value)
+            return self.padded(value, clamp)
         if isinstance(value, tuple) and self.names_in_params(value):
-            return tuple(self.pad_param(v) for v in value)
+            return tuple(self.pad_param(v, clamp) for v in value)
         return value
 
     def lengths(self, d: Dim) -> Any:
@@ -647,7 +654,10 @@ def process_full(
                 if len(env.names_in(d)) > 1 or at is None or at < 0:
                     return None
     with set_current_trace(trace.parent_trace):
-        padded_params = {k: env.pad_param(v) for k, v in params.items()}
+        # Sizes of full piles are the same in every element: their values as
+        # they are (``dim_as_value`` of ``n - 3`` may be negative; a negative
+        # shape was refused above).
+        padded_params = {k: env.pad_param(v, clamp=False) for k, v in params.items()}
         outs, dims = run_batched(trace.axis, prim, [o.val for o in ops], [o.bdim for o in ops], padded_params)
     return wrap_results(trace, prim, outs, dims, out_avals)
 

@@ -336,7 +336,7 @@ def _check_conv_sizes(
             return (padded - window) // s + 1 if padded >= window else 0
 
         check_true_sizes(env, prim, ops, n, out[0].shape[od], size, f"the ragged spatial dimension {ld} of its lhs")
-        if int(env.padded(out[0].shape[od])) < 0:
+        if int(env.padded(out[0].shape[od], clamp=False)) < 0:
             raise refuse(prim, ops, env, (
                 f"has a window of size {window} along the ragged spatial dimension {ld} of its lhs, longer than "
                 f"the padded size {env.padded(n)} there (with padding ({lo}, {hi}))"
