@@ -50,6 +50,16 @@ def _square_selects(fun: Any, *args: Any) -> list[str]:
     return out
 
 
+def _weights_maker(fun: Any, *args: Any) -> str:
+    """The primitive that made the left operand of the last ``dot_general`` (a
+    contraction's weights) in the padded layout's program of ``fun``."""
+    with pile_layout("padded"):
+        jaxpr = make_jaxpr(fun)(*args).jaxpr
+    made = {id(v): e.primitive.name for e in jaxpr.eqns for v in e.outvars}
+    weights = [e for e in jaxpr.eqns if e.primitive.name == "dot_general"][-1].invars[0]
+    return made.get(id(weights), "input")
+
+
 def _attention(x: Any) -> Any:
     return nn.softmax(x @ x.T / 2.0, axis=-1) @ x
 
@@ -88,11 +98,7 @@ def test_cross_attention_keeps_the_fill_of_the_weights() -> None:
         return nn.softmax(q @ k.T, axis=-1) @ k
 
     g = vmap(f, in_axes=(pile_axis, pile_axis), out_axes=pile_axis)
-    with pile_layout("padded"):
-        jaxpr = make_jaxpr(g)(queries, keys).jaxpr
-    weights = [e for e in jaxpr.eqns if e.primitive.name == "dot_general"][-1].invars[0]
-    made = {id(v): e.primitive.name for e in jaxpr.eqns for v in e.outvars}
-    assert made[id(weights)] == "select_n"  # the weights are filled
+    assert _weights_maker(g, queries, keys) == "select_n"  # the weights are filled
     for qa, ka, o in zip(queries.unpack(), keys.unpack(), g(queries, keys).unpack()):
         if ka.shape[0]:
             s = qa @ ka.T
@@ -113,11 +119,7 @@ def test_a_divisor_that_varies_along_the_axis_keeps_the_fill() -> None:
         return (e / (e + 1.0)) @ x
 
     g = vmap(f, in_axes=pile_axis, out_axes=pile_axis)
-    with pile_layout("padded"):
-        jaxpr = make_jaxpr(g)(_whole(pile)).jaxpr
-    weights = [e for e in jaxpr.eqns if e.primitive.name == "dot_general"][-1].invars[0]
-    made = {id(v): e.primitive.name for e in jaxpr.eqns for v in e.outvars}
-    assert made[id(weights)] == "select_n"
+    assert _weights_maker(g, _whole(pile)) == "select_n"
     for a, o in zip(pile.unpack(), g(pile).unpack()):
         e = np.exp(a @ a.T)
         np.testing.assert_allclose(np.asarray(o), (e / (e + 1.0)) @ a, rtol=1e-5, atol=1e-5)
@@ -134,11 +136,7 @@ def test_a_divisor_without_known_padding_keeps_the_fill() -> None:
         return (e.sum(1, keepdims=True) * 0 + e / c) @ x
 
     g = vmap(f, in_axes=pile_axis, out_axes=pile_axis)
-    with pile_layout("padded"):
-        jaxpr = make_jaxpr(g)(_whole(pile)).jaxpr
-    weights = [e for e in jaxpr.eqns if e.primitive.name == "dot_general"][-1].invars[0]
-    made = {id(v): e.primitive.name for e in jaxpr.eqns for v in e.outvars}
-    assert made[id(weights)] == "select_n"
+    assert _weights_maker(g, _whole(pile)) == "select_n"
     for a, o in zip(pile.unpack(), g(pile).unpack()):
         e = np.maximum(a @ a.T, 0)
         want = (e.sum(1, keepdims=True) * 0 + e / (a[:, :1] ** 2 + 1.0)) @ a

@@ -168,7 +168,7 @@ def _is_neg_inf(value: Any) -> bool:
 
 def alt_of(x: BatchTracer, axes: Sequence[int], value: Any) -> Alt | None:
     """``x``'s :class:`Alt` when it is the fill of ``value`` along ``axes``."""
-    known = _derived(x._trace, x)  # type: ignore[arg-type]
+    known = _derived(x._trace, x)
     if type(known) is Alt and not known.shifted and known.axes == tuple(axes) and _is_neg_inf(value):
         return known
     return None
@@ -178,10 +178,10 @@ def record_alt(x: BatchTracer, filled: Any, axes: Sequence[int], value: Any) -> 
     """Remember ``filled`` (``x``'s data with its padding along the ragged
     ``axes`` set to ``value`` in the logical rows) as ``x``'s :class:`Alt`
     when ``value`` is ``-inf`` (a maximum's fill); ``x``'s data stays."""
-    if not axes or not _is_neg_inf(value) or _derived(x._trace, x) is not None:  # type: ignore[arg-type]
+    if not axes or not _is_neg_inf(value) or _derived(x._trace, x) is not None:
         return  # what is known of x already stays
     trace, bdim, aval = x._trace, x.bdim, x.aval
-    x.derived = Alt(x.val, tuple(axes), lambda: BatchTracer(trace, filled, bdim, aval), shifted=False)  # type: ignore[arg-type]
+    x.derived = Alt(x.val, tuple(axes), lambda: BatchTracer(trace, filled, bdim, aval), shifted=False)
 
 
 def tag_reduction(trace: BatchTrace, prim: Primitive, args: Sequence[Any], params: dict[str, Any], out: Any) -> None:

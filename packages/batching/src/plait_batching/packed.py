@@ -270,9 +270,9 @@ class Packed:
         padded sum made from them is 0/0, whose NaN a derivative taken outside
         the ``vmap`` multiplies into true entries.)"""
         trace = x._trace
-        env = env_of(trace)  # type: ignore[arg-type]
+        env = env_of(trace)
         size = env.sizes[_name(x.aval.shape[self.axis])]
-        with set_current_trace(trace.parent_trace):  # type: ignore[attr-defined]
+        with set_current_trace(trace.parent_trace):
             return _unpack(env, size, self.val, self.axis)
 
 
@@ -289,7 +289,7 @@ def pack(x: BatchTracer, axis: int) -> Any:
     if x.packed is not None:
         assert x.packed.axis == axis
         return x.packed.val
-    env = env_of(x._trace)  # type: ignore[arg-type]
+    env = env_of(x._trace)
     size = env.sizes[_name(x.aval.shape[axis])]
     out = _pack(env, size, moveaxis(x.val, x.bdim, 0), axis)  # (B, ..., N, ...): N at axis + 1
     x.packed = Packed(out, axis)

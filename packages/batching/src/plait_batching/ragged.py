@@ -715,7 +715,7 @@ def ragged_dim(n: Any) -> Any:
     returned as it is.  (Once plait-core asks the trace of a traced size for
     a dimension, ``pnp.arange(n)`` does this by itself.)"""
     if type(n) is BatchTracer:
-        return symbolic_size(n._trace, n, "ragged_dim")  # type: ignore[arg-type]
+        return symbolic_size(n._trace, n, "ragged_dim")
     return n
 
 

@@ -64,6 +64,8 @@ class BatchTracer(Tracer):
 
     __slots__ = ("_aval", "_val", "bdim", "derived", "filled", "packed", "ragged")
 
+    _trace: BatchTrace  # (always: a batch tracer is made by its BatchTrace)
+
     def __init__(self, trace: BatchTrace, val: Any, bdim: int, aval: ShapedArray | None = None) -> None:
         self._trace = trace
         self._val = val
