@@ -65,12 +65,21 @@ def _one_minus_square(x: Any) -> Any:
     return ops.sub(c(x, 1), ops.square(x))
 
 
+def _tanh_jvp(t: Any, ans: Any, x: Any) -> Any:
+    # t * (1 - y) * (1 + y): where |y| nears 1, 1 - y*y loses up to ~700 ulps and JAX's
+    # (t + t*y) * (1 - y) transposes to g*(1-y) + g*(1-y)*y, which cancels as y nears -1;
+    # both factors here are exact there (Sterbenz), so forward and reverse mode stay within
+    # ~2 ulps.  Chained on the tangent (no residual 1 - y*y), it also compiles like JAX's
+    # form: 3-4% faster on the data-parallel MLP step than t * (1 - y*y) (issue 24).
+    return ops.mul(ops.mul(t, ops.sub(c(ans, 1), ans)), ops.add(c(ans, 1), ans))
+
+
 defjvp(ew.exp_p, lambda t, ans, x: ops.mul(t, ans))
 defjvp(ew.exp2_p, lambda t, ans, x: ops.mul(t, ops.mul(ans, c(x, math.log(2.0)))))
 defjvp(ew.log_p, lambda t, ans, x: ops.div(t, x))
 defjvp(ew.log1p_p, lambda t, ans, x: ops.div(t, ops.add(x, c(x, 1))))
 defjvp(ew.expm1_p, lambda t, ans, x: ops.mul(t, ops.add(ans, c(x, 1))))
-defjvp(ew.tanh_p, lambda t, ans, x: ops.mul(t, _one_minus_square(ans)))
+defjvp(ew.tanh_p, _tanh_jvp)
 defjvp(ew.logistic_p, lambda t, ans, x: ops.mul(t, ops.mul(ans, ops.sub(c(x, 1), ans))))
 defjvp(ew.sin_p, lambda t, ans, x: ops.mul(t, _cos(x)))
 defjvp(ew.cos_p, lambda t, ans, x: ops.neg(ops.mul(t, _sin(x))))
