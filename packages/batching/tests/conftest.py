@@ -4,8 +4,11 @@ plait's choice; ``packed`` and ``padded`` forced, see
 :mod:`plait_batching.packed`), and ``buckets``: the automatic layout with
 every pile built from concrete lengths carrying them statically
 (:func:`plait_batching.pile.pile_static_lengths`), so ``vmap`` computes it in
-buckets of similar lengths (:mod:`plait_batching.buckets`).  The modes give
-identical results.  ``PLAIT_PILE_TEST_LAYOUTS`` (a comma-separated list)
+buckets of similar lengths (:mod:`plait_batching.buckets`); and ``stored``,
+``stored-packed``, ``stored-padded``: the piles that ``Pile.from_arrays``
+builds stored packed (:func:`plait_batching.storage.pile_storage`; piles of
+several ragged axes stay padded), under the automatic layout and each forced
+one.  The modes give identical results.  ``PLAIT_PILE_TEST_LAYOUTS`` (a comma-separated list)
 narrows the modes run.
 
 A test marked ``whole_pile`` (with its reason) asserts on the program a
@@ -22,8 +25,9 @@ import pytest
 
 from plait_batching import pile_layout
 from plait_batching.pile import pile_static_lengths
+from plait_batching.storage import pile_storage
 
-MODES = ("auto", "packed", "padded", "buckets")
+MODES = ("auto", "packed", "padded", "buckets", "stored", "stored-packed", "stored-padded")
 LAYOUTS = tuple(os.environ.get("PLAIT_PILE_TEST_LAYOUTS", ",".join(MODES)).split(","))
 
 
@@ -45,7 +49,9 @@ def layout_of_piles(request: pytest.FixtureRequest) -> Iterator[str]:
         marker = request.node.get_closest_marker("whole_pile")
         if marker is not None:
             pytest.skip(f"whole_pile: {marker.kwargs.get('reason', marker.args[0] if marker.args else '')}")
-    with pile_layout("auto" if mode == "buckets" else mode), pile_static_lengths(mode == "buckets"):
+    stored = mode.startswith("stored")
+    layout = mode.partition("-")[2] or "auto" if stored else "auto" if mode == "buckets" else mode
+    with pile_layout(layout), pile_static_lengths(mode == "buckets"), pile_storage("packed" if stored else "padded"):
         yield mode
 
 

@@ -62,9 +62,11 @@ def test_from_arrays_dtype_and_pad_to() -> None:
 
 def test_repr(layout_of_piles: str) -> None:
     static = " (static)" if layout_of_piles == "buckets" else ""  # piles carry static lengths in that mode
-    p = Pile.from_arrays([np.ones((16, 8), np.float32), np.ones((11, 8), np.float32), np.ones((13, 8), np.float32)])
+    p = Pile.from_arrays(
+        [np.ones((16, 8), np.float32), np.ones((11, 8), np.float32), np.ones((13, 8), np.float32)], storage="padded"
+    )
     assert repr(p) == f"Pile[3] of f32[≤16, 8] lengths [16 11 13]{static}"
-    q = Pile.from_arrays([np.ones((2, 3), np.int32), np.ones((2, 1), np.int32)])
+    q = Pile.from_arrays([np.ones((2, 3), np.int32), np.ones((2, 1), np.int32)], storage="padded")
     assert repr(q) == f"Pile[2] of i32[2, ≤3] lengths [3 1]{static}"
 
 
@@ -79,7 +81,7 @@ def test_constructor_keeps_parts() -> None:
 
 
 def test_pytree() -> None:
-    p = Pile.from_arrays([np.ones((3, 2), np.float32), np.ones((1, 2), np.float32)])
+    p = Pile.from_arrays([np.ones((3, 2), np.float32), np.ones((1, 2), np.float32)], storage="padded")
     leaves, tree = tree_flatten(p)
     assert len(leaves) == 2 and leaves[0] is p.data and leaves[1] is p.lengths
     back = tree_unflatten(tree, leaves)

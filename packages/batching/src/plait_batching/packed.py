@@ -41,7 +41,15 @@ import numpy as np
 
 from plait_batching.moves import moveaxis
 from plait_batching.pile import LAYOUTS
-from plait_batching.ragged import RaggedEnv, RaggedSize, env_of
+from plait_batching.ragged import (
+    Operand,
+    RaggedEnv,
+    RaggedSize,
+    env_of,
+    fill_key,
+    fill_padding,
+    packed_storage_hooks,
+)
 from plait_batching.trace import BatchTracer
 from plait_core import get_aval, set_current_trace
 from plait_core.dims import SymbolicDim
@@ -301,3 +309,30 @@ def packed_tracer(trace: Any, val: Any, axis: int, aval: Any) -> BatchTracer:
     out = BatchTracer(trace, None, 0, aval)
     out.packed = Packed(val, axis)
     return out
+
+
+# ---------------------------------------------------------------------------
+# Piles stored packed (see plait_batching.storage): entering and leaving vmap
+
+
+def enter_packed(trace: Any, size: RaggedSize, values: Any, axis: int, aval: Any) -> BatchTracer:
+    """The tracer of a packed pile's ``values`` (``capacity`` rows; parent
+    trace current): the values as they are, so operations that treat positions
+    independently compute on them with no conversion.  Where the layout is
+    ``"padded"`` (no operation runs packed) they are unpacked now, with zero
+    padding, as a padded pile enters."""
+    out = packed_tracer(trace, values, axis, aval)
+    if layout_of(size) == "padded":
+        env = env_of(trace)
+        out.val = fill_padding(env, Operand(_unpack(env, size, values, axis), 0, aval), (axis,), 0)
+        out.filled = {axis: fill_key(0, aval.dtype)}
+    return out
+
+
+def packed_values(x: Any, axis: int) -> Any:
+    """A ragged result's packed values along its ragged ``axis`` (parent trace current): see :func:`pack`."""
+    return pack(x, axis)
+
+
+packed_storage_hooks["enter"] = enter_packed
+packed_storage_hooks["values"] = packed_values

@@ -16,6 +16,15 @@ traced values, the padded size stays static) and ``grad``.  Padding is zero
 in the piles plait makes; the mapped function never reads it into a true
 result.
 
+A pile may store its values *packed* instead (``Pile.storage == "packed"``,
+see :mod:`plait_batching.storage`): ``values``, the elements' true rows
+concatenated along the ragged axis (``capacity`` rows, at least the sum of
+the lengths, and no batch axis), with ``lengths``; ``data`` is then the
+padded view, made when read.  It holds the sum of the lengths, not
+``B x max length``.  Made by :meth:`Pile.packed`, ``Pile.from_arrays(...,
+storage="packed")`` or :meth:`Pile.with_storage`; ``vmap`` computes on the
+values directly.
+
 A pile is *full* (``Pile.full``, static) when every length is known to be
 the padded size: then there is no padding, and ``vmap`` over it computes as
 over a dense batch (no masks, no fills, no packing; see
@@ -28,10 +37,17 @@ import contextlib
 import contextvars
 import os
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 
+from plait_batching.storage import (
+    STORAGES,
+    default_storage,
+    packed_from_arrays,
+    packed_from_padded,
+    padded_from_packed,
+)
 from plait_batching.vmappable import register_vmappable
 from plait_core import Tracer, dtypes, get_aval
 from plait_core.dims import Dim
@@ -169,11 +185,34 @@ class Pile:
     traced cannot be static (a ``TypeError``).  ``None`` (the default) is
     ``False`` unless :func:`pile_static_lengths` (for testing) says
     otherwise, and then only for concrete lengths.
+
+    *Storage* (``storage``, static): a pile stores its values ``"padded"``
+    (``data``, as above: ``B x max length`` rows) or ``"packed"``
+    (``values``: the elements' true rows concatenated along the ragged axis,
+    element ``b`` at rows ``[start_b, start_b + length_b)`` with ``start_b``
+    the sum of the lengths before it, in ``capacity`` rows and no batch axis;
+    see :mod:`plait_batching.storage`).  A packed pile holds the sum of the
+    lengths, not ``B x max length``: lengths ``[3, 100]`` store 103 rows, not
+    200.  Build one with :meth:`packed`, ``from_arrays(..., storage="packed")``
+    or :meth:`with_storage`; its ``max_length`` (the padded size) is part of
+    its static structure, and its pytree leaves are ``values`` and
+    ``lengths``.  ``data`` of a packed pile is the padded view ``(B, ...,
+    max length, ...)`` with zero padding, made when read (NumPy when the
+    values are concrete, a gather when traced), and ``values`` of a padded
+    pile the packed rows, made when read.  ``vmap`` over a packed pile
+    computes on its values directly (no padded data is made unless an
+    operation needs it), and returns results of its ragged size packed too.
+    Only a pile of one ragged axis can be packed: the ``n x n`` elements of a
+    pile with several ragged axes are not rows of one axis (a ``ValueError``).
     """
 
-    __slots__ = ("capacity", "data", "full", "layout", "lengths", "ragged_axis", "static_lengths")
+    __slots__ = (
+        "_data", "_max_length", "_values", "capacity", "full", "layout", "lengths", "ragged_axis", "static_lengths",
+    )  # fmt: skip
 
-    data: Any
+    _data: Any
+    _values: Any
+    _max_length: int | None
     lengths: Any
     ragged_axis: int | tuple[int, ...]
     layout: str | None
@@ -229,7 +268,8 @@ class Pile:
         padded = int(shape[1 + ax])
         is_full = _check_full(full, conc, padded, "Pile")
         capacity = _check_capacity(capacity, conc, int(shape[0]) * padded, "Pile", is_full)
-        self.data, self.lengths, self.ragged_axis = data, lengths, ax if len(axes) == 1 else axes
+        self._data, self._values, self._max_length = data, None, None
+        self.lengths, self.ragged_axis = lengths, ax if len(axes) == 1 else axes
         self.layout, self.capacity, self.full = layout, capacity, is_full
         self.static_lengths = _static_lengths(static_lengths, conc, "Pile")
 
@@ -240,15 +280,97 @@ class Pile:
     ) -> Pile:  # fmt: skip
         """A pile from trusted parts, without checks (used by pytrees and ``vmap``)."""
         p = object.__new__(cls)
-        p.data, p.lengths, p.ragged_axis, p.layout, p.capacity = data, lengths, ragged_axis, layout, capacity
+        p._data, p._values, p._max_length = data, None, None
+        p.lengths, p.ragged_axis, p.layout, p.capacity = lengths, ragged_axis, layout, capacity
         p.full, p.static_lengths = full, static_lengths
         return p
+
+    @classmethod
+    def _make_packed(
+        cls, values: Any, lengths: Any, ragged_axis: int, max_length: int, layout: str | None, capacity: int,
+        full: bool = False, static_lengths: tuple[int, ...] | None = None,
+    ) -> Pile:  # fmt: skip
+        """A packed pile from trusted parts, without checks (used by pytrees and ``vmap``)."""
+        p = object.__new__(cls)
+        p._data, p._values, p._max_length = None, values, max_length
+        p.lengths, p.ragged_axis, p.layout, p.capacity = lengths, ragged_axis, layout, capacity
+        p.full, p.static_lengths = full, static_lengths
+        return p
+
+    @classmethod
+    def packed(
+        cls, values: Any, lengths: Any, ragged_axis: int = 0, *, max_length: int | None = None,
+        layout: str | None = None, full: bool | None = None, static_lengths: bool | None = None,
+    ) -> Pile:  # fmt: skip
+        """A pile stored packed: ``values`` are the elements' true rows
+        concatenated along ``ragged_axis`` (element coordinates: ``values``
+        has no batch axis), element ``b`` at rows ``[start_b, start_b +
+        lengths[b])`` where ``start_b`` is the sum of the lengths before it.
+
+        The size of ``values`` along ``ragged_axis`` is the pile's
+        ``capacity`` (static): at least the sum of the lengths (checked when
+        they are concrete) and at most ``len(lengths) * max_length``; rows past
+        the sum must be finite (they are zeroed where ``vmap`` cannot tell
+        where they start).  ``lengths`` is a vector of integers, one per
+        element, in ``[0, max_length]``.  ``max_length`` is the padded size
+        (static), the largest length by default, which needs concrete lengths
+        (a ``TypeError`` with traced ones: give it).  ``layout``, ``full`` and
+        ``static_lengths`` are as for :class:`Pile`; a full pile's capacity is
+        ``len(lengths) * max_length``.  Only one ragged axis can be packed (a
+        sequence of axes is a ``ValueError``)."""
+        values = _as_array(values, "values")
+        lengths = _as_array(lengths, "lengths")
+        shape, laval = get_aval(values).shape, get_aval(lengths)
+        if len(shape) < 1:
+            raise ValueError("Pile.packed: values must have at least the ragged axis, got a scalar")
+        if isinstance(ragged_axis, Sequence) and len(ragged_axis) > 1:
+            _refuse_several_axes(ragged_axis, "Pile.packed")
+        ax = _normalize_axes(ragged_axis, len(shape), f"values of shape {tuple(shape)}", "Pile.packed")[0]
+        if type(shape[ax]) is not int:
+            raise TypeError(
+                f"Pile.packed: the capacity (axis {ax} of values of shape {tuple(shape)}) must be a concrete integer, "
+                f"got {shape[ax]}"
+            )
+        if not dtypes.is_int(laval.dtype):
+            raise TypeError(f"Pile.packed: lengths must be integers, got lengths of dtype {laval.dtype}")
+        if laval.ndim != 1 or type(laval.shape[0]) is not int:
+            raise ValueError(
+                f"Pile.packed: lengths must be a vector with one length per element, got lengths of shape "
+                f"{tuple(laval.shape)}"
+            )
+        if isinstance(lengths, (np.ndarray, np.generic)) and lengths.dtype != np.int32:
+            lengths = lengths.astype(np.int32)
+        conc = _concrete(lengths)
+        if max_length is None:
+            if conc is None:
+                raise TypeError(
+                    "Pile.packed: the lengths are traced (for example inside jit), so max_length (the padded size, "
+                    "static) must be given"
+                )
+            max_length = int(conc.max()) if conc.size else 0
+        if not (isinstance(max_length, (int, np.integer)) and not isinstance(max_length, bool)) or max_length < 0:
+            raise TypeError(f"Pile.packed: max_length must be a non-negative int, got {max_length!r}")
+        padded = int(max_length)
+        if conc is not None:
+            bad = np.flatnonzero((conc < 0) | (conc > padded))
+            if bad.size:
+                i = int(bad[0])
+                raise ValueError(
+                    f"Pile.packed: the length {int(conc[i])} of element {i} is out of range: the lengths must be in "
+                    f"[0, {padded}] (max_length)"
+                )
+        _check_layout(layout, "Pile.packed")
+        is_full = _check_full(full, conc, padded, "Pile.packed")
+        rows = _check_capacity(int(shape[ax]), conc, int(laval.shape[0]) * padded, "Pile.packed", is_full)
+        assert rows is not None
+        static = _static_lengths(static_lengths, conc, "Pile.packed")
+        return cls._make_packed(values, lengths, ax, padded, layout, rows, is_full, static)
 
     @classmethod
     def from_arrays(
         cls, arrays: Sequence[Any], ragged_axis: int | Sequence[int] | None = None, dtype: Any = None,
         pad_to: int | None = None, *, layout: str | None = None, capacity: int | None = None,
-        full: bool | None = None, static_lengths: bool | None = None,
+        full: bool | None = None, static_lengths: bool | None = None, storage: str | None = None,
     ) -> Pile:  # fmt: skip
         """Stack ``arrays`` (concrete arrays of one rank) into a pile, padding with zeros.
 
@@ -268,7 +390,17 @@ class Pile:
         padded size along the ragged axes (arrays of one shape, without a
         larger ``pad_to``), and then computes as a dense batch.
         ``static_lengths`` is as for :class:`Pile` (``vmap`` computes in
-        buckets of similar lengths; ``jit`` compiles per set of lengths)."""
+        buckets of similar lengths; ``jit`` compiles per set of lengths).
+        ``storage="packed"`` stores the pile packed (see :class:`Pile`): the
+        arrays concatenated along the ragged axis, in ``capacity`` rows (by
+        default the sum of the lengths, also with ``pad_to``, which then sets
+        only ``max_length``), zeros past the sum; a pile with several ragged
+        axes cannot be packed (a ``ValueError``).  ``"padded"`` pads them;
+        ``None`` (the default) is ``"padded"`` unless
+        :func:`~plait_batching.storage.pile_storage` (for testing) says
+        otherwise, and then only for piles of one ragged axis."""
+        if storage is not None and storage not in STORAGES:
+            raise ValueError(f"Pile.from_arrays: storage must be None, 'padded' or 'packed', got {storage!r}")
         if isinstance(arrays, (np.ndarray, Tracer)) or not isinstance(arrays, Sequence) or not arrays:
             raise ValueError("Pile.from_arrays needs a non-empty list of arrays")
         elems = [np.asarray(a) for a in arrays]
@@ -302,6 +434,19 @@ class Pile:
             padded = int(pad_to)
         dt = np.result_type(*elems) if dtype is None else np.dtype(dtype)
         dt = dtypes.canonicalize_dtype(dt)
+        if storage == "packed" and len(axes) > 1:
+            _refuse_several_axes(axes, "Pile.from_arrays")
+        if (storage or (default_storage() if len(axes) == 1 else "padded")) == "packed":
+            _check_layout(layout, "Pile.from_arrays")
+            is_full = _check_full(full, lengths, padded, "Pile.from_arrays")
+            rows = _check_capacity(
+                int(lengths.sum()) if capacity is None else capacity, lengths, len(elems) * padded,
+                "Pile.from_arrays", is_full,
+            )  # fmt: skip
+            assert rows is not None
+            values = packed_from_arrays(elems, ax, dt, rows)
+            static = _static_lengths(static_lengths, lengths, "Pile.from_arrays")
+            return cls._make_packed(values, lengths, ax, padded, layout, rows, is_full, static)
         shape = list(elems[0].shape)
         for a in axes:
             shape[a] = padded
@@ -320,15 +465,87 @@ class Pile:
     # -- reading ---------------------------------------------------------------
 
     @property
+    def storage(self) -> str:
+        """How the pile stores its values: ``"padded"`` (``data``) or ``"packed"`` (``values``)."""
+        return "padded" if self._values is None else "packed"
+
+    @property
+    def data(self) -> Any:
+        """The padded data ``(B, *element shape)``, the ragged axis at ``max_length``.
+        For a packed pile, made from its values when read (zero padding)."""
+        if self._values is None:
+            return self._data
+        ax = self.ragged_axis
+        assert isinstance(ax, int) and self._max_length is not None
+        if getattr(self.lengths, "dtype", None) == dtypes.float0:
+            raise TypeError(
+                "Pile.data: this packed pile's lengths are float0 (a gradient's pile), so its padded view cannot be "
+                "made; read .values, or rebuild it with the lengths: Pile.packed(g.values, pile.lengths, "
+                "max_length=pile.max_length)"
+            )
+        return padded_from_packed(self._values, self.lengths, ax, self._max_length, self.full)
+
+    @property
+    def values(self) -> Any:
+        """The packed values: the elements' true rows concatenated along the
+        ragged axis (``capacity`` rows, no batch axis).  For a padded pile,
+        made from its data when read (as :meth:`with_storage` makes them)."""
+        if self._values is not None:
+            return self._values
+        return self.with_storage("packed")._values
+
+    def with_storage(self, storage: str, *, capacity: int | None = None) -> Pile:
+        """This pile stored as ``storage`` (``"padded"`` or ``"packed"``), with
+        the same lengths, layout, fullness and static lengths.
+
+        Packing keeps ``capacity`` rows: by default the pile's ``capacity``,
+        else the sum of the lengths (concrete), else ``B * max_length``
+        (traced lengths, as inside ``jit``, where the sum is not static: give
+        a capacity to save memory there).  The pile itself when it already is
+        so stored (and ``capacity`` is not given or is its own).  A pile with
+        several ragged axes cannot be packed (a ``ValueError``)."""
+        if storage not in STORAGES:
+            raise ValueError(f"Pile.with_storage: storage must be 'padded' or 'packed', got {storage!r}")
+        if storage == "padded":
+            if capacity is not None:
+                raise TypeError("Pile.with_storage: capacity applies to packed storage only")
+            if self._values is None:
+                return self
+            return Pile._make(
+                self.data, self.lengths, self.ragged_axis, self.layout, self.capacity, self.full, self.static_lengths
+            )  # fmt: skip
+        ax = self.ragged_axis
+        if not isinstance(ax, int):
+            _refuse_several_axes(ax, "Pile.with_storage")
+        if self._values is not None and capacity in (None, self.capacity):
+            return self
+        conc = _concrete(self.lengths)
+        padded = int(self.max_length)
+        if capacity is None:
+            capacity = self.capacity
+        if capacity is None:
+            capacity = int(conc.sum()) if conc is not None else self.num_elements * padded
+        rows = _check_capacity(capacity, conc, self.num_elements * padded, "Pile.with_storage", self.full)
+        assert rows is not None
+        values = packed_from_padded(self.data, self.lengths, ax, rows)
+        return Pile._make_packed(
+            values, self.lengths, ax, padded, self.layout, rows, self.full, self.static_lengths
+        )  # fmt: skip
+
+    @property
     def num_elements(self) -> int:
         """How many elements the pile holds."""
+        if self._values is not None:
+            return int(get_aval(self.lengths).shape[0])
         n: Dim = get_aval(self.data).shape[0]
         return int(n)
 
     @property
     def max_length(self) -> Dim:
         """The padded size of the ragged axis (or axes)."""
-        return get_aval(self.data).shape[1 + self.ragged_axes[0]]
+        if self._max_length is not None:
+            return self._max_length
+        return get_aval(self._data).shape[1 + self.ragged_axes[0]]
 
     @property
     def ragged_axes(self) -> tuple[int, ...]:
@@ -339,7 +556,7 @@ class Pile:
     @property
     def dtype(self) -> np.dtype[Any]:
         """The elements' dtype."""
-        return get_aval(self.data).dtype
+        return get_aval(self._data if self._values is None else self._values).dtype
 
     def __len__(self) -> int:
         return self.num_elements
@@ -358,8 +575,11 @@ class Pile:
                 "Pile: reading element slices needs concrete lengths, but the lengths are traced "
                 "(for example inside jit); use vmap over the pile instead"
             )
-        rank = len(get_aval(self.data).shape) - 1
-        return self.data[(i, *_true_slice(self.ragged_axes, rank, int(conc[i])))]
+        if self._values is not None:
+            start = int(conc[:i].sum())
+            return self._values[(*(slice(None),) * self.ragged_axes[0], slice(start, start + int(conc[i])))]
+        rank = len(get_aval(self._data).shape) - 1
+        return self._data[(i, *_true_slice(self.ragged_axes, rank, int(conc[i])))]
 
     def __iter__(self) -> Iterator[Any]:
         return (self[i] for i in range(self.num_elements))
@@ -369,16 +589,27 @@ class Pile:
         return list(self)
 
     def __repr__(self) -> str:
-        aval = get_aval(self.data)
-        dims = [str(d) for d in aval.shape[1:]]
+        packed = self._values is not None
+        aval = get_aval(self._values if packed else self._data)
+        dims = [str(d) for d in (aval.shape if packed else aval.shape[1:])]
         for a in self.ragged_axes:
-            dims[a] = "≤" + dims[a]
+            dims[a] = "≤" + (str(self._max_length) if packed else dims[a])
         conc = _concrete(self.lengths)
         lengths = f"traced {get_aval(self.lengths).str_short()}" if conc is None else np.array2string(conc)
+        stored = f" packed in {self.capacity} rows" if packed else ""
         return (
-            f"Pile[{aval.shape[0]}] of {dtypes.dtype_short_name(aval.dtype)}[{', '.join(dims)}] "
-            f"lengths {lengths}{' (full)' if self.full else ''}{' (static)' if self.static_lengths else ''}"
+            f"Pile[{self.num_elements}] of {dtypes.dtype_short_name(aval.dtype)}[{', '.join(dims)}] "
+            f"lengths {lengths}{stored}{' (full)' if self.full else ''}{' (static)' if self.static_lengths else ''}"
         )
+
+
+def _refuse_several_axes(axes: Any, who: str) -> NoReturn:
+    """Packed storage concatenates the elements along one ragged axis."""
+    raise ValueError(
+        f"{who}: packed storage concatenates the elements' rows along their one ragged axis, but the ragged axes "
+        f"are {tuple(axes)}: an element of several ragged axes (an n x n matrix) is not a run of rows of one axis; "
+        "store such a pile padded"
+    )
 
 
 def _check_layout(layout: Any, who: str) -> None:
@@ -466,23 +697,31 @@ def _true_slice(axes: Sequence[int], rank: int, length: int) -> tuple[slice, ...
     return tuple(slice(0, length) if k in axes else slice(None) for k in range(rank))
 
 
-#: A pile's static structure: ragged axis, layout, capacity, full, static lengths.
-_Aux = tuple[Any, str | None, int | None, bool, tuple[int, ...] | None]
+#: A pile's static structure: ragged axis, layout, capacity, full, static lengths, and the padded size of
+#: a packed pile (``None``: stored padded, its leaf is ``data``; else packed, its leaf is ``values``).
+_Aux = tuple[Any, str | None, int | None, bool, tuple[int, ...] | None, int | None]
+
+
+def _aux(p: Pile) -> _Aux:
+    return (p.ragged_axis, p.layout, p.capacity, p.full, p.static_lengths, p._max_length)
 
 
 def _flatten_with_keys(p: Pile) -> tuple[tuple[tuple[Any, Any], ...], _Aux]:
-    aux = (p.ragged_axis, p.layout, p.capacity, p.full, p.static_lengths)
-    return ((GetAttrKey("data"), p.data), (GetAttrKey("lengths"), p.lengths)), aux
+    first = (GetAttrKey("data"), p._data) if p._values is None else (GetAttrKey("values"), p._values)
+    return (first, (GetAttrKey("lengths"), p.lengths)), _aux(p)
 
 
 def _flatten(p: Pile) -> tuple[tuple[Any, Any], _Aux]:
-    return (p.data, p.lengths), (p.ragged_axis, p.layout, p.capacity, p.full, p.static_lengths)
+    return (p._data if p._values is None else p._values, p.lengths), _aux(p)
 
 
 def _unflatten(aux: _Aux, children: Any) -> Pile:
     data, lengths = children
     _check_rebuilt_lengths(lengths)
-    ragged_axis, layout, capacity, full, static = aux
+    ragged_axis, layout, capacity, full, static, max_length = aux
+    if max_length is not None:
+        assert capacity is not None
+        return Pile._make_packed(data, lengths, ragged_axis, max_length, layout, capacity, full, static)
     return Pile._make(data, lengths, ragged_axis, layout, capacity, full, static)
 
 
@@ -513,7 +752,7 @@ register_pytree_with_keys(Pile, _flatten_with_keys, _unflatten, _flatten)
 def _pile_size(p: Pile, spec: Any) -> Dim:
     if not isinstance(spec, PileAxis):
         raise TypeError(f"vmap: a Pile must be mapped with in_axes=pile_axis, got the in_axes entry {spec!r}")
-    return get_aval(p.data).shape[0]
+    return get_aval(p.lengths if p._values is not None else p._data).shape[0]
 
 
 def _no_generic(*args: Any) -> Any:

@@ -71,7 +71,8 @@ from plait_core.primitives.elementwise import (
     mul_p,
     select_n_p,
 )
-from plait_core.primitives.structural import broadcast_in_dim_p, iota_p, pad_p, slice_p
+from plait_core.primitives.reductions import reduce_sum_p
+from plait_core.primitives.structural import broadcast_in_dim_p, iota_p, pad_p, reshape_p, slice_p
 
 __all__ = [
     "Operand",
@@ -109,17 +110,19 @@ class RaggedSize:
     trace, ``int32[B]``), the static ``padded`` size and, when known, the
     ``concrete`` lengths; the static ``capacity`` of its packed values (the
     sum of the lengths when known, else the pile's, else ``B * padded``),
-    the ``layout`` its pile asked for (``None``: plait chooses) and whether
-    it is ``full`` (every length is ``padded``: the pile's static promise)."""
+    the ``layout`` its pile asked for (``None``: plait chooses), whether
+    it is ``full`` (every length is ``padded``: the pile's static promise)
+    and whether a pile of it is stored packed (``packed_storage``: results of
+    this size are returned packed too)."""
 
-    __slots__ = ("capacity", "concrete", "full", "layout", "lengths", "name", "padded")
+    __slots__ = ("capacity", "concrete", "full", "layout", "lengths", "name", "packed_storage", "padded")
 
     def __init__(
         self, name: str, lengths: Any, padded: int, concrete: np.ndarray | None, capacity: int,
-        layout: str | None = None, full: bool = False,
+        layout: str | None = None, full: bool = False, packed_storage: bool = False,
     ) -> None:  # fmt: skip
         self.name, self.lengths, self.padded, self.concrete = name, lengths, padded, concrete
-        self.capacity, self.layout, self.full = capacity, layout, full
+        self.capacity, self.layout, self.full, self.packed_storage = capacity, layout, full, packed_storage
 
     def describe(self) -> str:
         if self.concrete is None:
@@ -195,28 +198,32 @@ class RaggedEnv:
 
     def size_for(
         self, lengths: Any, padded: int, concrete: np.ndarray | None, capacity: int | None = None,
-        layout: str | None = None, full: bool = False,
+        layout: str | None = None, full: bool = False, packed_storage: bool = False,
     ) -> RaggedSize:  # fmt: skip
         """The size of these lengths: an existing one when they are the same
         value or equal concrete lengths, else a fresh name.  ``capacity``,
-        ``layout`` and ``full`` are the pile's (see :class:`RaggedSize`); a
-        forced layout given for an existing size overrides its automatic one,
-        and a pile that is full at the size's padded size makes it full (its
-        promise is about these lengths)."""
+        ``layout``, ``full`` and ``packed_storage`` are the pile's (see
+        :class:`RaggedSize`); a forced layout given for an existing size
+        overrides its automatic one, a pile that is full at the size's padded
+        size makes it full (its promise is about these lengths), and a packed
+        pile makes its results packed."""
         for s in self.sizes.values():
             if s.lengths is lengths or (
                 concrete is not None and s.concrete is not None and np.array_equal(s.concrete, concrete)
             ):
                 if s.layout is None:
                     s.layout = layout
-                if capacity is not None and concrete is None:
+                if capacity is not None and concrete is None and not s.packed_storage:
+                    # (A packed pile's tracer was made at the size's capacity: it stays.)
                     s.capacity = min(s.capacity, capacity)
                 s.full = s.full or (full and s.padded == padded)
+                s.packed_storage = s.packed_storage or packed_storage
                 return s
         name = f"_pile{next(_fresh_names)}"
         size = self.sizes[name] = RaggedSize(
-            name, lengths, padded, concrete, self.capacity_of(padded, concrete, capacity), layout, full
-        )
+            name, lengths, padded, concrete, self.capacity_of(padded, concrete, capacity), layout, full,
+            packed_storage,
+        )  # fmt: skip
         return size
 
     def capacity_of(self, padded: int, concrete: np.ndarray | None, capacity: int | None = None) -> int:
@@ -735,21 +742,38 @@ def _fit(data: Any, axis: int, have: int, want: int) -> Any:
     return pad_p.bind(data, np.zeros((), get_aval(data).dtype), padding_config=config)
 
 
+#: Set by :mod:`plait_batching.packed` (which builds on this module), for
+#: piles stored packed: ``"enter"``: ``enter(trace, size, values, axis,
+#: aval)``, the tracer of a pile's packed ``values`` (element type ``aval``);
+#: ``"values"``: ``values(tracer, axis)``, a ragged result's packed values
+#: (both with the parent trace current).
+packed_storage_hooks: dict[str, Callable[..., Any]] = {}
+
+
 def enter_pile(trace: BatchTrace, pile: Pile) -> BatchTracer:
     """What the mapped function sees for one element of ``pile``: a ragged
-    value whose padding is zero."""
+    value whose padding is zero, or, for a pile stored packed, a ragged value
+    holding the pile's packed values (its padded data is made only if an
+    operation reads it; see :mod:`plait_batching.packed`)."""
     env = env_of(trace)
-    aval = get_aval(pile.data)
     axes = pile.ragged_axes
-    padded = aval.shape[1 + axes[0]]
+    padded = pile.max_length
     if type(padded) is not int:
         raise TypeError(f"vmap: a Pile's padded size must be a concrete integer, got {padded}")
+    packed = pile.storage == "packed"
     with set_current_trace(trace.parent_trace):
         lengths = pile.lengths
         if get_aval(lengths).dtype != _I32:
             lengths = convert_element_type_p.bind(lengths, new_dtype=_I32, weak_type=False)
-        size = env.size_for(lengths, padded, _concrete(lengths), pile.capacity, pile.layout, pile.full)
-        data = pile.data
+        size = env.size_for(lengths, padded, _concrete(lengths), pile.capacity, pile.layout, pile.full, packed)
+        if packed and not size.full:
+            return _enter_packed(trace, size, pile.values, axes[0])
+        if packed:  # every length is size.padded: the first B x padded rows are the elements, unpadded
+            data = _full_data(pile.values, axes[0], pile.num_elements, size.padded)
+            padded = size.padded
+        else:
+            data = pile.data
+        aval = get_aval(data)
         shape = list(aval.shape[1:])
         for ax in axes:
             data = _fit(data, 1 + ax, padded, size.padded)
@@ -760,6 +784,35 @@ def enter_pile(trace: BatchTrace, pile: Pile) -> BatchTracer:
         data = fill_padding(env, Operand(data, 0, elt), axes, 0)
     out = BatchTracer(trace, data, 0, elt)
     out.filled = {ax: fill_key(0, elt.dtype) for ax in axes}
+    return out
+
+
+def _full_data(values: Any, axis: int, b: int, padded: int) -> Any:
+    """Packed ``values`` whose elements all have length ``padded`` as padded data ``(B, ..., padded, ...)``."""
+    shape = get_aval(values).shape
+    values = _fit(values, axis, int(shape[axis]), b * padded)
+    split = (*shape[:axis], b, padded, *shape[axis + 1 :])
+    return moveaxis(reshape_p.bind(values, new_sizes=split, dimensions=None), axis, 0)
+
+
+def _enter_packed(trace: BatchTrace, size: RaggedSize, values: Any, axis: int) -> BatchTracer:
+    """The tracer of a packed pile's ``values`` (parent trace current): cut or
+    padded to the size's capacity; where the lengths are traced the rows past
+    their sum are zeroed (a buffer's tail may hold anything, and a dense
+    layer's weight gradient sums over every row)."""
+    vaval = get_aval(values)
+    values = _fit(values, axis, int(vaval.shape[axis]), size.capacity)
+    if size.concrete is None and size.capacity > 0:
+        shape = get_aval(values).shape
+        total = reduce_sum_p.bind(size.lengths, axes=(0,))
+        rows = iota_p.bind(dtype=_I32, shape=shape, dimension=axis)
+        valid = lt_p.bind(rows, broadcast_in_dim_p.bind(total, shape=shape, broadcast_dimensions=()))
+        zero = broadcast_in_dim_p.bind(np.zeros((), vaval.dtype), shape=shape, broadcast_dimensions=())
+        values = select_n_p.bind(valid, zero, values)
+    elt_shape = list(vaval.shape)
+    elt_shape[axis] = SymbolicDim.var(size.name)
+    elt = ShapedArray(tuple(elt_shape), vaval.dtype, vaval.weak_type)
+    out: BatchTracer = packed_storage_hooks["enter"](trace, size, values, axis, elt)
     return out
 
 
@@ -779,7 +832,6 @@ def finish_pile(trace: BatchTrace, leaf: Any, where: str) -> Pile:
     """A result leaf as a pile (parent trace current): ragged values keep their
     ragged axis, others make a pile of equal lengths along their axis 0."""
     size = trace.axis.size
-    val, bdim = trace.unpack(leaf)
     try:
         aval = get_aval(leaf)
     except TypeError:
@@ -788,6 +840,7 @@ def finish_pile(trace: BatchTrace, leaf: Any, where: str) -> Pile:
             "array; out_axes=pile_axis makes piles of arrays"
         ) from None
     if not (type(leaf) is BatchTracer and leaf.ragged):
+        val, bdim = trace.unpack(leaf)
         if aval.ndim == 0:
             raise ValueError(
                 f"vmap: {where} of the function's result is a scalar per element ({aval.str_short()}), but "
@@ -809,10 +862,6 @@ def finish_pile(trace: BatchTrace, leaf: Any, where: str) -> Pile:
             f"element type {aval.str_short()}), but the ragged axes of a Pile share one length per element; "
             "reduce or slice the others first"
         )
-    assert bdim is not None
-    if not is_filled(leaf, axes, 0):
-        val = fill_padding(env, Operand(val, bdim, aval), axes, 0)
-    data = moveaxis(val, bdim, 0)
     d = aval.shape[axes[0]]
     # The pile keeps the layout and capacity of the size it has (when it is one size, not 2 n).
     names = sorted(env.names_in(d))
@@ -820,6 +869,22 @@ def finish_pile(trace: BatchTrace, leaf: Any, where: str) -> Pile:
     kept = env.sizes[names[0]] if bare else None
     layout, capacity = (kept.layout, kept.capacity) if kept is not None else (None, None)
     full = env.full_value(d) is not None and _has_elements(size)  # a result of full sizes has no padding
+    if kept is not None and kept.packed_storage and len(axes) == 1 and type(size) is int:
+        # A size of a pile stored packed: the result is stored packed too.
+        ax = axes[0]
+        if full:  # (its padded data has no padding: the values are a reshape of it)
+            val, bdim = leaf.val, leaf.bdim
+            rows = size * kept.padded
+            elt = tuple(s for k, s in enumerate(get_aval(val).shape) if k != bdim)
+            merged = (*elt[:ax], rows, *elt[ax + 1 :])
+            values = reshape_p.bind(moveaxis(val, bdim, ax), new_sizes=merged, dimensions=None)
+        else:
+            values, rows = packed_storage_hooks["values"](leaf, ax), kept.capacity
+        return Pile._make_packed(values, env.lengths(d), ax, kept.padded, layout, rows, full)
+    val, bdim = leaf.val, leaf.bdim  # (read only here: a packed result's padded data is made when read)
+    if not is_filled(leaf, axes, 0):
+        val = fill_padding(env, Operand(val, bdim, aval), axes, 0)
+    data = moveaxis(val, bdim, 0)
     return Pile._make(data, env.lengths(d), axes[0] if len(axes) == 1 else tuple(axes), layout, capacity, full)
 
 
