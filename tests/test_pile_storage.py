@@ -43,7 +43,7 @@ def loss(w1: Any, pile: Pile) -> Any:
 
 def test_jit_vmap_over_a_packed_pile_holds_the_sum_of_the_lengths() -> None:
     elems = elements([3, 100])
-    padded, packed = Pile.from_arrays(elems), Pile.from_arrays(elems, storage="packed")
+    padded, packed = Pile.from_arrays(elems, storage="padded"), Pile.from_arrays(elems, storage="packed")
     assert np.shape(packed.values) == (103, D) and np.shape(padded.data) == (2, 100, D)
     f = jit(mapped)
     got, want = f(packed, W1), f(padded, W1)
@@ -68,7 +68,7 @@ def test_jit_vmap_over_a_packed_pile_holds_the_sum_of_the_lengths() -> None:
 @pytest.mark.parametrize("jitted", [False, True])
 def test_grad_of_a_packed_pile_is_a_packed_pile(layout: str, jitted: bool) -> None:
     elems = elements([3, 9, 1, 0, 6])
-    padded, packed = Pile.from_arrays(elems), Pile.from_arrays(elems, storage="packed")
+    padded, packed = Pile.from_arrays(elems, storage="padded"), Pile.from_arrays(elems, storage="packed")
     g = grad(loss, argnums=(0, 1), allow_int=True)
     if jitted:
         g = jit(g)
@@ -90,7 +90,7 @@ def test_a_buffer_tail_of_nan_has_no_gradient() -> None:
     elems = elements([2, 5])
     values = np.concatenate([*elems, np.full((3, D), np.nan, np.float32)])
     pile = Pile.packed(values, [2, 5], max_length=5)
-    want = grad(loss)(W1, Pile.from_arrays(elems))
+    want = grad(loss)(W1, Pile.from_arrays(elems, storage="padded"))
     for layout in ("packed", "auto", "padded"):  # (the dense layers run on the 10 rows when packed)
         with pile_layout(layout):
             got = jit(grad(loss))(W1, pile)
@@ -102,7 +102,7 @@ def test_packing_inside_jit() -> None:
     """``with_storage`` and ``Pile.packed`` on traced values: the capacity is
     static (given, or ``B x max length`` for traced lengths)."""
     elems = elements([2, 4, 1])
-    padded = Pile.from_arrays(elems)
+    padded = Pile.from_arrays(elems, storage="padded")
 
     @jit
     def repack(p: Pile) -> Any:

@@ -284,3 +284,36 @@ def test_static_lengths_of_a_packed_pile_compute_in_buckets() -> None:
     out = mapped(attention, packed)
     for got, e in zip(out.unpack(), elems):
         np.testing.assert_allclose(np.asarray(got), np.asarray(attention(e)), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("layout", ["auto", "packed", "padded"])
+@pytest.mark.parametrize("lengths", [[0, 0], [0, 2], []])
+def test_packed_piles_without_rows(layout: str, lengths: list[int]) -> None:
+    """A capacity of 0 (every length 0, or no element): nothing to gather, zeros padded."""
+    values = np.arange(sum(lengths) * D, dtype=np.float32).reshape(sum(lengths), D)
+    p = Pile.packed(values, np.array(lengths, np.int32), max_length=3)
+    with pile_layout(layout):
+        doubled = mapped(lambda x: x * 2, p)
+        cumulative = mapped(lambda x: pnp.cumsum(x, axis=0), p)
+        sums = vmap(lambda x: x.sum(0), in_axes=pile_axis)(p)
+        closed = make_jaxpr(lambda q: mapped(lambda x: x * 2, q))(p)
+        staged = eval_jaxpr(closed.jaxpr, closed.consts, *tree_flatten(p)[0])
+    assert doubled.storage == "packed" and np.shape(doubled.values) == (sum(lengths), D)
+    np.testing.assert_array_equal(np.asarray(doubled.values), 2 * values)
+    np.testing.assert_array_equal(np.asarray(staged[0])[: sum(lengths)], 2 * values)
+    for got, e in zip(cumulative.unpack(), p.unpack()):
+        np.testing.assert_array_equal(np.asarray(got), np.cumsum(np.asarray(e), axis=0))
+    assert len(cumulative) == len(lengths) and cumulative.storage == "packed"
+    np.testing.assert_array_equal(np.asarray(sums), np.asarray(p.data).sum(1))
+
+
+def test_pad_to_fixes_the_capacity_of_a_packed_pile() -> None:
+    """``pad_to`` promises one structure for piles of one padded size: packed,
+    their capacity is ``B * pad_to`` unless a capacity is given."""
+    a = Pile.from_arrays(elements([2, 6]), pad_to=8, storage="packed")
+    b = Pile.from_arrays(elements([8, 1]), pad_to=8, storage="packed")
+    assert a.capacity == b.capacity == 16 and tree_structure(a) == tree_structure(b)
+    np.testing.assert_array_equal(np.asarray(a.values)[:8], np.concatenate(elements([2, 6])))
+    assert not np.asarray(a.values)[8:].any()
+    small = Pile.from_arrays(elements([2, 6]), pad_to=8, storage="packed", capacity=9)
+    assert np.shape(small.values) == (9, D) and small.max_length == 8

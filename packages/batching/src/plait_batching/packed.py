@@ -322,7 +322,12 @@ def enter_packed(trace: Any, size: RaggedSize, values: Any, axis: int, aval: Any
     ``"padded"`` (no operation runs packed) they are unpacked now, with zero
     padding, as a padded pile enters."""
     out = packed_tracer(trace, values, axis, aval)
-    if layout_of(size) == "padded":
+    if size.capacity == 0 or size.padded == 0:  # no true rows: the padded data is zeros (nothing to gather)
+        shape = (int(env_of(trace).axis.size), *get_aval(values).shape[:axis], size.padded,
+                 *get_aval(values).shape[axis + 1 :])  # fmt: skip
+        out.val = broadcast_in_dim_p.bind(np.zeros((), aval.dtype), shape=shape, broadcast_dimensions=())
+        out.filled = {axis: fill_key(0, aval.dtype)}
+    elif layout_of(size) == "padded":
         env = env_of(trace)
         out.val = fill_padding(env, Operand(_unpack(env, size, values, axis), 0, aval), (axis,), 0)
         out.filled = {axis: fill_key(0, aval.dtype)}
@@ -330,7 +335,12 @@ def enter_packed(trace: Any, size: RaggedSize, values: Any, axis: int, aval: Any
 
 
 def packed_values(x: Any, axis: int) -> Any:
-    """A ragged result's packed values along its ragged ``axis`` (parent trace current): see :func:`pack`."""
+    """A ragged result's packed values along its ragged ``axis`` (parent trace current): see :func:`pack`
+    (zero rows where the capacity is 0: there is nothing to gather)."""
+    size = env_of(x._trace).sizes[_name(x.aval.shape[axis])]
+    if x.packed is None and size.capacity == 0:
+        shape = tuple(0 if k == axis else d for k, d in enumerate(x.aval.shape))
+        return broadcast_in_dim_p.bind(np.zeros((), x.aval.dtype), shape=shape, broadcast_dimensions=())
     return pack(x, axis)
 
 

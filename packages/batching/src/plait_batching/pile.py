@@ -393,9 +393,10 @@ class Pile:
         buckets of similar lengths; ``jit`` compiles per set of lengths).
         ``storage="packed"`` stores the pile packed (see :class:`Pile`): the
         arrays concatenated along the ragged axis, in ``capacity`` rows (by
-        default the sum of the lengths, also with ``pad_to``, which then sets
-        only ``max_length``), zeros past the sum; a pile with several ragged
-        axes cannot be packed (a ``ValueError``).  ``"padded"`` pads them;
+        default the sum of the lengths; with ``pad_to``, ``B * pad_to``, so
+        that piles of one padded size share a compilation as ``pad_to``
+        promises: give a smaller ``capacity`` to save memory), zeros past the
+        sum; a pile with several ragged axes cannot be packed (a ``ValueError``).  ``"padded"`` pads them;
         ``None`` (the default) is ``"padded"`` unless
         :func:`~plait_batching.storage.pile_storage` (for testing) says
         otherwise, and then only for piles of one ragged axis."""
@@ -439,10 +440,9 @@ class Pile:
         if (storage or (default_storage() if len(axes) == 1 else "padded")) == "packed":
             _check_layout(layout, "Pile.from_arrays")
             is_full = _check_full(full, lengths, padded, "Pile.from_arrays")
-            rows = _check_capacity(
-                int(lengths.sum()) if capacity is None else capacity, lengths, len(elems) * padded,
-                "Pile.from_arrays", is_full,
-            )  # fmt: skip
+            if capacity is None:  # (pad_to: piles of one padded size share a structure, so a compilation)
+                capacity = int(lengths.sum()) if pad_to is None else len(elems) * padded
+            rows = _check_capacity(capacity, lengths, len(elems) * padded, "Pile.from_arrays", is_full)
             assert rows is not None
             values = packed_from_arrays(elems, ax, dt, rows)
             static = _static_lengths(static_lengths, lengths, "Pile.from_arrays")
