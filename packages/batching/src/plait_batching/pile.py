@@ -11,7 +11,7 @@ A :class:`Pile` of ``B`` elements holds
 
 ``vmap(f, in_axes=pile_axis)`` maps over a pile and ``out_axes=pile_axis``
 builds one (see :mod:`plait_batching.ragged`).  A pile is a pytree whose
-leaves are ``data`` and ``lengths``, so it crosses ``jit`` (lengths become
+leaves are ``data`` (``values`` when stored packed) and ``lengths``, so it crosses ``jit`` (lengths become
 traced values, the padded size stays static) and ``grad``.  Padding is zero
 in the piles plait makes; the mapped function never reads it into a true
 result.
@@ -138,7 +138,7 @@ class Pile:
     ``len(pile)`` is the number of elements, ``pile[i]`` element ``i``'s true
     slice and :meth:`unpack` all of them.
 
-    A pile is a pytree whose leaves are ``data`` and ``lengths`` (so ``jit``
+    A pile is a pytree whose leaves are ``data`` (``values`` when stored packed) and ``lengths`` (so ``jit``
     traces the lengths and ``grad`` returns a pile of gradients); note that
     ``tree_map(f, pile)`` therefore applies ``f`` to the lengths too.  A
     rebuilt pile whose lengths are no longer integers is a ``TypeError``.
@@ -204,6 +204,10 @@ class Pile:
     operation needs it), and returns results of its ragged size packed too.
     Only a pile of one ragged axis can be packed: the ``n x n`` elements of a
     pile with several ragged axes are not rows of one axis (a ``ValueError``).
+    A packed pile with static lengths is computed in buckets from its padded
+    view, and the buckets' results are stored padded.  A gradient's packed
+    pile has ``float0`` lengths, so only its ``values`` can be read (rebuild
+    it with the lengths for a padded view).
     """
 
     __slots__ = (
