@@ -14,6 +14,12 @@ weights):
   ``static_lengths=True``: ``vmap`` computes it in buckets of similar
   lengths, each padded to its own longest (``plait_batching.buckets``);
   ``jit`` compiles once per set of lengths;
+* **pile with a plan**: the same pile built with ``static_lengths="plan"``:
+  only a coarse plan of buckets is static (``plait_batching.length_plan``),
+  the lengths stay traced and the elements are sorted while running, so
+  ``jit`` compiles once per plan; the row also counts the distinct plans of
+  50 random batches of 32 lengths uniform in 8-125 padded to 128 (as many
+  compilations; exact static lengths: one per batch);
 * **padded and masked**: the same layer rewritten to take a padded sequence
   and its length, masking the attention by hand, ``jit(vmap(...))``;
 * **loop**: the layer called once per sequence from Python, either as
@@ -128,6 +134,8 @@ def batching_results(jax: Any | None, repeats: int = 15) -> list[Result]:
     dpile = Pile(dispatch.device_put(padded), dispatch.device_put(lengths), capacity=pile.capacity)
     # The same pile with its lengths static: vmap computes it in buckets of similar lengths.
     spile = Pile(dpile.data, dpile.lengths, capacity=pile.capacity, static_lengths=True)
+    # The same pile with a coarse plan of buckets static, its lengths traced.
+    ppile = Pile(dpile.data, dpile.lengths, capacity=pile.capacity, static_lengths="plan")
     dseqs = [dispatch.device_put(s) for s in seqs]
     dpadded, dlengths = dpile.data, dpile.lengths
 
@@ -149,6 +157,9 @@ def batching_results(jax: Any | None, repeats: int = 15) -> list[Result]:
     def plait_static() -> Any:
         return block(piled(spile, dp).data)
 
+    def plait_planned() -> Any:
+        return block(piled(ppile, dp).data)
+
     def plait_masked() -> Any:
         return block(masked(dpadded, dlengths, dp))
 
@@ -160,6 +171,9 @@ def batching_results(jax: Any | None, repeats: int = 15) -> list[Result]:
 
     def plait_grad_static() -> Any:
         return block(grad_pile(dp, spile))
+
+    def plait_grad_planned() -> Any:
+        return block(grad_pile(dp, ppile))
 
     def plait_grad_masked() -> Any:
         return block(grad_masked(dp, dpadded, dlengths))
@@ -175,11 +189,13 @@ def batching_results(jax: Any | None, repeats: int = 15) -> list[Result]:
     reference = [np.asarray(single(s, dp)) for s in dseqs]
     _check([np.asarray(a) for a in piled(dpile, dp).unpack()], reference, "pile")
     _check([np.asarray(a) for a in piled(spile, dp).unpack()], reference, "pile with static lengths")
+    _check([np.asarray(a) for a in piled(ppile, dp).unpack()], reference, "pile with a plan")
     out = np.asarray(masked(dpadded, dlengths, dp))
     _check([out[i, :n] for i, n in enumerate(LENGTHS)], reference, "padded and masked")
     grads = [grad_single(dp, s) for s in dseqs]
     grad_reference = {k: sum(np.asarray(g[k]) for g in grads) for k in p}
     for what, got in (("pile", grad_pile(dp, dpile)), ("pile with static lengths", grad_pile(dp, spile)),
+                      ("pile with a plan", grad_pile(dp, ppile)),
                       ("padded and masked", grad_masked(dp, dpadded, dlengths))):  # fmt: skip
         for k in p:
             np.testing.assert_allclose(np.asarray(got[k]), grad_reference[k], rtol=2e-3, atol=2e-2,
@@ -241,14 +257,25 @@ def batching_results(jax: Any | None, repeats: int = 15) -> list[Result]:
     gstatic_t, _ = interleaved(plait_grad_static, None, max(3, repeats // 2))
     _, _, gstatic_over_masked = interleaved_ratio(plait_grad_static, plait_grad_masked, repeats)
     _, _, gstatic_over_loop = interleaved_ratio(plait_grad_static, plait_grad_loop, max(3, repeats // 2))
+    plan_t, _ = interleaved(plait_planned, None, repeats)
+    _, _, plan_over_masked = interleaved_ratio(plait_planned, plait_masked, 2 * repeats)
+    _, _, plan_over_loop = interleaved_ratio(plait_planned, plait_loop, repeats)
+    _, _, plan_over_static = interleaved_ratio(plait_planned, plait_static, repeats)
+    gplan_t, _ = interleaved(plait_grad_planned, None, max(3, repeats // 2))
+    _, _, gplan_over_masked = interleaved_ratio(plait_grad_planned, plait_grad_masked, repeats)
+    _, _, gplan_over_loop = interleaved_ratio(plait_grad_planned, plait_grad_loop, max(3, repeats // 2))
+    _, _, gplan_over_static = interleaved_ratio(plait_grad_planned, plait_grad_static, max(3, repeats // 2))
     assert None not in (pile_over_masked, pile_over_loop, gpile_over_masked, gpile_over_loop, static_over_masked,
-                        static_over_loop, gstatic_over_masked, gstatic_over_loop)  # fmt: skip
+                        static_over_loop, gstatic_over_masked, gstatic_over_loop, plan_over_masked, plan_over_loop,
+                        plan_over_static, gplan_over_masked, gplan_over_loop, gplan_over_static)  # fmt: skip
     plait_eager_loop()  # the eager operations compile on first use
     if jax_eager_loop is not None:
         jax_eager_loop()
     eager_t, je_t = interleaved(plait_eager_loop, jax_eager_loop, 3)
     first_pile, first_loop, jax_first_loop = _first_passes(jax, dispatch, dpile, dseqs, dp)
     first_static, _, _ = _first_passes(None, dispatch, spile, dseqs, dp, loop=False)
+    first_plan, _, _ = _first_passes(None, dispatch, ppile, dseqs, dp, loop=False)
+    plans = _plans_of_random_batches()
     equal = _equal_lengths(jax, dispatch, repeats)
     rows = len(LENGTHS) * max(LENGTHS) / sum(LENGTHS)
     pairs = N_SEQ * max(LENGTHS) ** 2 / sum(n * n for n in LENGTHS)
@@ -265,6 +292,10 @@ def batching_results(jax: Any | None, repeats: int = 15) -> list[Result]:
                static_t, jm_t,
                f"pile / plait padded+masked = {static_over_masked:.2f}× (target ≤ 0.7×), pile / loop = "
                f"{static_over_loop:.2f}× (target ≤ 0.85×)"),
+        Result(f"{what}: plait pile with a plan (buckets, lengths traced) vs JAX padded+masked", plan_t, jm_t,
+               f"pile / plait padded+masked = {plan_over_masked:.2f}× (target ≤ 0.7×), pile / loop = "
+               f"{plan_over_loop:.2f}× (target ≤ 0.85×), plan / static lengths = {plan_over_static:.2f}×; "
+               f"{ppile.static_lengths!r}; 50 random batches make {plans} plans (compilations; static lengths: 50)"),
         Result(f"{what}: grad of the summed squares, plait pile vs JAX padded+masked", gpile_t, jgm_t,
                f"pile / plait padded+masked, run by run = {gpile_over_masked:.2f}× (target ≤ 0.7×)"),
         Result(f"{what}: grad, Python loop of jit(grad), plait vs JAX", gloop_t, jgl_t,
@@ -273,6 +304,9 @@ def batching_results(jax: Any | None, repeats: int = 15) -> list[Result]:
         Result(f"{what}: grad, plait pile with static lengths (buckets) vs JAX padded+masked", gstatic_t, jgm_t,
                f"pile / plait padded+masked = {gstatic_over_masked:.2f}× (target ≤ 0.7×), pile / loop = "
                f"{gstatic_over_loop:.2f}× (target ≤ 0.85×)"),
+        Result(f"{what}: grad, plait pile with a plan vs JAX padded+masked", gplan_t, jgm_t,
+               f"pile / plait padded+masked = {gplan_over_masked:.2f}× (target ≤ 0.7×), pile / loop = "
+               f"{gplan_over_loop:.2f}× (target ≤ 0.85×), plan / static lengths = {gplan_over_static:.2f}×"),
         equal,
         Result(f"{what}: Python loop, eager (op by op), plait vs JAX", eager_t, je_t,
                f"eager loop / pile = {eager_t / pile_t:.1f}× (target ≥ 5×)"),
@@ -280,8 +314,17 @@ def batching_results(jax: Any | None, repeats: int = 15) -> list[Result]:
                first_loop, jax_first_loop,
                f"loop / pile = {first_loop / first_pile:.1f}× (pile: {first_pile * 1e3:.0f} ms, one compilation; "
                f"loop: {len(set(LENGTHS))} compilations; pile with static lengths: {first_static * 1e3:.0f} ms, "
-               "one compilation of one copy of the layer per bucket)"),
+               f"one compilation of one copy of the layer per bucket; pile with a plan: {first_plan * 1e3:.0f} ms)"),
     ]  # fmt: skip
+
+
+def _plans_of_random_batches(batches: int = 50) -> int:
+    """How many distinct plans (so compilations) ``batches`` random batches of
+    ``N_SEQ`` lengths uniform in 8-125, padded to 128, make."""
+    from plait_batching.length_plan import make_plan
+
+    rng = np.random.default_rng(4)
+    return len({make_plan(rng.integers(8, 126, N_SEQ), 128) for _ in range(batches)})
 
 
 def _equal_lengths(jax: Any | None, dispatch: Any, repeats: int) -> Result:

@@ -4,7 +4,10 @@ plait's choice; ``packed`` and ``padded`` forced, see
 :mod:`plait_batching.packed`), and ``buckets``: the automatic layout with
 every pile built from concrete lengths carrying them statically
 (:func:`plait_batching.pile.pile_static_lengths`), so ``vmap`` computes it in
-buckets of similar lengths (:mod:`plait_batching.buckets`); and ``stored``,
+buckets of similar lengths (:mod:`plait_batching.buckets`); ``plan``: the
+same with only a coarse plan of buckets static (``static_lengths="plan"``,
+:mod:`plait_batching.length_plan`: the lengths stay values and the elements
+are sorted while running); and ``stored``,
 ``stored-packed``, ``stored-padded``: the piles that ``Pile.from_arrays``
 builds stored packed (:func:`plait_batching.storage.pile_storage`; piles of
 several ragged axes stay padded), under the automatic layout and each forced
@@ -14,7 +17,7 @@ narrows the modes run.
 A test marked ``whole_pile`` (with its reason) asserts on the program a
 whole pile gives (equation counts, the layout chosen, how often a rule is
 traced), which buckets legitimately change: it is skipped in the ``buckets``
-mode, and runs in the three others."""
+and ``plan`` modes, and runs in the others."""
 
 from __future__ import annotations
 
@@ -27,7 +30,7 @@ from plait_batching import pile_layout
 from plait_batching.pile import pile_static_lengths
 from plait_batching.storage import pile_storage
 
-MODES = ("auto", "packed", "padded", "buckets", "stored", "stored-packed", "stored-padded")
+MODES = ("auto", "packed", "padded", "buckets", "plan", "stored", "stored-packed", "stored-padded")
 LAYOUTS = tuple(os.environ.get("PLAIT_PILE_TEST_LAYOUTS", ",".join(MODES)).split(","))
 
 
@@ -45,13 +48,14 @@ def layout_of_piles(request: pytest.FixtureRequest) -> Iterator[str]:
         raise ValueError(
             f"PLAIT_PILE_TEST_LAYOUTS: unknown mode {mode!r}, expected some of {', '.join(MODES)}"
         )
-    if mode == "buckets":
+    if mode in ("buckets", "plan"):
         marker = request.node.get_closest_marker("whole_pile")
         if marker is not None:
             pytest.skip(f"whole_pile: {marker.kwargs.get('reason', marker.args[0] if marker.args else '')}")
     stored = mode.startswith("stored")
-    layout = mode.partition("-")[2] or "auto" if stored else "auto" if mode == "buckets" else mode
-    with pile_layout(layout), pile_static_lengths(mode == "buckets"), pile_storage("packed" if stored else "padded"):
+    layout = mode.partition("-")[2] or "auto" if stored else "auto" if mode in ("buckets", "plan") else mode
+    static = "plan" if mode == "plan" else mode == "buckets"
+    with pile_layout(layout), pile_static_lengths(static), pile_storage("packed" if stored else "padded"):
         yield mode
 
 

@@ -61,13 +61,15 @@ def test_from_arrays_dtype_and_pad_to() -> None:
 
 
 def test_repr(layout_of_piles: str) -> None:
-    static = " (static)" if layout_of_piles == "buckets" else ""  # piles carry static lengths in that mode
+    # Piles carry static lengths in the buckets mode, a plan of buckets in the plan mode.
+    static = {"buckets": " (static)", "plan": " (plan 3 ≤16)"}.get(layout_of_piles, "")
+    planned = {"buckets": " (static)", "plan": " (plan 2 ≤3)"}.get(layout_of_piles, "")
     p = Pile.from_arrays(
         [np.ones((16, 8), np.float32), np.ones((11, 8), np.float32), np.ones((13, 8), np.float32)], storage="padded"
     )
     assert repr(p) == f"Pile[3] of f32[≤16, 8] lengths [16 11 13]{static}"
     q = Pile.from_arrays([np.ones((2, 3), np.int32), np.ones((2, 1), np.int32)], storage="padded")
-    assert repr(q) == f"Pile[2] of i32[2, ≤3] lengths [3 1]{static}"
+    assert repr(q) == f"Pile[2] of i32[2, ≤3] lengths [3 1]{planned}"
 
 
 def test_constructor_keeps_parts() -> None:
@@ -80,12 +82,17 @@ def test_constructor_keeps_parts() -> None:
     np.testing.assert_array_equal(np.asarray(p2[0]), data[0, :, :2])
 
 
-def test_pytree() -> None:
+def test_pytree(layout_of_piles: str) -> None:
     p = Pile.from_arrays([np.ones((3, 2), np.float32), np.ones((1, 2), np.float32)], storage="padded")
     leaves, tree = tree_flatten(p)
     assert len(leaves) == 2 and leaves[0] is p.data and leaves[1] is p.lengths
     back = tree_unflatten(tree, leaves)
     assert isinstance(back, Pile) and back.ragged_axis == p.ragged_axis
+    if layout_of_piles == "plan":  # NumPy lengths rebuilt into a plan are checked against it
+        with pytest.raises(ValueError, match=r"rebuilt with lengths \[6 2\] that do not fit its plan"):
+            tree_map(lambda x: x * 2, p)
+        p = Pile.from_arrays([np.ones((3, 2), np.float32), np.ones((1, 2), np.float32)], storage="padded",
+                             static_lengths=False)  # fmt: skip
     doubled = tree_map(lambda x: x * 2, p)
     assert isinstance(doubled, Pile)
     np.testing.assert_array_equal(np.asarray(doubled.data), np.asarray(p.data) * 2)

@@ -11,6 +11,7 @@ import pytest
 import plait_core.numpy as pnp
 from plait_batching import Pile, pile_axis, vmap
 from plait_batching.buckets import MAX_BUCKETS, split_sorted
+from plait_batching.length_plan import PLAN_BUCKETS, LengthPlan, grid_step, make_plan
 from plait_batching.pile import pile_static_lengths
 from plait_core import lax, make_jaxpr, nn
 
@@ -90,7 +91,7 @@ def test_equal_static_lengths_stay_one_full_pile() -> None:
 
 def test_static_lengths_errors() -> None:
     seqs = _seqs([3, 4])
-    with pytest.raises(TypeError, match="static_lengths must be True, False or None"):
+    with pytest.raises(TypeError, match="static_lengths must be True, False, 'plan' or None, got 'yes'"):
         Pile.from_arrays(seqs, static_lengths="yes")  # type: ignore[arg-type]
 
     def build(data: Any, lengths: Any) -> Any:
@@ -181,5 +182,90 @@ def test_the_default_switch_for_tests() -> None:
         assert statics == [None]
         with pile_static_lengths(False):
             assert Pile.from_arrays(seqs).static_lengths is None
-    with pytest.raises(TypeError, match="pile_static_lengths: static must be True or False, got 'yes'"):
+    with pytest.raises(TypeError, match="pile_static_lengths: static must be True, False or 'plan', got 'yes'"):
         pile_static_lengths("yes").__enter__()  # type: ignore[arg-type]
+
+
+# ---------------------------------------------------------------------------
+# Plans: static_lengths="plan" (plait_batching.length_plan)
+
+
+def test_plan_rounding() -> None:
+    assert (grid_step(128), grid_step(125), grid_step(30), grid_step(1000)) == (16, 16, 8, 128)
+    assert make_plan(np.array(LENGTHS), 32) == LengthPlan([(3, 32), (3, 24), (6, 16)])
+    rng = np.random.default_rng(5)
+    for _ in range(20):
+        lengths = rng.integers(8, 126, 32)
+        plan = make_plan(lengths, 128)
+        counts, bounds = [n for n, _ in plan.buckets], [b for _, b in plan.buckets]
+        assert sum(counts) == 32 and bounds[0] == 128 and 1 <= len(counts) <= PLAN_BUCKETS
+        assert all(n % 8 == 0 for n in counts)  # cuts on multiples of ceil(32 / PLAN_BUCKETS)
+        assert all(b % 16 == 0 for b in bounds) and bounds == sorted(set(bounds), reverse=True)
+        ordered = np.sort(lengths)[::-1]
+        starts = np.cumsum([0, *counts[:-1]])
+        assert all(ordered[a] <= b for a, b in zip(starts, bounds))  # fits
+        assert all(ordered[a] > b - 16 for a, b in zip(starts[1:], bounds[1:]))  # on the grid: the least bound
+        assert plan.misfit(lengths) is None
+    assert make_plan(np.array([40] * 16), 40) == LengthPlan([(16, 40)])  # equal lengths: one bucket
+    assert make_plan(np.array([7]), 9) == LengthPlan([(1, 9)])
+    assert make_plan(np.zeros(0, np.int32), 0) == LengthPlan([])
+    # Batches whose sorted lengths stay on one grid step share a plan.
+    assert make_plan(np.array(LENGTHS), 32) == make_plan(np.array(LENGTHS[::-1]) - (np.array(LENGTHS[::-1]) > 2), 32)
+
+
+def test_a_plan_is_static_structure() -> None:
+    seqs = _seqs(LENGTHS)
+    pile = Pile.from_arrays(seqs, pad_to=32, static_lengths="plan")
+    assert pile.static_lengths == LengthPlan([(3, 32), (3, 24), (6, 16)])
+    assert hash(pile.static_lengths) == hash(LengthPlan([(3, 32), (3, 24), (6, 16)]))
+    assert repr(pile).endswith("(plan 3 ≤32, 3 ≤24, 6 ≤16)")
+    assert Pile(pile.data, pile.lengths, static_lengths="plan").static_lengths == pile.static_lengths
+    with pytest.raises(AttributeError, match="LengthPlan is immutable"):
+        pile.static_lengths.buckets = ()  # type: ignore[misc, union-attr]
+    with pile_static_lengths("plan"):
+        assert Pile.from_arrays(seqs, pad_to=32).static_lengths == pile.static_lengths
+    with pytest.raises(TypeError, match=r"static_lengths='plan' needs concrete lengths, but the lengths are traced"):
+        make_jaxpr(lambda d, n: Pile(d, n, static_lengths="plan").data)(pile.data, pile.lengths)
+
+
+def test_a_plan_sorts_while_running_and_gives_the_whole_piles_results() -> None:
+    seqs = _seqs(LENGTHS, seed=2)
+    w = np.random.default_rng(1).standard_normal((4, 4)).astype(np.float32)
+    f = vmap(_attention, in_axes=(pile_axis, None), out_axes=pile_axis)
+    planned = Pile.from_arrays(seqs, pad_to=32, static_lengths="plan")
+    got = f(planned, w)
+    whole = f(Pile.from_arrays(seqs, pad_to=32, static_lengths=False), w)
+    assert got.data.shape == whole.data.shape == (12, 32, 4)
+    np.testing.assert_array_equal(np.asarray(got.lengths), LENGTHS)
+    for a, b, x in zip(got, whole, seqs):
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(np.asarray(a), np.asarray(_attention(x, w)), rtol=1e-5, atol=1e-5)
+
+    def total(p: Pile) -> Any:
+        return vmap(lambda x: pnp.sum(_attention(x, w)), in_axes=pile_axis)(p)
+
+    program = make_jaxpr(total)(planned)
+    assert _count(program, "sort") == 2  # the order and its inverse, from the (traced) lengths
+    assert _count(program, "reduce_max") == 3  # one copy of the softmax per bucket
+    exact = make_jaxpr(total)(Pile.from_arrays(seqs, pad_to=32, static_lengths=True))
+    assert _count(exact, "sort") == 0  # exact static lengths: the order is a constant
+    sums = total(planned)
+    np.testing.assert_allclose(np.asarray(sums), [float(np.sum(_attention(x, w))) for x in seqs], rtol=1e-4)
+
+
+def test_piles_of_one_plan_but_other_lengths_map_whole() -> None:
+    one = Pile.from_arrays(_seqs(LENGTHS, seed=3), pad_to=32, static_lengths="plan")
+    other_lengths = [n - 1 if n > 2 else n for n in LENGTHS[::-1]]
+    other = Pile.from_arrays(_seqs(other_lengths, seed=4), pad_to=32, static_lengths="plan")
+    assert one.static_lengths == other.static_lengths
+
+    def both(x: Any, y: Any) -> Any:
+        return pnp.sum(x) + 2.0 * pnp.sum(y)
+
+    f = vmap(both, in_axes=(pile_axis, pile_axis))
+    got = f(one, other)
+    want = [float(np.sum(a)) + 2.0 * float(np.sum(b)) for a, b in zip(one.unpack(), other.unpack())]
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-5, atol=1e-5)
+    assert _count(make_jaxpr(f)(one, other), "sort") == 0  # mapped whole
+    assert _count(make_jaxpr(lambda p: f(p, p))(one), "sort") == 2  # one lengths value: buckets
+    np.testing.assert_allclose(np.asarray(f(one, one)), [3.0 * float(np.sum(a)) for a in one.unpack()], rtol=1e-5)

@@ -9,14 +9,21 @@ and maps the function over each bucket separately, each padded only to its
 own longest element; the results are put back in the elements' order.  The
 program holds one copy of the mapped function per bucket.
 
-How many buckets: the cost of a bucket of ``n`` elements padded to ``L`` is
-taken as ``n * L * (L + N)`` (``N`` the pile's padded size: work that grows
-with the square of the length, as attention's, plus work that grows with the
-length, as a dense layer's), and every bucket beyond the first costs a fixed
-share of the unbucketed cost (its own copy of the program: more to compile,
-more operations to launch).  The cheapest split into at most
-:data:`MAX_BUCKETS` contiguous runs of the sorted lengths wins; one bucket
-means the ordinary ``vmap``.
+How many buckets: the cost model of :mod:`plait_batching.bucket_cost` cuts
+the sorted lengths into at most :data:`MAX_BUCKETS` contiguous runs; one
+bucket means the ordinary ``vmap``.
+
+A pile built with ``static_lengths="plan"`` carries only a coarse plan
+(:class:`~plait_batching.length_plan.LengthPlan`: per bucket, how many of
+the sorted elements and the size it is padded to) and keeps its lengths as
+leaves, traced under ``jit``: the elements' order is then computed while
+running (a stable sort of the lengths, longest first, and gathers of the
+mapped arguments and of the results), so one compiled program serves every
+batch of that plan.  Its buckets are never full (their lengths are not
+known), and every pile mapped must share the one lengths value (the same
+traced value, or equal concrete lengths), else the piles are mapped whole.
+Concrete lengths that do not fit the plan (a pile rebuilt from other leaves)
+are a ``ValueError``; traced ones are the builder's claim.
 
 Buckets are made only where they keep ``vmap``'s meaning: every pile mapped
 carries the same static lengths, the other mapped arguments are arrays, every
@@ -41,85 +48,52 @@ from typing import Any
 import numpy as np
 
 import plait_core.numpy as pnp
-from plait_batching.pile import Pile, PileAxis
+from plait_batching.bucket_cost import BUCKET_OVERHEAD, MAX_BUCKETS, split_sorted
+from plait_batching.length_plan import LengthPlan
+from plait_batching.pile import Pile, PileAxis, _concrete
 from plait_batching.specs import Spec, SpecLeaf, is_axis, match_groups
 from plait_core import lax
 from plait_core.tree_util import tree_flatten, tree_unflatten
 
-__all__ = ["MAX_BUCKETS", "BucketPlan", "plan_buckets", "run_buckets"]
-
-#: The most buckets a pile is cut into (each is a copy of the mapped function).
-MAX_BUCKETS = 8
-
-#: What each bucket beyond the first costs, as a share of the unbucketed cost.
-#: (On the benchmark transformer layer, 32 lengths in 8-125: 0.01 makes 7
-#: buckets, forward 0.62-0.64x and grad 0.51-0.52x the padded+masked layer;
-#: 0.03 makes 4, 0.73-0.77x and 0.58-0.59x; more buckets compile longer.)
-BUCKET_OVERHEAD = 0.01
-
+__all__ = ["BUCKET_OVERHEAD", "MAX_BUCKETS", "BucketPlan", "plan_buckets", "run_buckets", "split_sorted"]
 
 class BucketPlan:
-    """The buckets of one ``vmap`` call: the elements' order (longest first),
-    the bounds of each bucket in that order, and each bucket's padded size
-    (the first keeps the pile's, so results have the shapes ``vmap`` gives
-    without buckets)."""
+    """The buckets of one ``vmap`` call: the bounds of each bucket among the
+    sorted elements (longest first), each bucket's padded size (the first
+    keeps the pile's, so results have the shapes ``vmap`` gives without
+    buckets), and, for exact static lengths, the lengths and the elements'
+    order (static); for a :class:`~plait_batching.length_plan.LengthPlan`
+    the order is computed while running (``order`` is ``None``)."""
 
     __slots__ = ("bounds", "inverse", "lengths", "order", "widths")
 
-    def __init__(self, lengths: tuple[int, ...], order: np.ndarray, bounds: list[tuple[int, int]],
+    def __init__(self, lengths: tuple[int, ...] | None, order: np.ndarray | None, bounds: list[tuple[int, int]],
                  widths: list[int | None]) -> None:  # fmt: skip
         self.lengths, self.order, self.bounds, self.widths = lengths, order, bounds, widths
-        self.inverse = np.argsort(order).astype(np.int32)
+        self.inverse = None if order is None else np.argsort(order).astype(np.int32)
 
     def __repr__(self) -> str:
         sizes = [b - a for a, b in self.bounds]
         return f"BucketPlan({len(sizes)} buckets of {sizes} elements, padded to {self.widths})"
 
 
-def split_sorted(lengths: Sequence[int], padded: int) -> list[tuple[int, int]]:
-    """The cheapest cut of ``lengths`` (sorted, longest first) into contiguous
-    buckets, by the cost model of this module's docstring: ``(start, stop)``
-    per bucket."""
-    b = len(lengths)
-    most = min(MAX_BUCKETS, b)
-
-    def cost(a: int, c: int) -> float:
-        width = padded if a == 0 else lengths[a]
-        return float((c - a) * width * (width + padded))
-
-    penalty = BUCKET_OVERHEAD * cost(0, b)
-    inf = float("inf")
-    # best[k][c]: the cheapest cut of the first c lengths into k buckets.
-    best = [[inf] * (b + 1) for _ in range(most + 1)]
-    back = [[0] * (b + 1) for _ in range(most + 1)]
-    best[0][0] = 0.0
-    for k in range(1, most + 1):
-        for c in range(1, b + 1):
-            for a in range(k - 1, c):
-                v = best[k - 1][a] + cost(a, c)
-                if v < best[k][c]:
-                    best[k][c], back[k][c] = v, a
-    k = min(range(1, most + 1), key=lambda k: best[k][b] + (k - 1) * penalty)
-    bounds: list[tuple[int, int]] = []
-    c = b
-    while k:
-        a = back[k][c]
-        bounds.append((a, c))
-        c, k = a, k - 1
-    return bounds[::-1]
-
-
 def plan_buckets(
     leaves: Sequence[SpecLeaf], specs: Sequence[Spec], out_axes: Any, axis_name: Any
 ) -> BucketPlan | None:  # fmt: skip
     """The buckets of a ``vmap`` call over ``leaves``, or ``None`` when it maps
-    as a whole (no pile with static lengths, a case this module leaves alone,
-    or one bucket is cheapest)."""
+    as a whole (no pile with static lengths or a plan, a case this module
+    leaves alone, or one bucket is cheapest).  A ``ValueError`` when a
+    pile's concrete lengths do not fit its plan."""
     piles = [leaf.value for leaf, s in zip(leaves, specs) if s is not None and type(leaf.value) is Pile]
     if not piles or axis_name is not None:
         return None
     lengths = piles[0].static_lengths
-    if lengths is None or len(lengths) < 2 or any(p.static_lengths != lengths for p in piles):
+    if lengths is None or any(p.static_lengths != lengths for p in piles):
+        return None
+    if isinstance(lengths, LengthPlan):
+        if len(lengths.buckets) < 2 or not _one_lengths(piles):
+            return None
+    elif len(lengths) < 2:
         return None
     for leaf, s in zip(leaves, specs):
         if s is not None and type(leaf.value) is not Pile and not is_axis(s):
@@ -127,7 +101,9 @@ def plan_buckets(
     outs = tree_flatten(out_axes, is_leaf=lambda x: x is None)[0]
     if not all(o is None or is_axis(o) or isinstance(o, PileAxis) for o in outs):
         return None
-    padded = min(int(p.data.shape[1 + p.ragged_axes[0]]) for p in piles)
+    if isinstance(lengths, LengthPlan):
+        return _from_length_plan(lengths, piles[0])
+    padded = min(int(p.max_length) for p in piles)
     order = np.asarray(sorted(range(len(lengths)), key=lambda i: -lengths[i]), np.int32)
     bounds = split_sorted([lengths[i] for i in order], padded)
     if len(bounds) < 2:
@@ -136,26 +112,58 @@ def plan_buckets(
     return BucketPlan(lengths, order, bounds, widths)
 
 
-def _bucket_leaf(value: Any, spec: Spec, plan: BucketPlan, sorted_value: Any, k: int, narrow: bool) -> Any:
+def _one_lengths(piles: list[Pile]) -> bool:
+    """Whether the piles share one lengths value (the same value, or equal concrete lengths)."""
+    first = piles[0].lengths
+    if all(p.lengths is first for p in piles):
+        return True
+    conc = [_concrete(p.lengths) for p in piles]
+    head = conc[0]
+    return head is not None and all(c is not None and np.array_equal(c, head) for c in conc)
+
+
+def _from_length_plan(plan: LengthPlan, pile: Pile) -> BucketPlan:
+    """The buckets of a plan; concrete lengths are checked against it."""
+    conc = _concrete(pile.lengths)
+    why = None if conc is None else plan.misfit(conc)
+    if conc is not None and why is not None:
+        raise ValueError(
+            f"vmap: a pile's lengths {np.array2string(conc)} do not fit its plan {plan!r} ({why}); a plan is made "
+            "from the lengths when the pile is built (static_lengths='plan'), so a pile rebuilt from other "
+            "lengths (tree_unflatten) must be built anew"
+        )
+    widths: list[int | None] = [None] + [b for _, b in plan.buckets[1:]]
+    return BucketPlan(None, None, plan.starts(), widths)
+
+
+def _bucket_leaf(
+    value: Any, spec: Spec, plan: BucketPlan, sorted_value: Any, k: int, narrow: bool
+) -> Any:  # fmt: skip
     """Bucket ``k``'s part of an argument (``sorted_value``: the argument with
-    its elements in the plan's order): if ``narrow``, padded to the bucket's
-    width and full when its lengths all are; else padded and full as the
-    pile is."""
+    its elements in the plan's order; for a pile, its data and the lengths of
+    each bucket): if ``narrow``, padded to the bucket's width and full when
+    its (static) lengths all are; else padded and full as the pile is."""
     if spec is None:
         return value
     a, c = plan.bounds[k]
     width = plan.widths[k] if narrow else None
     if type(value) is Pile:
-        data_all, lengths_all = sorted_value
+        data_all, bucket_lengths = sorted_value
         data = lax.slice_in_dim(data_all, a, c, axis=0)
         if width is not None:
             for ax in value.ragged_axes:
                 data = lax.slice_in_dim(data, 0, width, axis=1 + ax)
-        static = tuple(plan.lengths[int(i)] for i in plan.order[a:c])
         padded = int(data.shape[1 + value.ragged_axes[0]])
-        full = all(n == padded for n in static) if narrow else value.full
-        return Pile._make(data, lax.slice_in_dim(lengths_all, a, c, axis=0), value.ragged_axis, value.layout,
-                          sum(static), full)  # fmt: skip
+        if plan.order is None:  # a plan: the lengths are not static; at most the bucket's padded size
+            most = (c - a) * padded
+            capacity = most if value.capacity is None else min(most, value.capacity)
+            full = False if narrow else value.full
+        else:
+            assert plan.lengths is not None
+            static = tuple(plan.lengths[int(i)] for i in plan.order[a:c])
+            capacity = sum(static)
+            full = all(n == padded for n in static) if narrow else value.full
+        return Pile._make(data, bucket_lengths[k], value.ragged_axis, value.layout, capacity, full)
     return lax.slice_in_dim(sorted_value, a, c, axis=int(spec))
 
 
@@ -179,18 +187,34 @@ def run_buckets(
     raise error
 
 
+def _order(plan: BucketPlan, lengths: Any) -> tuple[Any, Any, Any]:
+    """The elements' order (longest first, ties in their order), its inverse
+    and the sorted lengths: static for exact lengths, computed from the
+    (traced) lengths for a plan."""
+    if plan.order is not None:
+        return plan.order, plan.inverse, pnp.take(lengths, plan.order, axis=0)
+    index = lax.iota(np.int32, int(lengths.shape[0]))
+    negated, order = lax.sort((-lax.convert_element_type(lengths, np.int32), index), num_keys=1)
+    inverse = lax.sort((order, index), num_keys=1)[1]
+    return order, inverse, -negated
+
+
 def _run(
     plan: BucketPlan, leaves: Sequence[SpecLeaf], specs: Sequence[Spec], in_tree: Any, out_axes: Any,
     call: Callable[[tuple[Any, ...], dict[str, Any]], Any],
 ) -> Any:  # fmt: skip
-    order = plan.order
+    first = next(leaf.value for leaf, spec in zip(leaves, specs) if spec is not None and type(leaf.value) is Pile)
+    order, inverse, sorted_lengths = _order(plan, first.lengths)
+    # One lengths value per bucket, shared by every pile (a plan's piles share one lengths value; exact static
+    # lengths are equal): traced lengths match by identity inside vmap.
+    bucket_lengths = [lax.slice_in_dim(sorted_lengths, a, c, axis=0) for a, c in plan.bounds]
     sorted_values: list[Any] = []
     for leaf, spec in zip(leaves, specs):
         v = leaf.value
         if spec is None:
             sorted_values.append(None)
         elif type(v) is Pile:
-            sorted_values.append((pnp.take(v.data, order, axis=0), pnp.take(v.lengths, order, axis=0)))
+            sorted_values.append((pnp.take(v.data, order, axis=0), bucket_lengths))
         else:
             sorted_values.append(pnp.take(v, order, axis=int(spec)))
 
@@ -212,10 +236,10 @@ def _run(
             # primitive with only a rule for piles lacks.  Such a bucket is
             # computed as the pile is: at its padded size, full only if it is.
             outs.append(bucket(k, False))
-    return _combine(outs, out_axes, plan.inverse)
+    return _combine(outs, out_axes, inverse)
 
 
-def _combine(outs: list[Any], out_axes: Any, inverse: np.ndarray) -> Any:
+def _combine(outs: list[Any], out_axes: Any, inverse: Any) -> Any:
     """The buckets' results as one result, elements in their original order."""
     per = [match_groups(out_axes, o, "the output", "out_axes") for o in outs]
     spec_tree = per[0][1]
@@ -236,12 +260,12 @@ def _combine(outs: list[Any], out_axes: Any, inverse: np.ndarray) -> Any:
     return results[0] if spec_tree is None else tree_unflatten(spec_tree, results)
 
 
-def _merge_arrays(parts: list[Any], spec: int, inverse: np.ndarray) -> Any:
+def _merge_arrays(parts: list[Any], spec: int, inverse: Any) -> Any:
     axis = spec % len(parts[0].shape)
     return pnp.take(pnp.concatenate(parts, axis=axis), inverse, axis=axis)
 
 
-def _merge_piles(parts: list[Pile], inverse: np.ndarray) -> Pile:
+def _merge_piles(parts: list[Pile], inverse: Any) -> Pile:
     """Piles of the buckets as one pile: each padded to the first bucket's
     padded size along the ragged axes, stacked, and put back in order."""
     first = parts[0]

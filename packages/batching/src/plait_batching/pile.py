@@ -41,6 +41,7 @@ from typing import Any, NoReturn
 
 import numpy as np
 
+from plait_batching.length_plan import LengthPlan, make_plan
 from plait_batching.storage import (
     STORAGES,
     default_storage,
@@ -75,31 +76,37 @@ class PileAxis:
 pile_axis = PileAxis()
 
 
-def _static_from_environment() -> bool:
+#: What of a pile's lengths is static: nothing, the lengths themselves, or a coarse plan of buckets.
+StaticKind = bool | str
+
+
+def _static_from_environment() -> StaticKind:
     given = os.environ.get("PLAIT_PILE_STATIC_LENGTHS", "0")
-    if given not in ("0", "1"):
-        raise ValueError(f"PLAIT_PILE_STATIC_LENGTHS must be '0' or '1', got {given!r}")
-    return given == "1"
+    if given not in ("0", "1", "plan"):
+        raise ValueError(f"PLAIT_PILE_STATIC_LENGTHS must be '0', '1' or 'plan', got {given!r}")
+    return "plan" if given == "plan" else given == "1"
 
 
 _ENVIRONMENT_STATIC = _static_from_environment()
-_static_by_default: contextvars.ContextVar[bool] = contextvars.ContextVar(
+_static_by_default: contextvars.ContextVar[StaticKind] = contextvars.ContextVar(
     "plait_pile_static_lengths", default=_ENVIRONMENT_STATIC
 )
 
 
 @contextlib.contextmanager
-def pile_static_lengths(static: bool) -> Iterator[None]:
+def pile_static_lengths(static: StaticKind) -> Iterator[None]:
     """Within the block, piles built without ``static_lengths`` (left at
     ``None``) take ``static``: with ``True`` every pile whose lengths are
     concrete carries them in its structure, so ``vmap`` computes it in
     buckets (see :mod:`plait_batching.buckets`); piles with traced lengths
     stay as they are.  Meant for testing (it runs a test suite's piles
-    through buckets); the default comes from the environment variable
-    ``PLAIT_PILE_STATIC_LENGTHS`` (``1`` on, ``0`` or unset off)."""
-    if not isinstance(static, (bool, np.bool_)):
-        raise TypeError(f"pile_static_lengths: static must be True or False, got {static!r}")
-    token = _static_by_default.set(bool(static))
+    through buckets); ``"plan"`` gives them a coarse plan of buckets instead
+    (``static_lengths="plan"``).  The default comes from the environment
+    variable ``PLAIT_PILE_STATIC_LENGTHS`` (``1`` on, ``plan`` plans, ``0``
+    or unset off)."""
+    if not isinstance(static, (bool, np.bool_)) and static != "plan":
+        raise TypeError(f"pile_static_lengths: static must be True, False or 'plan', got {static!r}")
+    token = _static_by_default.set("plan" if static == "plan" else bool(static))
     try:
         yield
     finally:
@@ -181,10 +188,23 @@ class Pile:
     mix positions (attention, whose cost grows with the square of the padded
     length) to near that of the true elements.  The price is compilation:
     ``jit`` compiles anew for every new set of lengths, as a loop of
-    ``jit(f)`` per element compiles once per new length.  Lengths that are
-    traced cannot be static (a ``TypeError``).  ``None`` (the default) is
-    ``False`` unless :func:`pile_static_lengths` (for testing) says
-    otherwise, and then only for concrete lengths.
+    ``jit(f)`` per element compiles once per new length.
+    ``static_lengths="plan"`` keeps the lengths as leaves (traced under
+    ``jit``) and makes only a coarse plan of buckets static
+    (``Pile.static_lengths`` is then a
+    :class:`~plait_batching.length_plan.LengthPlan`: per bucket, how many of
+    the sorted elements it holds and the size it is padded to, on a coarse
+    grid): ``vmap`` sorts the elements by their lengths while running, so one
+    compilation serves every batch with the same plan, a little slower than
+    buckets of the exact lengths.  The plan is made from the concrete
+    lengths and fits them by construction; a pile rebuilt from other leaves
+    (``tree_unflatten``) keeps its plan, which is then the builder's claim:
+    concrete lengths that do not fit it are a ``ValueError`` when mapped,
+    traced ones are not checked (lengths longer than their bucket's bound
+    would be cut).  Lengths that are traced cannot be static nor planned (a
+    ``TypeError``).  ``None`` (the default) is ``False`` unless
+    :func:`pile_static_lengths` (for testing) says otherwise, and then only
+    for concrete lengths.
 
     *Storage* (``storage``, static): a pile stores its values ``"padded"``
     (``data``, as above: ``B x max length`` rows) or ``"packed"``
@@ -222,11 +242,11 @@ class Pile:
     layout: str | None
     capacity: int | None
     full: bool
-    static_lengths: tuple[int, ...] | None
+    static_lengths: tuple[int, ...] | LengthPlan | None
 
     def __init__(
         self, data: Any, lengths: Any, ragged_axis: int | Sequence[int] = 0, *, layout: str | None = None,
-        capacity: int | None = None, full: bool | None = None, static_lengths: bool | None = None,
+        capacity: int | None = None, full: bool | None = None, static_lengths: bool | str | None = None,
     ) -> None:  # fmt: skip
         data = _as_array(data, "data")
         lengths = _as_array(lengths, "lengths")
@@ -275,12 +295,12 @@ class Pile:
         self._data, self._values, self._max_length = data, None, None
         self.lengths, self.ragged_axis = lengths, ax if len(axes) == 1 else axes
         self.layout, self.capacity, self.full = layout, capacity, is_full
-        self.static_lengths = _static_lengths(static_lengths, conc, "Pile")
+        self.static_lengths = _static_lengths(static_lengths, conc, "Pile", padded)
 
     @classmethod
     def _make(
         cls, data: Any, lengths: Any, ragged_axis: int | tuple[int, ...], layout: str | None = None,
-        capacity: int | None = None, full: bool = False, static_lengths: tuple[int, ...] | None = None,
+        capacity: int | None = None, full: bool = False, static_lengths: tuple[int, ...] | LengthPlan | None = None,
     ) -> Pile:  # fmt: skip
         """A pile from trusted parts, without checks (used by pytrees and ``vmap``)."""
         p = object.__new__(cls)
@@ -292,7 +312,7 @@ class Pile:
     @classmethod
     def _make_packed(
         cls, values: Any, lengths: Any, ragged_axis: int, max_length: int, layout: str | None, capacity: int,
-        full: bool = False, static_lengths: tuple[int, ...] | None = None,
+        full: bool = False, static_lengths: tuple[int, ...] | LengthPlan | None = None,
     ) -> Pile:  # fmt: skip
         """A packed pile from trusted parts, without checks (used by pytrees and ``vmap``)."""
         p = object.__new__(cls)
@@ -304,7 +324,7 @@ class Pile:
     @classmethod
     def packed(
         cls, values: Any, lengths: Any, ragged_axis: int = 0, *, max_length: int | None = None,
-        layout: str | None = None, full: bool | None = None, static_lengths: bool | None = None,
+        layout: str | None = None, full: bool | None = None, static_lengths: bool | str | None = None,
     ) -> Pile:  # fmt: skip
         """A pile stored packed: ``values`` are the elements' true rows
         concatenated along ``ragged_axis`` (element coordinates: ``values``
@@ -367,14 +387,14 @@ class Pile:
         is_full = _check_full(full, conc, padded, "Pile.packed")
         rows = _check_capacity(int(shape[ax]), conc, int(laval.shape[0]) * padded, "Pile.packed", is_full)
         assert rows is not None
-        static = _static_lengths(static_lengths, conc, "Pile.packed")
+        static = _static_lengths(static_lengths, conc, "Pile.packed", padded)
         return cls._make_packed(values, lengths, ax, padded, layout, rows, is_full, static)
 
     @classmethod
     def from_arrays(
         cls, arrays: Sequence[Any], ragged_axis: int | Sequence[int] | None = None, dtype: Any = None,
         pad_to: int | None = None, *, layout: str | None = None, capacity: int | None = None,
-        full: bool | None = None, static_lengths: bool | None = None, storage: str | None = None,
+        full: bool | None = None, static_lengths: bool | str | None = None, storage: str | None = None,
     ) -> Pile:  # fmt: skip
         """Stack ``arrays`` (concrete arrays of one rank) into a pile, padding with zeros.
 
@@ -449,7 +469,7 @@ class Pile:
             rows = _check_capacity(capacity, lengths, len(elems) * padded, "Pile.from_arrays", is_full)
             assert rows is not None
             values = packed_from_arrays(elems, ax, dt, rows)
-            static = _static_lengths(static_lengths, lengths, "Pile.from_arrays")
+            static = _static_lengths(static_lengths, lengths, "Pile.from_arrays", padded)
             return cls._make_packed(values, lengths, ax, padded, layout, rows, is_full, static)
         shape = list(elems[0].shape)
         for a in axes:
@@ -463,7 +483,7 @@ class Pile:
         if capacity is None and pad_to is None:
             capacity = int(lengths.sum())
         capacity = _check_capacity(capacity, lengths, len(elems) * padded, "Pile.from_arrays", is_full)
-        static = _static_lengths(static_lengths, lengths, "Pile.from_arrays")
+        static = _static_lengths(static_lengths, lengths, "Pile.from_arrays", padded)
         return cls._make(data, lengths, ax if len(axes) == 1 else axes, layout, capacity, is_full, static)
 
     # -- reading ---------------------------------------------------------------
@@ -603,7 +623,7 @@ class Pile:
         stored = f" packed in {self.capacity} rows" if packed else ""
         return (
             f"Pile[{self.num_elements}] of {dtypes.dtype_short_name(aval.dtype)}[{', '.join(dims)}] "
-            f"lengths {lengths}{stored}{' (full)' if self.full else ''}{' (static)' if self.static_lengths else ''}"
+            f"lengths {lengths}{stored}{' (full)' if self.full else ''}{_static_repr(self.static_lengths)}"
         )
 
 
@@ -635,21 +655,34 @@ def _check_full(full: Any, lengths: np.ndarray | None, padded: int, who: str) ->
     return every if full is None else bool(full)
 
 
-def _static_lengths(static: Any, lengths: np.ndarray | None, who: str) -> tuple[int, ...] | None:
-    """The lengths as a static tuple when ``static`` asks for it (they must be concrete), else ``None``;
-    ``static=None`` takes the default of :func:`pile_static_lengths` where the lengths are concrete."""
+def _static_lengths(
+    static: Any, lengths: np.ndarray | None, who: str, padded: int
+) -> tuple[int, ...] | LengthPlan | None:  # fmt: skip
+    """The lengths as a static tuple when ``static`` is true, their coarse plan
+    of buckets when it is ``"plan"`` (either needs concrete lengths), else
+    ``None``; ``static=None`` takes the default of :func:`pile_static_lengths`
+    where the lengths are concrete."""
     if static is None:
-        static = _static_by_default.get() and lengths is not None
-    if not isinstance(static, (bool, np.bool_)):
-        raise TypeError(f"{who}: static_lengths must be True, False or None, got {static!r}")
+        static = _static_by_default.get() if lengths is not None else False
+    if not isinstance(static, (bool, np.bool_)) and not (isinstance(static, str) and static == "plan"):
+        raise TypeError(f"{who}: static_lengths must be True, False, 'plan' or None, got {static!r}")
     if not static:
         return None
     if lengths is None:
         raise TypeError(
-            f"{who}: static_lengths=True needs concrete lengths, but the lengths are traced (for example inside "
-            "jit); build the pile outside jit and pass it in, so that its lengths are part of its structure"
+            f"{who}: static_lengths={static!r} needs concrete lengths, but the lengths are traced (for example "
+            "inside jit); build the pile outside jit and pass it in, so that its lengths (or their plan) are part "
+            "of its structure"
         )
+    if static == "plan":
+        return make_plan(lengths, padded)
     return tuple(int(n) for n in lengths)
+
+
+def _static_repr(static: tuple[int, ...] | LengthPlan | None) -> str:
+    if isinstance(static, LengthPlan):
+        return f" (plan {', '.join(f'{n} ≤{b}' for n, b in static.buckets)})"
+    return " (static)" if static else ""
 
 
 def _check_capacity(
@@ -703,7 +736,7 @@ def _true_slice(axes: Sequence[int], rank: int, length: int) -> tuple[slice, ...
 
 #: A pile's static structure: ragged axis, layout, capacity, full, static lengths, and the padded size of
 #: a packed pile (``None``: stored padded, its leaf is ``data``; else packed, its leaf is ``values``).
-_Aux = tuple[Any, str | None, int | None, bool, tuple[int, ...] | None, int | None]
+_Aux = tuple[Any, str | None, int | None, bool, tuple[int, ...] | LengthPlan | None, int | None]
 
 
 def _aux(p: Pile) -> _Aux:
@@ -723,6 +756,13 @@ def _unflatten(aux: _Aux, children: Any) -> Pile:
     data, lengths = children
     _check_rebuilt_lengths(lengths)
     ragged_axis, layout, capacity, full, static, max_length = aux
+    if isinstance(static, LengthPlan) and isinstance(lengths, np.ndarray) and lengths.dtype.kind in "iu":
+        why = static.misfit(lengths)
+        if why is not None:  # concrete NumPy lengths are checked here; others when mapped (plait_batching.buckets)
+            raise ValueError(
+                f"Pile: rebuilt with lengths {np.array2string(lengths)} that do not fit its plan {static!r} ({why}); "
+                "build a pile anew (static_lengths='plan') for other lengths"
+            )
     if max_length is not None:
         assert capacity is not None
         return Pile._make_packed(data, lengths, ragged_axis, max_length, layout, capacity, full, static)
