@@ -134,8 +134,9 @@ def batching_results(jax: Any | None, repeats: int = 15) -> list[Result]:
     dpile = Pile(dispatch.device_put(padded), dispatch.device_put(lengths), capacity=pile.capacity)
     # The same pile with its lengths static: vmap computes it in buckets of similar lengths.
     spile = Pile(dpile.data, dpile.lengths, capacity=pile.capacity, static_lengths=True)
-    # The same pile with a coarse plan of buckets static, its lengths traced.
-    ppile = Pile(dpile.data, dpile.lengths, capacity=pile.capacity, static_lengths="plan")
+    # The same pile with a coarse plan of buckets static, its lengths traced; no capacity (a static sum of the
+    # lengths would make each batch compile anew, which the plan is there to avoid).
+    ppile = Pile(dpile.data, dpile.lengths, static_lengths="plan")
     dseqs = [dispatch.device_put(s) for s in seqs]
     dpadded, dlengths = dpile.data, dpile.lengths
 
