@@ -103,3 +103,14 @@ def test_lengths_that_do_not_fit_the_plan_are_refused_when_concrete() -> None:
     padded = np.asarray(leaves[0])
     want = [padded[i, :n].sum() for i, n in enumerate(ONE[::-1])]
     np.testing.assert_allclose(np.asarray(got), want, rtol=1e-5, atol=1e-5)
+
+
+def test_a_packed_pile_with_a_plan() -> None:
+    seqs = _seqs(ONE, seed=5)
+    packed = Pile.from_arrays(seqs, pad_to=32, storage="packed", static_lengths="plan")
+    assert packed.storage == "packed" and packed.static_lengths == LengthPlan([(3, 32), (3, 24), (6, 16)])
+    f = vmap(_attention, in_axes=(pile_axis, None), out_axes=pile_axis)
+    for out in (f(packed, W), jit(f)(packed, W)):
+        np.testing.assert_array_equal(np.asarray(out.lengths), ONE)
+        for a, x in zip(out, seqs):
+            np.testing.assert_allclose(np.asarray(a), np.asarray(_attention(x, W)), rtol=1e-5, atol=1e-5)
