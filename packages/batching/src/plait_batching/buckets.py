@@ -205,16 +205,22 @@ def _run(
 ) -> Any:  # fmt: skip
     first = next(leaf.value for leaf, spec in zip(leaves, specs) if spec is not None and type(leaf.value) is Pile)
     order, inverse, sorted_lengths = _order(plan, first.lengths)
-    # One lengths value per bucket, shared by every pile (a plan's piles share one lengths value; exact static
-    # lengths are equal): traced lengths match by identity inside vmap.
-    bucket_lengths = [lax.slice_in_dim(sorted_lengths, a, c, axis=0) for a, c in plan.bounds]
+
+    def cut(lengths: Any) -> list[Any]:
+        return [lax.slice_in_dim(lengths, a, c, axis=0) for a, c in plan.bounds]
+
+    # A plan's piles share one lengths value, so one lengths value per bucket serves them all (traced lengths
+    # match by identity inside vmap); with exact static lengths each pile keeps its own lengths value, as it
+    # does mapped whole (two traced lengths values are two ragged sizes there).
+    shared = cut(sorted_lengths)
     sorted_values: list[Any] = []
     for leaf, spec in zip(leaves, specs):
         v = leaf.value
         if spec is None:
             sorted_values.append(None)
         elif type(v) is Pile:
-            sorted_values.append((pnp.take(v.data, order, axis=0), bucket_lengths))
+            own = shared if plan.order is None or v is first else cut(pnp.take(v.lengths, order, axis=0))
+            sorted_values.append((pnp.take(v.data, order, axis=0), own))
         else:
             sorted_values.append(pnp.take(v, order, axis=int(spec)))
 
