@@ -110,7 +110,11 @@ def test_a_packed_pile_with_a_plan() -> None:
     packed = Pile.from_arrays(seqs, pad_to=32, storage="packed", static_lengths="plan")
     assert packed.storage == "packed" and packed.static_lengths == LengthPlan([(3, 32), (3, 24), (6, 16)])
     f = vmap(_attention, in_axes=(pile_axis, None), out_axes=pile_axis)
-    for out in (f(packed, W), jit(f)(packed, W)):
+    exact = Pile.from_arrays(seqs, pad_to=32, storage="packed", static_lengths=True)
+    for out in (f(packed, W), jit(f)(packed, W), f(exact, W)):
+        # Results of the pile's ragged size are stored packed in its capacity, as vmap gives them unbucketed.
+        rows = packed.capacity
+        assert out.storage == "packed" and out.capacity == rows and np.shape(out.values) == (rows, 4)
         np.testing.assert_array_equal(np.asarray(out.lengths), ONE)
         for a, x in zip(out, seqs):
             np.testing.assert_allclose(np.asarray(a), np.asarray(_attention(x, W)), rtol=1e-5, atol=1e-5)

@@ -214,6 +214,7 @@ def _run(
     # does mapped whole (two traced lengths values are two ragged sizes there).
     shared = cut(sorted_lengths)
     sorted_values: list[Any] = []
+    packed: list[tuple[list[Any], Pile]] = []  # the buckets' lengths of each pile stored packed, and the pile
     for leaf, spec in zip(leaves, specs):
         v = leaf.value
         if spec is None:
@@ -221,6 +222,8 @@ def _run(
         elif type(v) is Pile:
             own = shared if plan.order is None or v is first else cut(pnp.take(v.lengths, order, axis=0))
             sorted_values.append((pnp.take(v.data, order, axis=0), own))
+            if v.storage == "packed":
+                packed.append((own, v))
         else:
             sorted_values.append(pnp.take(v, order, axis=int(spec)))
 
@@ -242,11 +245,13 @@ def _run(
             # primitive with only a rule for piles lacks.  Such a bucket is
             # computed as the pile is: at its padded size, full only if it is.
             outs.append(bucket(k, False))
-    return _combine(outs, out_axes, inverse)
+    return _combine(outs, out_axes, inverse, packed)
 
 
-def _combine(outs: list[Any], out_axes: Any, inverse: Any) -> Any:
-    """The buckets' results as one result, elements in their original order."""
+def _combine(outs: list[Any], out_axes: Any, inverse: Any, packed: list[tuple[list[Any], Pile]]) -> Any:
+    """The buckets' results as one result, elements in their original order;
+    a pile of the ragged size of a pile stored packed (in every bucket) is
+    stored packed in that pile's capacity, as ``vmap`` returns it unbucketed."""
     per = [match_groups(out_axes, o, "the output", "out_axes") for o in outs]
     spec_tree = per[0][1]
     results = []
@@ -258,7 +263,7 @@ def _combine(outs: list[Any], out_axes: Any, inverse: Any) -> Any:
         is_pile = isinstance(spec, PileAxis)
         flats = [tree_flatten(s, is_leaf=(lambda x: type(x) is Pile) if is_pile else None) for s in subs]
         merged = [
-            _merge_piles([f[0][i] for f in flats], inverse) if is_pile
+            _merge_piles([f[0][i] for f in flats], inverse, packed) if is_pile
             else _merge_arrays([f[0][i] for f in flats], int(spec), inverse)
             for i in range(len(flats[0][0]))
         ]  # fmt: skip
@@ -271,7 +276,7 @@ def _merge_arrays(parts: list[Any], spec: int, inverse: Any) -> Any:
     return pnp.take(pnp.concatenate(parts, axis=axis), inverse, axis=axis)
 
 
-def _merge_piles(parts: list[Pile], inverse: Any) -> Pile:
+def _merge_piles(parts: list[Pile], inverse: Any, packed: list[tuple[list[Any], Pile]]) -> Pile:
     """Piles of the buckets as one pile: each padded to the first bucket's
     padded size along the ragged axes, stacked, and put back in order."""
     first = parts[0]
@@ -285,4 +290,8 @@ def _merge_piles(parts: list[Pile], inverse: Any) -> Pile:
     full = all(p.full for p in parts) and all(p.data.shape == shape for p in parts)
     caps = [p.capacity for p in parts]
     capacity = sum(c for c in caps if c is not None) if all(c is not None for c in caps) else None
-    return Pile._make(data, lengths, first.ragged_axis, first.layout, capacity, full)
+    merged = Pile._make(data, lengths, first.ragged_axis, first.layout, capacity, full)
+    for bucket_lengths, pile in packed:
+        if isinstance(merged.ragged_axis, int) and all(p.lengths is n for p, n in zip(parts, bucket_lengths)):
+            return merged.with_storage("packed", capacity=pile.capacity)
+    return merged

@@ -224,8 +224,9 @@ class Pile:
     operation needs it), and returns results of its ragged size packed too.
     Only a pile of one ragged axis can be packed: the ``n x n`` elements of a
     pile with several ragged axes are not rows of one axis (a ``ValueError``).
-    A packed pile with static lengths is computed in buckets from its padded
-    view, and the buckets' results are stored padded.  A gradient's packed
+    A packed pile with static lengths (or a plan) is computed in buckets from
+    its padded view; results of its ragged size are stored packed again, in
+    its capacity, as without buckets.  A gradient's packed
     pile has ``float0`` lengths, so only its ``values`` can be read (rebuild
     it with the lengths for a padded view).
     """
