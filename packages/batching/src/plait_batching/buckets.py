@@ -162,7 +162,10 @@ def _bucket_leaf(
             assert plan.lengths is not None
             static = tuple(plan.lengths[int(i)] for i in plan.order[a:c])
             capacity = sum(static)
-            full = all(n == padded for n in static) if narrow else value.full
+            # A bucket of a pile stored packed stays masked (not full), so that its results keep its lengths
+            # value and are stored packed again (_merge_piles); a full bucket's results get new lengths.
+            every = narrow and value.storage == "padded" and all(n == padded for n in static)
+            full = every if narrow else value.full
         return Pile._make(data, bucket_lengths[k], value.ragged_axis, value.layout, capacity, full)
     return lax.slice_in_dim(sorted_value, a, c, axis=int(spec))
 
