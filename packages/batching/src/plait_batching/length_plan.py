@@ -23,7 +23,7 @@ coarser the grids, the more batches share a plan, and the more padding each
 computes: on 32 lengths uniform in 8-125 padded to 128, 50 random batches
 make 16 plans (exact static lengths: 50; 1000 batches make 47), and
 the cost model's work is about 1.3x that of buckets of the exact lengths
-(the benchmark layer runs 1.25-1.33x longer forward, see
+(the benchmark layer runs 1.25-1.38x longer, see
 ``benchmarks/RESULTS.md``).  Build the piles with ``pad_to`` (one padded
 size) and no capacity, or batches differ in shape anyway.
 """
