@@ -43,7 +43,9 @@ def loss(w1: Any, pile: Pile) -> Any:
 
 def test_jit_vmap_over_a_packed_pile_holds_the_sum_of_the_lengths() -> None:
     elems = elements([3, 100])
-    padded, packed = Pile.from_arrays(elems, storage="padded"), Pile.from_arrays(elems, storage="packed")
+    # Lengths not static (the buckets modes would compile each batch of other lengths anew).
+    padded = Pile.from_arrays(elems, storage="padded", static_lengths=False)
+    packed = Pile.from_arrays(elems, storage="packed", static_lengths=False)
     assert np.shape(packed.values) == (103, D) and np.shape(padded.data) == (2, 100, D)
     f = jit(mapped)
     got, want = f(packed, W1), f(padded, W1)
@@ -57,7 +59,7 @@ def test_jit_vmap_over_a_packed_pile_holds_the_sum_of_the_lengths() -> None:
     assert [str(a.str_short()) for a in closed.out_avals] == ["f32[103,8]", "i32[2]"]
     # Another pile of the same capacity and max length reuses the compiled program.
     other_elems = elements([60, 43], seed=1)
-    other = Pile.packed(np.concatenate(other_elems), [60, 43], max_length=100)
+    other = Pile.packed(np.concatenate(other_elems), [60, 43], max_length=100, static_lengths=False)
     out = f(other, W1)
     assert f._cache_size() == 2  # the padded pile's and the packed piles' programs
     for a, e in zip(out.unpack(), other_elems):
@@ -116,3 +118,20 @@ def test_packing_inside_jit() -> None:
     np.testing.assert_array_equal(np.asarray(data), np.asarray(padded.data))
     with pytest.raises(TypeError, match=r"max_length \(the padded size, static\) must be given"):
         jit(lambda v, n: Pile.packed(v, n).values)(np.ones((3, D), np.float32), np.array([1, 2], np.int32))
+
+
+@pytest.mark.parametrize("jitted", [False, True])
+def test_eager_grad_through_the_storage_conversions(jitted: bool) -> None:
+    # Under eager grad the values are JVP tracers with concrete primals: the views
+    # must stay traced (a NumPy view lost the derivative: zero gradients).
+    elems = [np.full((2, 3), 1.0, np.float32), np.full((1, 3), 2.0, np.float32)]
+    packed = Pile.from_arrays(elems, storage="packed", static_lengths=False)
+    padded = Pile.from_arrays(elems, storage="padded", static_lengths=False)
+    through_data = grad(lambda p: pnp.sum(p.data ** 2), allow_int=True)
+    through_values = grad(lambda p: pnp.sum(p.with_storage("packed").values ** 2), allow_int=True)
+    if jitted:
+        through_data, through_values = jit(through_data), jit(through_values)
+    np.testing.assert_array_equal(np.asarray(through_data(packed).values), 2 * np.concatenate(elems))
+    want = np.zeros((2, 2, 3), np.float32)
+    want[0], want[1, :1] = 2 * elems[0], 2 * elems[1]
+    np.testing.assert_array_equal(np.asarray(through_values(padded).data), want)

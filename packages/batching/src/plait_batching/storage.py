@@ -96,9 +96,12 @@ def padded_from_packed(values: Any, lengths: Any, axis: int, max_length: int, fu
     ``lengths`` are concrete, else a gather and a select (traced,
     differentiable), or a reshape when the pile is ``full`` (every length is
     ``max_length``)."""
-    cv, cl = concrete(values), concrete(lengths)
-    if cv is not None and cl is not None:
-        return _padded_numpy(cv, cl.astype(np.int64), axis, max_length)
+    # NumPy only for values that are not tracers: a tracer with a concrete value (a JVP
+    # tracer under eager grad) must stay traced, or its derivative is lost.  The lengths
+    # may be read through tracers (integers have no derivative).
+    cl = concrete(lengths)
+    if not isinstance(values, Tracer) and cl is not None:
+        return _padded_numpy(np.asarray(values), cl.astype(np.int64), axis, max_length)
     shape = tuple(values.shape)
     b, rank = int(lengths.shape[0]), len(shape)
     if full:  # every length is max_length: the rows are the elements one after another, unpadded
@@ -144,8 +147,9 @@ def packed_from_padded(data: Any, lengths: Any, axis: int, capacity: int) -> Any
     """Padded ``data`` ``(B, ..., N, ...)`` (``N`` at ``axis + 1``) as packed
     values of ``capacity`` rows (at least the sum of the lengths), zeros past
     the sum: NumPy when concrete, else a gather and a select (traced)."""
-    cd, cl = concrete(data), concrete(lengths)
-    if cd is not None and cl is not None:
+    cl = concrete(lengths)
+    if not isinstance(data, Tracer) and cl is not None:  # as in padded_from_packed: tracers stay traced
+        cd = np.asarray(data)
         elems = [np.take(cd[i], np.arange(int(n)), axis=axis) for i, n in enumerate(cl.tolist())]
         empty = list(cd.shape[1:])
         empty[axis] = 0
