@@ -50,8 +50,9 @@ import numpy as np
 import plait_core.numpy as pnp
 from plait_batching.bucket_cost import BUCKET_OVERHEAD, MAX_BUCKETS, split_sorted
 from plait_batching.length_plan import LengthPlan
-from plait_batching.pile import Pile, PileAxis, _concrete
+from plait_batching.pile import Pile, PileAxis
 from plait_batching.specs import Spec, SpecLeaf, is_axis, match_groups
+from plait_batching.storage import concrete as _concrete
 from plait_core import lax
 from plait_core.tree_util import tree_flatten, tree_unflatten
 

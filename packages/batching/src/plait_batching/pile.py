@@ -44,6 +44,7 @@ import numpy as np
 from plait_batching.length_plan import LengthPlan, make_plan
 from plait_batching.storage import (
     STORAGES,
+    concrete,
     default_storage,
     packed_from_arrays,
     packed_from_padded,
@@ -111,15 +112,6 @@ def pile_static_lengths(static: StaticKind) -> Iterator[None]:
         yield
     finally:
         _static_by_default.reset(token)
-
-
-def _concrete(x: Any) -> np.ndarray | None:
-    """The concrete value of ``x`` as a NumPy array, or ``None`` if it is traced."""
-    while isinstance(x, Tracer):
-        x = x.to_concrete_value()
-        if x is None:
-            return None
-    return np.asarray(x)
 
 
 def _as_array(x: Any, what: str) -> Any:
@@ -279,7 +271,7 @@ class Pile:
             )
         if isinstance(lengths, (np.ndarray, np.generic)) and lengths.dtype != np.int32:
             lengths = lengths.astype(np.int32)
-        conc = _concrete(lengths)
+        conc = concrete(lengths)
         if conc is not None:
             padded = shape[1 + ax]
             bad = np.flatnonzero((conc < 0) | (conc > padded))
@@ -365,7 +357,7 @@ class Pile:
             )
         if isinstance(lengths, (np.ndarray, np.generic)) and lengths.dtype != np.int32:
             lengths = lengths.astype(np.int32)
-        conc = _concrete(lengths)
+        conc = concrete(lengths)
         if max_length is None:
             if conc is None:
                 raise TypeError(
@@ -544,7 +536,7 @@ class Pile:
             _refuse_several_axes(ax, "Pile.with_storage")
         if self._values is not None and capacity in (None, self.capacity):
             return self
-        conc = _concrete(self.lengths)
+        conc = concrete(self.lengths)
         padded = int(self.max_length)
         if capacity is None:
             capacity = self.capacity
@@ -594,7 +586,7 @@ class Pile:
         if not -n <= i < n:
             raise IndexError(f"Pile index {i} is out of range for a pile of {n} elements")
         i = int(i) % n
-        conc = _concrete(self.lengths)
+        conc = concrete(self.lengths)
         if conc is None:
             raise TypeError(
                 "Pile: reading element slices needs concrete lengths, but the lengths are traced "
@@ -619,7 +611,7 @@ class Pile:
         dims = [str(d) for d in (aval.shape if packed else aval.shape[1:])]
         for a in self.ragged_axes:
             dims[a] = "≤" + (str(self._max_length) if packed else dims[a])
-        conc = _concrete(self.lengths)
+        conc = concrete(self.lengths)
         lengths = f"traced {get_aval(self.lengths).str_short()}" if conc is None else np.array2string(conc)
         stored = f" packed in {self.capacity} rows" if packed else ""
         return (

@@ -56,8 +56,9 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from plait_batching.moves import BDim, broadcast_batch, moveaxis, shift
-from plait_batching.pile import Pile, _concrete
+from plait_batching.pile import Pile
 from plait_batching.registries import batching_rules, ragged_rules
+from plait_batching.storage import concrete as _concrete
 from plait_batching.trace import AxisData, BatchTrace, BatchTracer
 from plait_core import ClosedJaxpr, Jaxpr, Primitive, ShapedArray, Tracer, dtypes, get_aval, set_current_trace
 from plait_core.dims import Dim, SymbolicDim, evaluate_dim
