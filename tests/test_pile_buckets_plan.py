@@ -8,28 +8,18 @@ from typing import Any
 
 import numpy as np
 import pytest
+from bucket_cases import attention, random_seqs
 
 import plait_core.numpy as pnp
 from plait_autodiff import grad
 from plait_batching import Pile, pile_axis, vmap
 from plait_batching.length_plan import LengthPlan
-from plait_core import nn
 from plait_core.tree_util import tree_flatten, tree_structure, tree_unflatten
 from plait_dispatch import device_put, jit, stats
 
 # Two batches of one plan (padded to 32: 3 elements ≤32, 3 ≤24, 6 ≤16), in different orders.
 ONE = [5, 17, 3, 30, 12, 29, 8, 1, 22, 16, 30, 2]
 OTHER = [4, 16, 2, 31, 13, 27, 7, 1, 21, 16, 29, 3][::-1]
-
-
-def _seqs(lengths: list[int], width: int = 4, seed: int = 0) -> list[np.ndarray]:
-    rng = np.random.default_rng(seed)
-    return [rng.standard_normal((n, width)).astype(np.float32) for n in lengths]
-
-
-def _attention(x: Any, w: Any) -> Any:
-    s = (x @ w) @ x.T / 2.0
-    return nn.softmax(s, axis=-1) @ x + pnp.tanh(x @ w)
 
 
 W = np.random.default_rng(1).standard_normal((4, 4)).astype(np.float32)
@@ -40,10 +30,10 @@ def test_one_compilation_serves_two_batches_of_one_plan() -> None:
 
     def f(p: Pile, w: Any) -> Any:
         calls.append(1)  # a Python side effect: runs once per trace
-        return vmap(_attention, in_axes=(pile_axis, None), out_axes=pile_axis)(p, w)
+        return vmap(attention, in_axes=(pile_axis, None), out_axes=pile_axis)(p, w)
 
     g = jit(f)
-    piles = [Pile.from_arrays(_seqs(x, seed=i), pad_to=32, static_lengths="plan") for i, x in enumerate((ONE, OTHER))]
+    piles = [Pile.from_arrays(random_seqs(x, seed=i), pad_to=32, static_lengths="plan") for i, x in enumerate((ONE, OTHER))]
     assert piles[0].static_lengths == piles[1].static_lengths == LengthPlan([(3, 32), (3, 24), (6, 16)])
     assert tree_structure(piles[0]) == tree_structure(piles[1])
     g(piles[0], W)
@@ -53,40 +43,40 @@ def test_one_compilation_serves_two_batches_of_one_plan() -> None:
     assert after["traces"] == before["traces"] and after["compiles"] == before["compiles"]
     assert len(calls) == 1  # one trace
     for i, (out, lengths) in enumerate(zip(outs, (ONE, OTHER))):
-        whole = f(Pile.from_arrays(_seqs(lengths, seed=i), pad_to=32, static_lengths=False), W)
+        whole = f(Pile.from_arrays(random_seqs(lengths, seed=i), pad_to=32, static_lengths=False), W)
         np.testing.assert_array_equal(np.asarray(out.lengths), lengths)
-        for a, b, x in zip(out, whole, _seqs(lengths, seed=i)):
+        for a, b, x in zip(out, whole, random_seqs(lengths, seed=i)):
             np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-5, atol=1e-5)
-            np.testing.assert_allclose(np.asarray(a), np.asarray(_attention(x, W)), rtol=1e-5, atol=1e-5)
+            np.testing.assert_allclose(np.asarray(a), np.asarray(attention(x, W)), rtol=1e-5, atol=1e-5)
 
 
 def test_grad_through_a_plan_under_jit() -> None:
     def loss(w: Any, p: Pile) -> Any:
-        per = vmap(lambda x: pnp.sum(_attention(x, w) ** 2), in_axes=pile_axis)(p)
+        per = vmap(lambda x: pnp.sum(attention(x, w) ** 2), in_axes=pile_axis)(p)
         return pnp.sum(per * pnp.arange(len(ONE), dtype=np.float32))
 
     g = jit(grad(loss))
     for i, lengths in enumerate((ONE, OTHER)):
-        seqs = _seqs(lengths, seed=10 + i)
+        seqs = random_seqs(lengths, seed=10 + i)
         got = g(W, Pile.from_arrays(seqs, pad_to=32, static_lengths="plan"))
         want = grad(loss)(W, Pile.from_arrays(seqs, pad_to=32, static_lengths=False))
         np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-4, atol=1e-4)
-    gp = grad(lambda p: pnp.sum(vmap(lambda x: pnp.sum(_attention(x, W) ** 2), in_axes=pile_axis)(p)),
-              allow_int=True)(Pile.from_arrays(_seqs(ONE, seed=3), pad_to=32, static_lengths="plan"))  # fmt: skip
-    whole = grad(lambda p: pnp.sum(vmap(lambda x: pnp.sum(_attention(x, W) ** 2), in_axes=pile_axis)(p)),
-                 allow_int=True)(Pile.from_arrays(_seqs(ONE, seed=3), pad_to=32, static_lengths=False))  # fmt: skip
+    gp = grad(lambda p: pnp.sum(vmap(lambda x: pnp.sum(attention(x, W) ** 2), in_axes=pile_axis)(p)),
+              allow_int=True)(Pile.from_arrays(random_seqs(ONE, seed=3), pad_to=32, static_lengths="plan"))  # fmt: skip
+    whole = grad(lambda p: pnp.sum(vmap(lambda x: pnp.sum(attention(x, W) ** 2), in_axes=pile_axis)(p)),
+                 allow_int=True)(Pile.from_arrays(random_seqs(ONE, seed=3), pad_to=32, static_lengths=False))  # fmt: skip
     assert gp.static_lengths == LengthPlan([(3, 32), (3, 24), (6, 16)])
     np.testing.assert_allclose(np.asarray(gp.data), np.asarray(whole.data), rtol=1e-4, atol=1e-4)
 
 
 def test_a_plan_cannot_be_made_from_traced_lengths() -> None:
-    p = Pile.from_arrays(_seqs(ONE), static_lengths=False)
+    p = Pile.from_arrays(random_seqs(ONE), static_lengths=False)
     with pytest.raises(TypeError, match=r"static_lengths='plan' needs concrete lengths, but the lengths are traced"):
         jit(lambda d, n: Pile(d, n, static_lengths="plan").data)(p.data, p.lengths)
 
 
 def test_lengths_that_do_not_fit_the_plan_are_refused_when_concrete() -> None:
-    planned = Pile.from_arrays(_seqs(ONE), pad_to=32, static_lengths="plan")
+    planned = Pile.from_arrays(random_seqs(ONE), pad_to=32, static_lengths="plan")
     leaves, tree = tree_flatten(planned)
     longer = np.array([30] * 6 + [1] * 6, np.int32)  # position 3 of the sorted lengths is 30 > its bucket's 24
     why = (r"LengthPlan\(3 ≤32, 3 ≤24, 6 ≤16\) \(bucket 1 holds the sorted elements from position 3 on, padded "
@@ -106,10 +96,10 @@ def test_lengths_that_do_not_fit_the_plan_are_refused_when_concrete() -> None:
 
 
 def test_a_packed_pile_with_a_plan() -> None:
-    seqs = _seqs(ONE, seed=5)
+    seqs = random_seqs(ONE, seed=5)
     packed = Pile.from_arrays(seqs, pad_to=32, storage="packed", static_lengths="plan")
     assert packed.storage == "packed" and packed.static_lengths == LengthPlan([(3, 32), (3, 24), (6, 16)])
-    f = vmap(_attention, in_axes=(pile_axis, None), out_axes=pile_axis)
+    f = vmap(attention, in_axes=(pile_axis, None), out_axes=pile_axis)
     exact = Pile.from_arrays(seqs, pad_to=32, storage="packed", static_lengths=True)
     for out in (f(packed, W), jit(f)(packed, W), f(exact, W)):
         # Results of the pile's ragged size are stored packed in its capacity, as vmap gives them unbucketed.
@@ -117,4 +107,4 @@ def test_a_packed_pile_with_a_plan() -> None:
         assert out.storage == "packed" and out.capacity == rows and np.shape(out.values) == (rows, 4)
         np.testing.assert_array_equal(np.asarray(out.lengths), ONE)
         for a, x in zip(out, seqs):
-            np.testing.assert_allclose(np.asarray(a), np.asarray(_attention(x, W)), rtol=1e-5, atol=1e-5)
+            np.testing.assert_allclose(np.asarray(a), np.asarray(attention(x, W)), rtol=1e-5, atol=1e-5)

@@ -221,6 +221,7 @@ def test_a_plan_is_static_structure() -> None:
     assert repr(pile).endswith("(plan 3 ≤32, 3 ≤24, 6 ≤16)")
     assert Pile(pile.data, pile.lengths, static_lengths="plan").static_lengths == pile.static_lengths
     with pytest.raises(AttributeError, match="LengthPlan is immutable"):
+        # On purpose: assigning to the immutable plan must raise (mypy rightly rejects the assignment).
         pile.static_lengths.buckets = ()  # type: ignore[misc, union-attr]
     with pile_static_lengths("plan"):
         assert Pile.from_arrays(seqs, pad_to=32).static_lengths == pile.static_lengths

@@ -308,10 +308,8 @@ class Pile:
         full: bool = False, static_lengths: tuple[int, ...] | LengthPlan | None = None,
     ) -> Pile:  # fmt: skip
         """A packed pile from trusted parts, without checks (used by pytrees and ``vmap``)."""
-        p = object.__new__(cls)
-        p._data, p._values, p._max_length = None, values, max_length
-        p.lengths, p.ragged_axis, p.layout, p.capacity = lengths, ragged_axis, layout, capacity
-        p.full, p.static_lengths = full, static_lengths
+        p = cls._make(None, lengths, ragged_axis, layout, capacity, full, static_lengths)
+        p._values, p._max_length = values, max_length
         return p
 
     @classmethod
