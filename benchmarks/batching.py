@@ -6,20 +6,24 @@ ways, all under ``jit`` with compilation done before timing, forward and
 weights):
 
 * **pile**: ``jit(vmap(layer, in_axes=(pile_axis, None), out_axes=pile_axis))``
-  on a :class:`~plait.Pile` (the layer is written for one sequence), with
-  plait's automatic choice of layout per operation: the dense layers, layer
-  norms and activations run on the packed tokens, attention on padded blocks
-  (see ``plait_batching.packed``);
-* **pile with static lengths**: the same pile built with
-  ``static_lengths=True``: ``vmap`` computes it in buckets of similar
-  lengths, each padded to its own longest (``plait_batching.buckets``);
-  ``jit`` compiles once per set of lengths;
-* **pile with a plan**: the same pile built with ``static_lengths="plan"``:
-  only a coarse plan of buckets is static (``plait_batching.length_plan``),
-  the lengths stay traced and the elements are sorted while running, so
+  on the :class:`~plait.Pile` that ``Pile.from_arrays(sequences)`` builds by
+  default (the layer is written for one sequence), with plait's automatic
+  choice of layout per operation: the pile carries a coarse plan of buckets
+  (``static_lengths="plan"``, ``plait_batching.length_plan``): only the plan
+  is static, the lengths stay traced and ``vmap`` sorts the elements while
+  running and computes them in at most 3 buckets of similar lengths, so
   ``jit`` compiles once per plan; the row also counts the distinct plans of
   50 random batches of 32 lengths uniform in 8-125 padded to 128 (as many
   compilations; exact static lengths: one per batch);
+* **pile with traced lengths**: the same pile with only its capacity static
+  (``Pile(data, lengths, capacity=...)``, as ``pad_to`` with a capacity
+  gives): one compilation for every batch of that capacity; the dense
+  layers, layer norms and activations run on the packed tokens, attention
+  on padded blocks (see ``plait_batching.packed``);
+* **pile with static lengths**: the same pile built with
+  ``static_lengths=True``: buckets of the exact lengths, each padded only to
+  its own longest (``plait_batching.buckets``); ``jit`` compiles once per set
+  of lengths;
 * **padded and masked**: the same layer rewritten to take a padded sequence
   and its length, masking the attention by hand, ``jit(vmap(...))``;
 * **loop**: the layer called once per sequence from Python, either as
@@ -127,16 +131,17 @@ def batching_results(jax: Any | None, repeats: int = 15) -> list[Result]:
     jit, block, grad = dispatch.jit, dispatch.block_until_ready, plait_autodiff.grad
     rng = np.random.default_rng(2)
     seqs = [rng.standard_normal((n, D)).astype(np.float32) for n in LENGTHS]
-    pile = Pile.from_arrays(seqs)  # records its capacity, the sum of the lengths (static: jit packs too)
+    pile = Pile.from_arrays(seqs)  # by default: a plan of buckets (static), the lengths traced, no capacity
+    assert pile.static_lengths is not None and pile.capacity is None, pile
     padded, lengths = np.asarray(pile.data), np.asarray(pile.lengths)
     p = _params()
     dp = dispatch.device_put(p)
-    dpile = Pile(dispatch.device_put(padded), dispatch.device_put(lengths), capacity=pile.capacity)
-    # The same pile with its lengths static: vmap computes it in buckets of similar lengths.
-    spile = Pile(dpile.data, dpile.lengths, capacity=pile.capacity, static_lengths=True)
-    # The same pile with a coarse plan of buckets static, its lengths traced; no capacity (a static sum of the
-    # lengths would make each batch compile anew, which the plan is there to avoid).
-    ppile = Pile(dpile.data, dpile.lengths, static_lengths="plan")
+    ppile = dispatch.device_put(pile)
+    assert ppile.static_lengths == pile.static_lengths
+    # The same pile with only its capacity (the sum of the lengths) static: attention stays padded.
+    dpile = Pile(ppile.data, ppile.lengths, capacity=int(lengths.sum()))
+    # The same pile with its lengths static: vmap computes it in buckets of the exact lengths.
+    spile = Pile(dpile.data, dpile.lengths, capacity=dpile.capacity, static_lengths=True)
     dseqs = [dispatch.device_put(s) for s in seqs]
     dpadded, dlengths = dpile.data, dpile.lengths
 
@@ -152,13 +157,13 @@ def batching_results(jax: Any | None, repeats: int = 15) -> list[Result]:
     grad_masked = jit(grad(lambda p, x, n: pnp.sum(vmap(loss_masked, in_axes=(None, 0, 0))(p, x, n))))
     grad_single = jit(grad(loss_one))
 
-    def plait_pile() -> Any:
+    def plait_traced() -> Any:
         return block(piled(dpile, dp).data)
 
     def plait_static() -> Any:
         return block(piled(spile, dp).data)
 
-    def plait_planned() -> Any:
+    def plait_pile() -> Any:
         return block(piled(ppile, dp).data)
 
     def plait_masked() -> Any:
@@ -167,13 +172,13 @@ def batching_results(jax: Any | None, repeats: int = 15) -> list[Result]:
     def plait_loop() -> Any:
         return block([single(s, dp) for s in dseqs])
 
-    def plait_grad_pile() -> Any:
+    def plait_grad_traced() -> Any:
         return block(grad_pile(dp, dpile))
 
     def plait_grad_static() -> Any:
         return block(grad_pile(dp, spile))
 
-    def plait_grad_planned() -> Any:
+    def plait_grad_pile() -> Any:
         return block(grad_pile(dp, ppile))
 
     def plait_grad_masked() -> Any:
@@ -188,15 +193,15 @@ def batching_results(jax: Any | None, repeats: int = 15) -> list[Result]:
         return block([eager(s, dp) for s in dseqs])
 
     reference = [np.asarray(single(s, dp)) for s in dseqs]
-    _check([np.asarray(a) for a in piled(dpile, dp).unpack()], reference, "pile")
+    _check([np.asarray(a) for a in piled(ppile, dp).unpack()], reference, "pile (a plan)")
+    _check([np.asarray(a) for a in piled(dpile, dp).unpack()], reference, "pile with traced lengths")
     _check([np.asarray(a) for a in piled(spile, dp).unpack()], reference, "pile with static lengths")
-    _check([np.asarray(a) for a in piled(ppile, dp).unpack()], reference, "pile with a plan")
     out = np.asarray(masked(dpadded, dlengths, dp))
     _check([out[i, :n] for i, n in enumerate(LENGTHS)], reference, "padded and masked")
     grads = [grad_single(dp, s) for s in dseqs]
     grad_reference = {k: sum(np.asarray(g[k]) for g in grads) for k in p}
-    for what, got in (("pile", grad_pile(dp, dpile)), ("pile with static lengths", grad_pile(dp, spile)),
-                      ("pile with a plan", grad_pile(dp, ppile)),
+    for what, got in (("pile (a plan)", grad_pile(dp, ppile)), ("pile with traced lengths", grad_pile(dp, dpile)),
+                      ("pile with static lengths", grad_pile(dp, spile)),
                       ("padded and masked", grad_masked(dp, dpadded, dlengths))):  # fmt: skip
         for k in p:
             np.testing.assert_allclose(np.asarray(got[k]), grad_reference[k], rtol=2e-3, atol=2e-2,
@@ -241,7 +246,7 @@ def batching_results(jax: Any | None, repeats: int = 15) -> list[Result]:
         jax_grad_loop()
 
     # Medians of interleaved runs; the pile's ratios to plait's own padded+masked layer and loop are medians of
-    # the ratios of neighbouring runs (robust to the machine's load).
+    # the ratios of neighbouring runs (robust to the machine's load).  "pile" is the default pile (a plan).
     pile_t, jm_t = interleaved(plait_pile, jax_masked, repeats)
     masked_t, _ = interleaved(plait_masked, None, repeats)
     _, _, pile_over_masked = interleaved_ratio(plait_pile, plait_masked, 2 * repeats)
@@ -251,71 +256,73 @@ def batching_results(jax: Any | None, repeats: int = 15) -> list[Result]:
     gmasked_t, _ = interleaved(plait_grad_masked, None, max(3, repeats // 2))
     _, _, gpile_over_masked = interleaved_ratio(plait_grad_pile, plait_grad_masked, repeats)
     gloop_t, jgl_t = interleaved(plait_grad_loop, jax_grad_loop, max(3, repeats // 3))
-    _, _, gpile_over_loop = interleaved_ratio(plait_grad_pile, plait_grad_loop, max(3, repeats // 2))
+    _, _, gpile_over_loop = interleaved_ratio(plait_grad_pile, plait_grad_loop, repeats)
+    traced_t, _ = interleaved(plait_traced, None, repeats)
+    _, _, traced_over_masked = interleaved_ratio(plait_traced, plait_masked, repeats)
+    _, _, traced_over_loop = interleaved_ratio(plait_traced, plait_loop, max(3, repeats // 2))
+    gtraced_t, _ = interleaved(plait_grad_traced, None, max(3, repeats // 2))
+    _, _, gtraced_over_masked = interleaved_ratio(plait_grad_traced, plait_grad_masked, max(3, repeats // 2))
+    _, _, gtraced_over_loop = interleaved_ratio(plait_grad_traced, plait_grad_loop, max(3, repeats // 2))
     static_t, _ = interleaved(plait_static, None, repeats)
-    _, _, static_over_masked = interleaved_ratio(plait_static, plait_masked, 2 * repeats)
-    _, _, static_over_loop = interleaved_ratio(plait_static, plait_loop, repeats)
+    _, _, static_over_masked = interleaved_ratio(plait_static, plait_masked, repeats)
+    _, _, static_over_loop = interleaved_ratio(plait_static, plait_loop, max(3, repeats // 2))
+    _, _, pile_over_static = interleaved_ratio(plait_pile, plait_static, repeats)
     gstatic_t, _ = interleaved(plait_grad_static, None, max(3, repeats // 2))
-    _, _, gstatic_over_masked = interleaved_ratio(plait_grad_static, plait_grad_masked, repeats)
+    _, _, gstatic_over_masked = interleaved_ratio(plait_grad_static, plait_grad_masked, max(3, repeats // 2))
     _, _, gstatic_over_loop = interleaved_ratio(plait_grad_static, plait_grad_loop, max(3, repeats // 2))
-    plan_t, _ = interleaved(plait_planned, None, repeats)
-    _, _, plan_over_masked = interleaved_ratio(plait_planned, plait_masked, 2 * repeats)
-    _, _, plan_over_loop = interleaved_ratio(plait_planned, plait_loop, repeats)
-    _, _, plan_over_static = interleaved_ratio(plait_planned, plait_static, repeats)
-    gplan_t, _ = interleaved(plait_grad_planned, None, max(3, repeats // 2))
-    _, _, gplan_over_masked = interleaved_ratio(plait_grad_planned, plait_grad_masked, repeats)
-    _, _, gplan_over_loop = interleaved_ratio(plait_grad_planned, plait_grad_loop, max(3, repeats // 2))
-    _, _, gplan_over_static = interleaved_ratio(plait_grad_planned, plait_grad_static, max(3, repeats // 2))
-    assert None not in (pile_over_masked, pile_over_loop, gpile_over_masked, gpile_over_loop, static_over_masked,
-                        static_over_loop, gstatic_over_masked, gstatic_over_loop, plan_over_masked, plan_over_loop,
-                        plan_over_static, gplan_over_masked, gplan_over_loop, gplan_over_static)  # fmt: skip
+    _, _, gpile_over_static = interleaved_ratio(plait_grad_pile, plait_grad_static, max(3, repeats // 2))
+    assert None not in (pile_over_masked, pile_over_loop, gpile_over_masked, gpile_over_loop, traced_over_masked,
+                        traced_over_loop, gtraced_over_masked, gtraced_over_loop, static_over_masked,
+                        static_over_loop, pile_over_static, gstatic_over_masked, gstatic_over_loop,
+                        gpile_over_static)  # fmt: skip
     plait_eager_loop()  # the eager operations compile on first use
     if jax_eager_loop is not None:
         jax_eager_loop()
     eager_t, je_t = interleaved(plait_eager_loop, jax_eager_loop, 3)
-    first_pile, first_loop, jax_first_loop = _first_passes(jax, dispatch, dpile, dseqs, dp)
+    first_pile, first_loop, jax_first_loop = _first_passes(jax, dispatch, ppile, dseqs, dp)
+    first_traced, _, _ = _first_passes(None, dispatch, dpile, dseqs, dp, loop=False)
     first_static, _, _ = _first_passes(None, dispatch, spile, dseqs, dp, loop=False)
-    first_plan, _, _ = _first_passes(None, dispatch, ppile, dseqs, dp, loop=False)
     plans = _plans_of_random_batches()
     equal = _equal_lengths(jax, dispatch, repeats)
     rows = len(LENGTHS) * max(LENGTHS) / sum(LENGTHS)
     pairs = N_SEQ * max(LENGTHS) ** 2 / sum(n * n for n in LENGTHS)
     what = f"transformer layer, {N_SEQ} sequences of lengths {min(LENGTHS)}–{max(LENGTHS)}"
-    how = (f"(the padded layout computes {rows:.1f}× the tokens and {pairs:.1f}× the attention pairs; the pile "
-           "packs the tokens, its attention is padded)")  # fmt: skip
+    how = (f"(the padded layout computes {rows:.1f}× the tokens and {pairs:.1f}× the attention pairs; the pile: "
+           f"{ppile.static_lengths!r}, lengths traced; 50 random batches make {plans} plans, so compilations; "
+           "exact static lengths: 50)")  # fmt: skip
     return [
-        Result(f"{what}: plait pile (automatic layout) vs JAX padded+masked", pile_t, jm_t,
-               f"pile / plait padded+masked, run by run = {pile_over_masked:.2f}× (target ≤ 0.7×) {how}"),
+        Result(f"{what}: plait pile (automatic layout, the default plan of buckets) vs JAX padded+masked", pile_t,
+               jm_t, f"pile / plait padded+masked, run by run = {pile_over_masked:.2f}× (target ≤ 0.7×) {how}"),
         Result(f"{what}: Python loop of jit(layer), plait vs JAX", loop_t, jl_t,
                f"pile / loop, run by run = {pile_over_loop:.2f}× (target ≤ 0.85×)"),
         Result(f"{what}: padded+masked, plait vs JAX", masked_t, jm_t, "reference"),
-        Result(f"{what}: plait pile with static lengths (buckets of similar lengths) vs JAX padded+masked",
+        Result(f"{what}: plait pile with traced lengths (capacity static: one compilation per capacity) vs JAX "
+               "padded+masked", traced_t, jm_t,
+               f"pile / plait padded+masked = {traced_over_masked:.2f}×, pile / loop = {traced_over_loop:.2f}× "
+               "(for information: the dense layers packed, attention padded)"),
+        Result(f"{what}: plait pile with static lengths (buckets of the exact lengths) vs JAX padded+masked",
                static_t, jm_t,
-               f"pile / plait padded+masked = {static_over_masked:.2f}× (target ≤ 0.7×), pile / loop = "
-               f"{static_over_loop:.2f}× (target ≤ 0.85×)"),
-        Result(f"{what}: plait pile with a plan (buckets, lengths traced) vs JAX padded+masked", plan_t, jm_t,
-               f"pile / plait padded+masked = {plan_over_masked:.2f}× (target ≤ 0.7×), pile / loop = "
-               f"{plan_over_loop:.2f}× (target ≤ 0.85×), plan / static lengths = {plan_over_static:.2f}×; "
-               f"{ppile.static_lengths!r}; 50 random batches make {plans} plans (compilations; static lengths: 50)"),
-        Result(f"{what}: grad of the summed squares, plait pile vs JAX padded+masked", gpile_t, jgm_t,
-               f"pile / plait padded+masked, run by run = {gpile_over_masked:.2f}× (target ≤ 0.7×)"),
+               f"pile / plait padded+masked = {static_over_masked:.2f}×, pile / loop = {static_over_loop:.2f}×; "
+               f"the default pile takes {pile_over_static:.2f}× its time"),
+        Result(f"{what}: grad of the summed squares, plait pile (the default plan) vs JAX padded+masked", gpile_t,
+               jgm_t, f"pile / plait padded+masked, run by run = {gpile_over_masked:.2f}× (target ≤ 0.7×)"),
         Result(f"{what}: grad, Python loop of jit(grad), plait vs JAX", gloop_t, jgl_t,
                f"pile / loop, run by run = {gpile_over_loop:.2f}× (target ≤ 0.85×)"),
         Result(f"{what}: grad, padded+masked, plait vs JAX", gmasked_t, jgm_t, "reference"),
+        Result(f"{what}: grad, plait pile with traced lengths vs JAX padded+masked", gtraced_t, jgm_t,
+               f"pile / plait padded+masked = {gtraced_over_masked:.2f}×, pile / loop = "
+               f"{gtraced_over_loop:.2f}× (for information)"),
         Result(f"{what}: grad, plait pile with static lengths (buckets) vs JAX padded+masked", gstatic_t, jgm_t,
-               f"pile / plait padded+masked = {gstatic_over_masked:.2f}× (target ≤ 0.7×), pile / loop = "
-               f"{gstatic_over_loop:.2f}× (target ≤ 0.85×)"),
-        Result(f"{what}: grad, plait pile with a plan vs JAX padded+masked", gplan_t, jgm_t,
-               f"pile / plait padded+masked = {gplan_over_masked:.2f}× (target ≤ 0.7×), pile / loop = "
-               f"{gplan_over_loop:.2f}× (target ≤ 0.85×), plan / static lengths = {gplan_over_static:.2f}×"),
+               f"pile / plait padded+masked = {gstatic_over_masked:.2f}×, pile / loop = "
+               f"{gstatic_over_loop:.2f}×; the default pile takes {gpile_over_static:.2f}× its time"),
         equal,
         Result(f"{what}: Python loop, eager (op by op), plait vs JAX", eager_t, je_t,
                f"eager loop / pile = {eager_t / pile_t:.1f}× (target ≥ 5×)"),
         Result(f"{what}: first pass over new lengths, compilation included: loop of jit(layer), plait vs JAX",
                first_loop, jax_first_loop,
-               f"loop / pile = {first_loop / first_pile:.1f}× (pile: {first_pile * 1e3:.0f} ms, one compilation; "
-               f"loop: {len(set(LENGTHS))} compilations; pile with static lengths: {first_static * 1e3:.0f} ms, "
-               f"one compilation of one copy of the layer per bucket; pile with a plan: {first_plan * 1e3:.0f} ms)"),
+               f"loop / pile = {first_loop / first_pile:.1f}× (pile: {first_pile * 1e3:.0f} ms, one compilation "
+               f"of one copy of the layer per bucket; loop: {len(set(LENGTHS))} compilations; pile with traced "
+               f"lengths: {first_traced * 1e3:.0f} ms; pile with static lengths: {first_static * 1e3:.0f} ms)"),
     ]  # fmt: skip
 
 

@@ -17,9 +17,10 @@ from plait_batching.length_plan import LengthPlan
 from plait_core.tree_util import tree_flatten, tree_structure, tree_unflatten
 from plait_dispatch import device_put, jit, stats
 
-# Two batches of one plan (padded to 32: 3 elements ≤32, 3 ≤24, 6 ≤16), in different orders.
+# Two batches of one plan (padded to 32: 4 elements ≤32, 4 ≤24, 4 ≤8), in different orders.
 ONE = [5, 17, 3, 30, 12, 29, 8, 1, 22, 16, 30, 2]
-OTHER = [4, 16, 2, 31, 13, 27, 7, 1, 21, 16, 29, 3][::-1]
+# Other lengths, each in the same cell of the plans' grid (steps of 8 for the padded size 32) as ONE's: one plan.
+OTHER = [4, 18, 6, 31, 9, 25, 7, 2, 20, 13, 26, 1][::-1]
 
 
 W = np.random.default_rng(1).standard_normal((4, 4)).astype(np.float32)
@@ -34,7 +35,7 @@ def test_one_compilation_serves_two_batches_of_one_plan() -> None:
 
     g = jit(f)
     piles = [Pile.from_arrays(random_seqs(x, seed=i), pad_to=32, static_lengths="plan") for i, x in enumerate((ONE, OTHER))]
-    assert piles[0].static_lengths == piles[1].static_lengths == LengthPlan([(3, 32), (3, 24), (6, 16)])
+    assert piles[0].static_lengths == piles[1].static_lengths == LengthPlan([(4, 32), (4, 24), (4, 8)])
     assert tree_structure(piles[0]) == tree_structure(piles[1])
     g(piles[0], W)
     before = stats.snapshot()
@@ -65,7 +66,7 @@ def test_grad_through_a_plan_under_jit() -> None:
               allow_int=True)(Pile.from_arrays(random_seqs(ONE, seed=3), pad_to=32, static_lengths="plan"))  # fmt: skip
     whole = grad(lambda p: pnp.sum(vmap(lambda x: pnp.sum(attention(x, W) ** 2), in_axes=pile_axis)(p)),
                  allow_int=True)(Pile.from_arrays(random_seqs(ONE, seed=3), pad_to=32, static_lengths=False))  # fmt: skip
-    assert gp.static_lengths == LengthPlan([(3, 32), (3, 24), (6, 16)])
+    assert gp.static_lengths == LengthPlan([(4, 32), (4, 24), (4, 8)])
     np.testing.assert_allclose(np.asarray(gp.data), np.asarray(whole.data), rtol=1e-4, atol=1e-4)
 
 
@@ -78,8 +79,8 @@ def test_a_plan_cannot_be_made_from_traced_lengths() -> None:
 def test_lengths_that_do_not_fit_the_plan_are_refused_when_concrete() -> None:
     planned = Pile.from_arrays(random_seqs(ONE), pad_to=32, static_lengths="plan")
     leaves, tree = tree_flatten(planned)
-    longer = np.array([30] * 6 + [1] * 6, np.int32)  # position 3 of the sorted lengths is 30 > its bucket's 24
-    why = (r"LengthPlan\(3 ≤32, 3 ≤24, 6 ≤16\) \(bucket 1 holds the sorted elements from position 3 on, padded "
+    longer = np.array([30] * 6 + [1] * 6, np.int32)  # position 4 of the sorted lengths is 30 > its bucket's 24
+    why = (r"LengthPlan\(4 ≤32, 4 ≤24, 4 ≤8\) \(bucket 1 holds the sorted elements from position 4 on, padded "
            r"to 24, but the length there is 30\)")  # fmt: skip
     # NumPy lengths: when the pile is rebuilt.
     with pytest.raises(ValueError, match=r"Pile: rebuilt with lengths \[30 .* that do not fit its plan " + why):
@@ -98,7 +99,7 @@ def test_lengths_that_do_not_fit_the_plan_are_refused_when_concrete() -> None:
 def test_a_packed_pile_with_a_plan() -> None:
     seqs = random_seqs(ONE, seed=5)
     packed = Pile.from_arrays(seqs, pad_to=32, storage="packed", static_lengths="plan")
-    assert packed.storage == "packed" and packed.static_lengths == LengthPlan([(3, 32), (3, 24), (6, 16)])
+    assert packed.storage == "packed" and packed.static_lengths == LengthPlan([(4, 32), (4, 24), (4, 8)])
     f = vmap(attention, in_axes=(pile_axis, None), out_axes=pile_axis)
     exact = Pile.from_arrays(seqs, pad_to=32, storage="packed", static_lengths=True)
     for out in (f(packed, W), jit(f)(packed, W), f(exact, W)):

@@ -14,10 +14,15 @@ several ragged axes stay padded), under the automatic layout and each forced
 one.  The modes give identical results.  ``PLAIT_PILE_TEST_LAYOUTS`` (a comma-separated list)
 narrows the modes run.
 
+Under the automatic layout (``auto``, ``stored``) the piles keep the
+library's defaults of what is static (``Pile.from_arrays`` without
+``pad_to`` or ``capacity`` gives a plan); under a forced layout they are
+whole piles (``static_lengths=False``), so that the layout's rules see them.
+
 A test marked ``whole_pile`` (with its reason) asserts on the program a
 whole pile gives (equation counts, the layout chosen, how often a rule is
 traced), which buckets legitimately change: it is skipped in the ``buckets``
-and ``plan`` modes, and runs in the others."""
+and ``plan`` modes, and runs with whole piles in the others."""
 
 from __future__ import annotations
 
@@ -48,13 +53,18 @@ def layout_of_piles(request: pytest.FixtureRequest) -> Iterator[str]:
         raise ValueError(
             f"PLAIT_PILE_TEST_LAYOUTS: unknown mode {mode!r}, expected some of {', '.join(MODES)}"
         )
-    if mode in ("buckets", "plan"):
+    whole = request.node.get_closest_marker("whole_pile") is not None
+    if mode in ("buckets", "plan") and whole:
         marker = request.node.get_closest_marker("whole_pile")
-        if marker is not None:
-            pytest.skip(f"whole_pile: {marker.kwargs.get('reason', marker.args[0] if marker.args else '')}")
+        assert marker is not None
+        pytest.skip(f"whole_pile: {marker.kwargs.get('reason', marker.args[0] if marker.args else '')}")
     stored = mode.startswith("stored")
     layout = mode.partition("-")[2] or "auto" if stored else "auto" if mode in ("buckets", "plan") else mode
-    static = "plan" if mode == "plan" else mode == "buckets"
+    # What is static: the library's defaults under the automatic layout (so ``from_arrays`` piles get plans),
+    # unless the test asserts on a whole pile's program; whole piles under a forced layout.
+    static: bool | str | None = (
+        "plan" if mode == "plan" else True if mode == "buckets" else None if layout == "auto" and not whole else False
+    )
     with pile_layout(layout), pile_static_lengths(static), pile_storage("packed" if stored else "padded"):
         yield mode
 

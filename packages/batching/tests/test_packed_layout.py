@@ -16,8 +16,13 @@ from pile_checks import ragged_pile
 import plait_core.numpy as pnp
 from plait_batching import Pile, pile_axis, pile_layout, vmap
 from plait_batching import packed as packed_mod
+from plait_batching.length_plan import LengthPlan
+from plait_batching.pile import pile_static_lengths
 from plait_core import eval_jaxpr, make_jaxpr, nn
 from plait_core.tree_util import tree_flatten, tree_unflatten
+
+# The programs of whole piles: the piles these tests build keep their lengths values (no plan of buckets).
+pytestmark = pytest.mark.whole_pile(reason="asserts on the packed layout of whole piles")
 
 D = 8
 RNG = np.random.default_rng(3)
@@ -56,8 +61,15 @@ def run(fun: Any, pile: Pile) -> Pile:
 
 def test_from_arrays_records_the_sum_of_the_lengths() -> None:
     pile, _ = ragged_pile(RNG, [2, 7, 3], (D,))
-    assert pile.capacity == 12 and pile.layout is None
+    assert pile.capacity == 12 and pile.layout is None and pile.static_lengths is None
     assert Pile.from_arrays([np.ones((2, 3)), np.ones((5, 3))], pad_to=8).capacity is None
+    with pile_static_lengths(None):  # the library's default: a plan of buckets, and no capacity
+        planned, _ = ragged_pile(RNG, [2, 7, 3, 30, 28, 1], (D,))
+        assert planned.capacity is None and planned.static_lengths == LengthPlan([(2, 30), (4, 8)])
+        # pad_to or a capacity asks for one structure for every batch: no plan; a full pile needs none.
+        assert Pile.from_arrays([np.ones((2, 3)), np.ones((5, 3))], pad_to=8).static_lengths is None
+        assert Pile.from_arrays([np.ones((2, 3)), np.ones((5, 3))], capacity=9).static_lengths is None
+        assert Pile.from_arrays([np.ones((5, 3)), np.ones((5, 3))]).static_lengths is None
     forced = Pile.from_arrays([np.ones((2, 3)), np.ones((5, 3))], layout="packed", capacity=9)
     assert (forced.layout, forced.capacity) == ("packed", 9)
 

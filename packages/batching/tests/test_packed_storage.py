@@ -21,6 +21,9 @@ from plait_batching.storage import pile_storage
 from plait_core import eval_jaxpr, make_jaxpr, nn
 from plait_core.tree_util import tree_flatten, tree_structure, tree_unflatten
 
+# The programs and contents of whole piles: the piles these tests build keep their lengths values (no plan).
+pytestmark = pytest.mark.whole_pile(reason="asserts on how whole piles are stored and entered")
+
 D = 4
 RNG = np.random.default_rng(11)
 W = RNG.standard_normal((D, 6)).astype(np.float32)

@@ -61,9 +61,11 @@ def test_from_arrays_dtype_and_pad_to() -> None:
 
 
 def test_repr(layout_of_piles: str) -> None:
-    # Piles carry static lengths in the buckets mode, a plan of buckets in the plan mode.
-    static = {"buckets": " (static)", "plan": " (plan 3 ≤16)"}.get(layout_of_piles, "")
-    planned = {"buckets": " (static)", "plan": " (plan 2 ≤3)"}.get(layout_of_piles, "")
+    # Piles carry static lengths in the buckets mode, a plan of buckets in the plan mode and by default (under
+    # the automatic layout), neither under a forced layout.
+    plan = layout_of_piles in ("plan", "auto", "stored")
+    static = " (static)" if layout_of_piles == "buckets" else " (plan 3 ≤16)" if plan else ""
+    planned = " (static)" if layout_of_piles == "buckets" else " (plan 2 ≤3)" if plan else ""
     p = Pile.from_arrays(
         [np.ones((16, 8), np.float32), np.ones((11, 8), np.float32), np.ones((13, 8), np.float32)], storage="padded"
     )
@@ -88,7 +90,7 @@ def test_pytree(layout_of_piles: str) -> None:
     assert len(leaves) == 2 and leaves[0] is p.data and leaves[1] is p.lengths
     back = tree_unflatten(tree, leaves)
     assert isinstance(back, Pile) and back.ragged_axis == p.ragged_axis
-    if layout_of_piles == "plan":  # NumPy lengths rebuilt into a plan are checked against it
+    if layout_of_piles in ("plan", "auto", "stored"):  # NumPy lengths rebuilt into a plan are checked against it
         with pytest.raises(ValueError, match=r"rebuilt with lengths \[6 2\] that do not fit its plan"):
             tree_map(lambda x: x * 2, p)
         p = Pile.from_arrays([np.ones((3, 2), np.float32), np.ones((1, 2), np.float32)], storage="padded",

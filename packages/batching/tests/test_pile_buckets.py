@@ -16,6 +16,8 @@ from plait_batching.pile import pile_static_lengths
 from plait_core import lax, make_jaxpr, nn
 
 LENGTHS = [5, 17, 3, 30, 12, 29, 8, 1, 22, 16, 30, 2]
+# Other lengths, each in the same cell of the plans' grid (steps of 8 for the padded size 32) as LENGTHS's: one plan.
+SAME_CELLS = [4, 18, 6, 31, 9, 25, 7, 2, 20, 13, 26, 1][::-1]
 
 
 def _seqs(lengths: list[int], width: int = 4, seed: int = 0) -> list[np.ndarray]:
@@ -182,7 +184,12 @@ def test_the_default_switch_for_tests() -> None:
         assert statics == [None]
         with pile_static_lengths(False):
             assert Pile.from_arrays(seqs).static_lengths is None
-    with pytest.raises(TypeError, match="pile_static_lengths: static must be True, False or 'plan', got 'yes'"):
+            assert Pile.from_arrays(seqs).capacity == 7  # (lengths traced: the sum is recorded)
+        with pile_static_lengths(None):  # the library's defaults: from_arrays plans, Pile(...) keeps values
+            assert Pile.from_arrays(seqs).static_lengths == LengthPlan([(2, 4)])
+            assert Pile.from_arrays(seqs, storage="padded").capacity is None  # (packed: the values' rows)
+            assert Pile(np.zeros((2, 4)), [1, 4]).static_lengths is None
+    with pytest.raises(TypeError, match="pile_static_lengths: static must be True, False, 'plan' or None, got 'yes'"):
         pile_static_lengths("yes").__enter__()  # type: ignore[arg-type]
 
 
@@ -192,14 +199,15 @@ def test_the_default_switch_for_tests() -> None:
 
 def test_plan_rounding() -> None:
     assert (grid_step(128), grid_step(125), grid_step(30), grid_step(1000)) == (16, 16, 8, 128)
-    assert make_plan(np.array(LENGTHS), 32) == LengthPlan([(3, 32), (3, 24), (6, 16)])
+    # Sorted and on the grid (steps of 8): 32 32 32 24 24 16 16 8 8 8 8 8; cuts on multiples of 4.
+    assert make_plan(np.array(LENGTHS), 32) == LengthPlan([(4, 32), (4, 24), (4, 8)])
     rng = np.random.default_rng(5)
     for _ in range(20):
         lengths = rng.integers(8, 126, 32)
         plan = make_plan(lengths, 128)
         counts, bounds = [n for n, _ in plan.buckets], [b for _, b in plan.buckets]
         assert sum(counts) == 32 and bounds[0] == 128 and 1 <= len(counts) <= PLAN_BUCKETS
-        assert all(n % 8 == 0 for n in counts)  # cuts on multiples of ceil(32 / PLAN_BUCKETS)
+        assert all(n % 11 == 0 for n in counts[:-1])  # cuts on multiples of ceil(32 / PLAN_BUCKETS)
         assert all(b % 16 == 0 for b in bounds) and bounds == sorted(set(bounds), reverse=True)
         ordered = np.sort(lengths)[::-1]
         starts = np.cumsum([0, *counts[:-1]])
@@ -209,16 +217,16 @@ def test_plan_rounding() -> None:
     assert make_plan(np.array([40] * 16), 40) == LengthPlan([(16, 40)])  # equal lengths: one bucket
     assert make_plan(np.array([7]), 9) == LengthPlan([(1, 9)])
     assert make_plan(np.zeros(0, np.int32), 0) == LengthPlan([])
-    # Batches whose sorted lengths stay on one grid step share a plan.
-    assert make_plan(np.array(LENGTHS), 32) == make_plan(np.array(LENGTHS[::-1]) - (np.array(LENGTHS[::-1]) > 2), 32)
+    # Batches whose lengths fall in the same cells of the grid share a plan.
+    assert make_plan(np.array(LENGTHS), 32) == make_plan(np.array(SAME_CELLS), 32)
 
 
 def test_a_plan_is_static_structure() -> None:
     seqs = _seqs(LENGTHS)
     pile = Pile.from_arrays(seqs, pad_to=32, static_lengths="plan")
-    assert pile.static_lengths == LengthPlan([(3, 32), (3, 24), (6, 16)])
-    assert hash(pile.static_lengths) == hash(LengthPlan([(3, 32), (3, 24), (6, 16)]))
-    assert repr(pile).endswith("(plan 3 ≤32, 3 ≤24, 6 ≤16)")
+    assert pile.static_lengths == LengthPlan([(4, 32), (4, 24), (4, 8)])
+    assert hash(pile.static_lengths) == hash(LengthPlan([(4, 32), (4, 24), (4, 8)]))
+    assert repr(pile).endswith("(plan 4 ≤32, 4 ≤24, 4 ≤8)")
     assert Pile(pile.data, pile.lengths, static_lengths="plan").static_lengths == pile.static_lengths
     with pytest.raises(AttributeError, match="LengthPlan is immutable"):
         # On purpose: assigning to the immutable plan must raise (mypy rightly rejects the assignment).
@@ -256,8 +264,7 @@ def test_a_plan_sorts_while_running_and_gives_the_whole_piles_results() -> None:
 
 def test_piles_of_one_plan_but_other_lengths_map_whole() -> None:
     one = Pile.from_arrays(_seqs(LENGTHS, seed=3), pad_to=32, static_lengths="plan")
-    other_lengths = [n - 1 if n > 2 else n for n in LENGTHS[::-1]]
-    other = Pile.from_arrays(_seqs(other_lengths, seed=4), pad_to=32, static_lengths="plan")
+    other = Pile.from_arrays(_seqs(SAME_CELLS, seed=4), pad_to=32, static_lengths="plan")
     assert one.static_lengths == other.static_lengths
 
     def both(x: Any, y: Any) -> Any:

@@ -15,17 +15,20 @@ How a plan is made (:func:`make_plan`, from concrete lengths): the lengths
 rounded up to a grid of steps of ``ceil(N / PLAN_GRID)`` rounded up to a
 multiple of 8 (``N`` the padded size: 16 for 128) are cut by the cost model
 of :mod:`plait_batching.bucket_cost`; the cuts move to the nearest multiple
-of ``ceil(B / PLAN_BUCKETS)`` (``B`` elements: 8 for 32), so at most
+of ``ceil(B / PLAN_BUCKETS)`` (``B`` elements: 11 for 32), so at most
 :data:`PLAN_BUCKETS` buckets; each bucket's bound is its longest length on
 the grid (the first bucket's is ``N``, so results have the shapes ``vmap``
 gives without buckets), and neighbouring buckets of one bound merge.  The
 coarser the grids, the more batches share a plan, and the more padding each
 computes: on 32 lengths uniform in 8-125 padded to 128, 50 random batches
-make 16 plans (exact static lengths: 50; 1000 batches make 47), and
-the cost model's work is about 1.3x that of buckets of the exact lengths
-(the benchmark layer runs 1.25-1.38x longer, see
-``benchmarks/RESULTS.md``).  Build the piles with ``pad_to`` (one padded
-size) and no capacity, or batches differ in shape anyway.
+make 9 plans (exact static lengths: 50; 1000 batches make 12), and the cost
+model's work is about 1.36x that of buckets of the exact lengths (see
+``benchmarks/RESULTS.md`` for the time).  Batches of one plan share a
+compilation when they also share their shapes: ``Pile.from_arrays`` pads to
+the longest length unless given ``pad_to``.
+
+A plan is what ``Pile.from_arrays`` makes static by default (without
+``pad_to`` or ``capacity``): see :meth:`plait_batching.Pile.from_arrays`.
 """
 
 from __future__ import annotations
@@ -42,8 +45,12 @@ __all__ = ["PLAN_BUCKETS", "PLAN_GRID", "LengthPlan", "make_plan"]
 #: The padded size is cut into this many steps of the bounds' grid (rounded up to multiples of 8).
 PLAN_GRID = 8
 
-#: At most this many buckets: the cuts fall on multiples of ``ceil(B / PLAN_BUCKETS)`` elements.
-PLAN_BUCKETS = 4
+#: At most this many buckets: the cuts fall on multiples of ``ceil(B / PLAN_BUCKETS)`` elements.  (On the
+#: benchmark layer, 32 lengths uniform in 8-125, 2 CPU cores: 3 buckets of 10-11 elements ran forward at
+#: 0.60-0.65x the padded+masked layer, 4 buckets of 8 at 0.65-0.73x although they compute less: a bucket of
+#: 8 sequences is too small for XLA to spread its dense layers over both cores; 2 buckets at 0.74-0.78x.
+#: 3 also makes fewer plans: 9 per 50 random batches, 12 per 1000, against 16 and 47.)
+PLAN_BUCKETS = 3
 
 
 class LengthPlan:

@@ -81,33 +81,39 @@ pile_axis = PileAxis()
 StaticKind = bool | str
 
 
-def _static_from_environment() -> StaticKind:
-    given = os.environ.get("PLAIT_PILE_STATIC_LENGTHS", "0")
+def _static_from_environment() -> StaticKind | None:
+    given = os.environ.get("PLAIT_PILE_STATIC_LENGTHS")
+    if given is None:
+        return None
     if given not in ("0", "1", "plan"):
         raise ValueError(f"PLAIT_PILE_STATIC_LENGTHS must be '0', '1' or 'plan', got {given!r}")
     return "plan" if given == "plan" else given == "1"
 
 
 _ENVIRONMENT_STATIC = _static_from_environment()
-_static_by_default: contextvars.ContextVar[StaticKind] = contextvars.ContextVar(
-    "plait_pile_static_lengths", default=_ENVIRONMENT_STATIC
+_static_by_default: contextvars.ContextVar[tuple[StaticKind | None]] = contextvars.ContextVar(
+    "plait_pile_static_lengths", default=(_ENVIRONMENT_STATIC,)
 )
 
 
 @contextlib.contextmanager
-def pile_static_lengths(static: StaticKind) -> Iterator[None]:
+def pile_static_lengths(static: StaticKind | None) -> Iterator[None]:
     """Within the block, piles built without ``static_lengths`` (left at
     ``None``) take ``static``: with ``True`` every pile whose lengths are
     concrete carries them in its structure, so ``vmap`` computes it in
-    buckets (see :mod:`plait_batching.buckets`); piles with traced lengths
-    stay as they are.  Meant for testing (it runs a test suite's piles
-    through buckets); ``"plan"`` gives them a coarse plan of buckets instead
-    (``static_lengths="plan"``).  The default comes from the environment
+    buckets (see :mod:`plait_batching.buckets`); ``"plan"`` gives them a
+    coarse plan of buckets instead (``static_lengths="plan"``); ``False``
+    keeps every pile's lengths values only (one compilation for every set of
+    lengths of one shape); piles with traced lengths stay as they are.
+    ``None`` restores the library's defaults (a plan for the piles
+    :meth:`Pile.from_arrays` builds without ``pad_to`` or ``capacity``,
+    nothing static otherwise).  Meant for testing (it runs a test suite's
+    piles through buckets or whole).  The default comes from the environment
     variable ``PLAIT_PILE_STATIC_LENGTHS`` (``1`` on, ``plan`` plans, ``0``
-    or unset off)."""
-    if not isinstance(static, (bool, np.bool_)) and static != "plan":
-        raise TypeError(f"pile_static_lengths: static must be True, False or 'plan', got {static!r}")
-    token = _static_by_default.set("plan" if static == "plan" else bool(static))
+    off; unset: the library's defaults)."""
+    if static is not None and not isinstance(static, (bool, np.bool_)) and static != "plan":
+        raise TypeError(f"pile_static_lengths: static must be True, False, 'plan' or None, got {static!r}")
+    token = _static_by_default.set((None if static is None else "plan" if static == "plan" else bool(static),))
     try:
         yield
     finally:
@@ -194,7 +200,8 @@ class Pile:
     concrete lengths that do not fit it are a ``ValueError`` when mapped,
     traced ones are not checked (lengths longer than their bucket's bound
     would be cut).  Lengths that are traced cannot be static nor planned (a
-    ``TypeError``).  ``None`` (the default) is ``False`` unless
+    ``TypeError``).  ``None`` (the default) is ``False`` here (and a plan in
+    :meth:`from_arrays` without ``pad_to`` or ``capacity``) unless
     :func:`pile_static_lengths` (for testing) says otherwise, and then only
     for concrete lengths.
 
@@ -396,16 +403,33 @@ class Pile:
         plait's canonicalisation: 64-bit types become 32-bit unless x64 is
         enabled).  ``pad_to`` pads the ragged axis to a fixed size, at least
         the largest length (useful to compile once for several piles).
-        ``layout`` and ``capacity`` are as for :class:`Pile`; without
-        ``pad_to`` the capacity defaults to the sum of the lengths (static,
-        so ``jit`` packs too; a batch of another total compiles anew, as one
-        of another largest length does), with ``pad_to`` to ``None`` (piles of
-        one padded size share a compilation).  ``full`` is as for
+        ``layout`` and ``capacity`` are as for :class:`Pile`.
+
+        What is static, so what ``jit`` compiles once for (``static_lengths``
+        is as for :class:`Pile`):
+
+        * by default (neither ``pad_to`` nor ``capacity`` given, the pile not
+          full) a coarse plan of buckets (``static_lengths="plan"``, see
+          :mod:`plait_batching.length_plan`): ``vmap`` computes the elements
+          in at most 3 buckets of similar lengths sorted while running, so
+          attention-like work falls to near that of the true elements, and
+          batches of the same largest length and plan share a compilation
+          (32 random lengths in 8-125 padded to one size make 9 plans in 50
+          batches);
+        * with ``pad_to`` (and no ``static_lengths``) nothing but the shapes:
+          one compilation for every batch of that padded size, the lengths
+          traced and the work that of the padded size (give ``capacity`` as
+          well to pack the operations that treat positions independently);
+        * ``capacity`` alone (or ``static_lengths=False`` without ``pad_to``,
+          which records the sum of the lengths): the lengths traced, the
+          capacity static;
+        * ``static_lengths=True``: the exact lengths, the least work and one
+          compilation per set of lengths.
+
+        ``full`` is as for
         :class:`Pile`: by default the pile is full when every array has the
         padded size along the ragged axes (arrays of one shape, without a
         larger ``pad_to``), and then computes as a dense batch.
-        ``static_lengths`` is as for :class:`Pile` (``vmap`` computes in
-        buckets of similar lengths; ``jit`` compiles per set of lengths).
         ``storage="packed"`` stores the pile packed (see :class:`Pile`): the
         arrays concatenated along the ragged axis, in ``capacity`` rows (by
         default the sum of the lengths; with ``pad_to``, ``B * pad_to``, so
@@ -455,12 +479,13 @@ class Pile:
         if (storage or (default_storage() if len(axes) == 1 else "padded")) == "packed":
             _check_layout(layout, "Pile.from_arrays")
             is_full = _check_full(full, lengths, padded, "Pile.from_arrays")
+            planned = _plan_by_default(pad_to, capacity, is_full)
             if capacity is None:  # (pad_to: piles of one padded size share a structure, so a compilation)
                 capacity = int(lengths.sum()) if pad_to is None else len(elems) * padded
             rows = _check_capacity(capacity, lengths, len(elems) * padded, "Pile.from_arrays", is_full)
             assert rows is not None
             values = packed_from_arrays(elems, ax, dt, rows)
-            static = _static_lengths(static_lengths, lengths, "Pile.from_arrays", padded)
+            static = _static_lengths(static_lengths, lengths, "Pile.from_arrays", padded, planned)
             return cls._make_packed(values, lengths, ax, padded, layout, rows, is_full, static)
         shape = list(elems[0].shape)
         for a in axes:
@@ -471,10 +496,12 @@ class Pile:
             data[index] = e
         _check_layout(layout, "Pile.from_arrays")
         is_full = _check_full(full, lengths, padded, "Pile.from_arrays")
-        if capacity is None and pad_to is None:
-            capacity = int(lengths.sum())
+        static = _static_lengths(
+            static_lengths, lengths, "Pile.from_arrays", padded, _plan_by_default(pad_to, capacity, is_full)
+        )
+        if capacity is None and pad_to is None and not isinstance(static, LengthPlan):
+            capacity = int(lengths.sum())  # (a plan's piles keep none, so that batches of one plan share a program)
         capacity = _check_capacity(capacity, lengths, len(elems) * padded, "Pile.from_arrays", is_full)
-        static = _static_lengths(static_lengths, lengths, "Pile.from_arrays", padded)
         return cls._make(data, lengths, ax if len(axes) == 1 else axes, layout, capacity, is_full, static)
 
     # -- reading ---------------------------------------------------------------
@@ -647,14 +674,16 @@ def _check_full(full: Any, lengths: np.ndarray | None, padded: int, who: str) ->
 
 
 def _static_lengths(
-    static: Any, lengths: np.ndarray | None, who: str, padded: int
+    static: Any, lengths: np.ndarray | None, who: str, padded: int, default: StaticKind = False
 ) -> tuple[int, ...] | LengthPlan | None:  # fmt: skip
     """The lengths as a static tuple when ``static`` is true, their coarse plan
     of buckets when it is ``"plan"`` (either needs concrete lengths), else
     ``None``; ``static=None`` takes the default of :func:`pile_static_lengths`
-    where the lengths are concrete."""
+    where the lengths are concrete, and where that is ``None`` the caller's
+    ``default``."""
     if static is None:
-        static = _static_by_default.get() if lengths is not None else False
+        chosen = _static_by_default.get()[0]
+        static = (default if chosen is None else chosen) if lengths is not None else False
     if not isinstance(static, (bool, np.bool_)) and not (isinstance(static, str) and static == "plan"):
         raise TypeError(f"{who}: static_lengths must be True, False, 'plan' or None, got {static!r}")
     if not static:
@@ -668,6 +697,13 @@ def _static_lengths(
     if static == "plan":
         return make_plan(lengths, padded)
     return tuple(int(n) for n in lengths)
+
+
+def _plan_by_default(pad_to: int | None, capacity: int | None, full: bool) -> StaticKind:
+    """What :meth:`Pile.from_arrays` makes static by default: a plan, unless
+    ``pad_to`` or ``capacity`` asks for one structure for every batch (or the
+    pile is full, and computes as a dense batch anyway)."""
+    return "plan" if pad_to is None and capacity is None and not full else False
 
 
 def _static_repr(static: tuple[int, ...] | LengthPlan | None) -> str:
