@@ -159,8 +159,8 @@ class Pile:
     the sum of the lengths and at most ``B * max length``; ``None`` means the
     sum of the lengths where they are concrete when the pile is mapped, and
     ``B * max length`` where they are traced (under ``jit``: give a capacity
-    to pack there, or build the pile with :meth:`from_arrays`, which records
-    the sum).
+    to pack there; :meth:`from_arrays` records the sum when its lengths are
+    not planned).
 
     ``full`` (static) says that every length is the padded size, so the pile
     has no padding and ``vmap`` computes on it as on a dense batch: the same
