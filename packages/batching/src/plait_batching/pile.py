@@ -435,7 +435,10 @@ class Pile:
         default the sum of the lengths; with ``pad_to``, ``B * pad_to``, so
         that piles of one padded size share a compilation as ``pad_to``
         promises: give a smaller ``capacity`` to save memory), zeros past the
-        sum; a pile with several ragged axes cannot be packed (a ``ValueError``).  ``"padded"`` pads them;
+        sum (the rows are the values' shape, so without ``pad_to`` or
+        ``capacity`` a batch of another total compiles anew even with a plan:
+        give both a ``capacity`` and ``static_lengths="plan"`` to share one
+        program); a pile with several ragged axes cannot be packed (a ``ValueError``).  ``"padded"`` pads them;
         ``None`` (the default) is ``"padded"`` unless
         :func:`~plait_batching.storage.pile_storage` (for testing) says
         otherwise, and then only for piles of one ragged axis."""
