@@ -414,8 +414,9 @@ class Pile:
           in at most 3 buckets of similar lengths sorted while running, so
           attention-like work falls to near that of the true elements, and
           batches of the same largest length and plan share a compilation
-          (32 random lengths in 8-125 padded to one size make 9 plans in 50
-          batches);
+          (50 batches of 32 random lengths in 8-125 make 29 plans and
+          largest lengths; padded to one size, with ``pad_to`` and
+          ``static_lengths="plan"``, 9 plans);
         * with ``pad_to`` (and no ``static_lengths``) nothing but the shapes:
           one compilation for every batch of that padded size, the lengths
           traced and the work that of the padded size (give ``capacity`` as
