@@ -288,7 +288,7 @@ def batching_results(jax: Any | None, repeats: int = 15) -> list[Result]:
     pairs = N_SEQ * max(LENGTHS) ** 2 / sum(n * n for n in LENGTHS)
     what = f"transformer layer, {N_SEQ} sequences of lengths {min(LENGTHS)}–{max(LENGTHS)}"
     how = (f"(the padded layout computes {rows:.1f}× the tokens and {pairs:.1f}× the attention pairs; the pile: "
-           f"{ppile.static_lengths!r}, lengths traced; 50 random batches make {plans} plans, so compilations; "
+           f"{ppile.static_lengths!r}, lengths traced; 50 random batches padded to 128 make {plans} plans, so compilations; "
            "exact static lengths: 50)")  # fmt: skip
     return [
         Result(f"{what}: plait pile (automatic layout, the default plan of buckets) vs JAX padded+masked", pile_t,
