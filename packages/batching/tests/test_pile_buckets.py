@@ -10,7 +10,7 @@ import pytest
 
 import plait_core.numpy as pnp
 from plait_batching import Pile, pile_axis, vmap
-from plait_batching.buckets import MAX_BUCKETS, split_sorted
+from plait_batching.buckets import BUCKET_OVERHEAD, MAX_BUCKETS, split_sorted
 from plait_batching.length_plan import PLAN_BUCKETS, LengthPlan, grid_step, make_plan
 from plait_batching.pile import pile_static_lengths
 from plait_core import lax, make_jaxpr, nn
@@ -81,6 +81,47 @@ def test_cost_model_cuts() -> None:
     assert 1 < len(spread) <= MAX_BUCKETS
     assert spread[0][0] == 0 and spread[-1][1] == 199
     assert all(a[1] == b[0] for a, b in itertools.pairwise(spread))
+
+
+def _cheapest_cut_by_every_position(lengths: list[int], padded: int) -> float:
+    """The oracle: the cost model's cheapest cut searched over every position (quadratic in the elements)."""
+    b, most = len(lengths), min(MAX_BUCKETS, len(lengths))
+
+    def cost(a: int, c: int) -> float:
+        width = padded if a == 0 else lengths[a]
+        return float((c - a) * width * (width + padded))
+
+    best = [[float("inf")] * (b + 1) for _ in range(most + 1)]
+    best[0][0] = 0.0
+    for k in range(1, most + 1):
+        for c in range(1, b + 1):
+            best[k][c] = min((best[k - 1][a] + cost(a, c) for a in range(k - 1, c)), default=float("inf"))
+    return min(best[k][b] + (k - 1) * BUCKET_OVERHEAD * cost(0, b) for k in range(1, most + 1))
+
+
+def _cost_of(cut: list[tuple[int, int]], lengths: list[int], padded: int) -> float:
+    widths = [padded if a == 0 else lengths[a] for a, _ in cut]
+    total = sum(float((c - a) * w * (w + padded)) for (a, c), w in zip(cut, widths))
+    return total + (len(cut) - 1) * BUCKET_OVERHEAD * float(len(lengths) * padded * 2 * padded)
+
+
+def test_the_cut_search_over_run_starts_is_the_cheapest() -> None:
+    # split_sorted searches cuts only where the length changes (and after the first element): as cheap as a search
+    # over every position, on random lengths with many ties (on a grid) and without.
+    rng = np.random.default_rng(11)
+    for _ in range(300):
+        b, top = int(rng.integers(1, 30)), int(rng.integers(1, 130))
+        lengths = sorted(rng.integers(0, top + 1, b).tolist(), reverse=True)
+        if rng.random() < 0.5:
+            lengths = sorted(np.minimum(-(-np.array(lengths) // 8) * 8, top).tolist(), reverse=True)
+        padded = max(top, lengths[0])
+        cut = split_sorted(lengths, padded)
+        assert cut[0][0] == 0 and cut[-1][1] == b and all(x[1] == y[0] for x, y in itertools.pairwise(cut))
+        assert _cost_of(cut, lengths, padded) == pytest.approx(_cheapest_cut_by_every_position(lengths, padded))
+    # A large batch is planned from its few distinct lengths (the search grew with the square of the elements).
+    many = np.random.default_rng(12).integers(8, 126, 8192)
+    plan = make_plan(many, 128)
+    assert plan.num_elements == 8192 and plan.misfit(many) is None and len(plan.buckets) <= PLAN_BUCKETS
 
 
 def test_equal_static_lengths_stay_one_full_pile() -> None:
