@@ -361,3 +361,18 @@ def test_grads_of_median_and_of_a_reflecting_pad_inside_vmap_over_a_pile() -> No
     g = vmap(grad(loss), in_axes=P, out_axes=P)(Pile.from_arrays(xs))
     for got, x in zip(g.unpack(), xs):
         close(got, numeric_grad(ref, x), 2e-3)
+
+
+def test_cumlogsumexp_over_a_ragged_axis_keeps_a_weak_operands_type() -> None:
+    # A weakly typed operand (int entries where-ed with a Python float) gives a weak result on one element; over a
+    # ragged axis cumlogsumexp runs as a scan, whose start value must keep that weak type (found by the fuzzer).
+    def f(x: Any) -> Any:
+        return lax.cumlogsumexp(pnp.where(x > 0, x, 0.0), reverse=True)
+
+    elements = [np.array([-2, -3, 4, 3, -2], np.int32), np.array([-4, 0], np.int32)]
+    assert f(pnp.asarray(elements[0])).weak_type
+    for static in (False, None):  # a whole pile, and the default (a plan)
+        out = vmap(f, in_axes=P, out_axes=P)(Pile.from_arrays(elements, static_lengths=static))
+        for got, x in zip(out.unpack(), elements):
+            assert got.weak_type and got.dtype == np.float32
+            np.testing.assert_allclose(np.asarray(got), _np_cumlogsumexp(np.where(x > 0, x, 0.0), True), rtol=1e-6)

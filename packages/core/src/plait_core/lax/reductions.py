@@ -276,7 +276,10 @@ def _cumlogsumexp_scan(operand: Array, aval: ShapedArray, a: int, reverse: bool)
     perm = (a, *(d for d in range(aval.ndim) if d != a))
     xs = _st.transpose(operand, perm) if a else operand
     rest = tuple(aval.shape[d] for d in perm[1:])
-    init = _st.broadcast_in_dim(np.asarray(-np.inf, aval.dtype), rest, ())
+    # The running value starts at -inf, of the operand's weak type (a strong start would make a weak operand's
+    # result strong, as the doubling path's never is).
+    start = _ew._convert_element_type(np.asarray(-np.inf, aval.dtype), aval.dtype, weak_type=aval.weak_type)
+    init = _st.broadcast_in_dim(start, rest, ())
 
     def step(carry: Array, x: Array) -> tuple[Array, Array]:
         total = _logaddexp(carry, x)
