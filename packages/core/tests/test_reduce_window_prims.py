@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from plait_core import lax
+from plait_core import lax, make_jaxpr
 from plait_core.primitives import reduce_window as rw
 
 
@@ -69,3 +69,23 @@ def test_shape_rule_errors() -> None:
         rw.reduce_window_sum_p.bind(x, **bad)
     with pytest.raises(ValueError, match=r"select must be 'ge' \(maximum\) or 'le' \(minimum\)"):
         rw.select_and_gather_add_p.bind(x, x, select="gt", **PARAMS[1])
+
+
+def test_a_weak_init_converted_to_the_operands_dtype_keeps_the_dedicated_forms_under_a_trace() -> None:
+    # 0.0 (a Python float) into a float16 operand's sum, -inf into an int32 operand's max (saturating): converted
+    # while the init is concrete, so that even inside a staged program they are the sum and max primitives (the
+    # general form has no reverse-mode derivative; the fuzzer found a float16 sum pool under jit(grad)).
+    x16 = np.arange(10, dtype=np.float16).reshape(2, 5)
+    xi = np.array([[3, -7, 2, 9, 1]], np.int32)
+    cases = [
+        (lambda x: lax.reduce_window(x, 0.0, lax.add, (1, 2), (1, 1), "VALID"), x16, "reduce_window_sum",
+         x16[:, :-1] + x16[:, 1:]),
+        (lambda x: lax.reduce_window(x, -np.inf, lax.max, (1, 2), (1, 1), "SAME"), xi, "reduce_window_max",
+         np.maximum(xi, np.concatenate([xi[:, 1:], np.full((1, 1), np.iinfo(np.int32).min, np.int32)], 1))),
+    ]  # fmt: skip
+    for f, x, prim, want in cases:
+        names = [e.primitive.name for e in make_jaxpr(f)(x).jaxpr.eqns]
+        assert names == [prim], names
+        got = np.asarray(f(x))
+        assert got.dtype == x.dtype
+        np.testing.assert_array_equal(got, want)

@@ -23,6 +23,7 @@ from plait_core.lax import elementwise as _ew
 from plait_core.lax.linalg import padtype_to_pads
 from plait_core.lax.reductions import operand_aval
 from plait_core.primitives import reduce_window as _p
+from plait_core.primitives._elementwise_helpers import convert as _convert
 from plait_core.primitives.linalg import dilated_size
 from plait_core.staging import trace_to_jaxpr
 from plait_core.trace import Tracer
@@ -106,7 +107,12 @@ def _init_like(init: Any, aval: ShapedArray) -> Any:
             f"lax.reduce_window: the init value's dtype {ia.dtype.name} differs from its operand's dtype {aval.dtype.name}"
         )
     # A weakly typed init value converts as lax.convert_element_type does (as JAX): a float
-    # into an integer dtype saturates, so -inf is the integer minimum (equinox's MaxPool).
+    # into an integer dtype saturates, so -inf is the integer minimum (equinox's MaxPool).  A
+    # concrete one converts now (the same exact conversion), so that it stays a constant under a
+    # trace and the sum/max/min forms are still recognised (0.0 into a float16 operand's sum).
+    value = _concrete(init)
+    if value is not None:
+        return _convert(value, new_dtype=aval.dtype, weak_type=False)
     return _ew.convert_element_type(init, aval.dtype)
 
 
