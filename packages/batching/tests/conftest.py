@@ -41,7 +41,7 @@ LAYOUTS = tuple(os.environ.get("PLAIT_PILE_TEST_LAYOUTS", ",".join(MODES)).split
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
-        "markers", "whole_pile(reason): asserts on a whole pile's program; skipped in the buckets mode"
+        "markers", "whole_pile(reason): asserts on a whole pile's program; whole piles, skipped in the bucket modes"
     )
 
 
@@ -53,10 +53,9 @@ def layout_of_piles(request: pytest.FixtureRequest) -> Iterator[str]:
         raise ValueError(
             f"PLAIT_PILE_TEST_LAYOUTS: unknown mode {mode!r}, expected some of {', '.join(MODES)}"
         )
-    whole = request.node.get_closest_marker("whole_pile") is not None
-    if mode in ("buckets", "plan") and whole:
-        marker = request.node.get_closest_marker("whole_pile")
-        assert marker is not None
+    marker = request.node.get_closest_marker("whole_pile")
+    whole = marker is not None
+    if marker is not None and mode in ("buckets", "plan"):
         pytest.skip(f"whole_pile: {marker.kwargs.get('reason', marker.args[0] if marker.args else '')}")
     stored = mode.startswith("stored")
     layout = mode.partition("-")[2] or "auto" if stored else "auto" if mode in ("buckets", "plan") else mode
