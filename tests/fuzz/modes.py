@@ -169,7 +169,7 @@ UNSUPPORTED = ("ShapeError", "NotImplementedError", "InconclusiveDimensionOperat
 _SYMBOLIC = re.compile(r"[\[(, *]n[\]),+\- ]|_pile\d+|symbolic|ragged|polymorphic")
 
 
-def pile_static_lengths(seed: int) -> bool | None:
+def static_lengths_of(seed: int) -> bool | None:
     """What a program's piles make static: the default (a plan of buckets) for even seeds, nothing (whole piles,
     the lengths traced) for odd ones, so that the pile mode checks both ways ``vmap`` computes a pile."""
     return None if seed % 2 == 0 else False
@@ -209,7 +209,7 @@ def run_self_check(backend: Backend, program: Program, data: Data, mode: str) ->
             for i, ax in enumerate(n_axes):
                 elements = [element[i] for element in data.pile]
                 if ax:
-                    args.append(jax.Pile.from_arrays(elements, static_lengths=pile_static_lengths(program.seed)))
+                    args.append(jax.Pile.from_arrays(elements, static_lengths=static_lengths_of(program.seed)))
                     in_axes.append(jax.pile_axis)
                 else:
                     args.append(np.stack(elements))

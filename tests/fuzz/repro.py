@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from .data import Data
-from .modes import pile_static_lengths, shape_spec
+from .modes import shape_spec, static_lengths_of
 from .program import LOGICAL_N, N, Program
 
 _HEADER = '''"""plait fuzz failure (seed {seed}, mode {mode}).
@@ -118,7 +118,7 @@ def repro_source(program: Program, data: Data, mode: str, message: str, name: st
         lines += [
             "pile = [" + ", ".join(_list(e) for e in data.pile) + "]",
             f"ragged = {[any(d == N for d in v.shape) for v in program.inputs]!r}",
-            f"static_lengths = {pile_static_lengths(program.seed)!r}  # None: the default, a plan of buckets",
+            f"static_lengths = {static_lengths_of(program.seed)!r}  # None: the default, a plan of buckets",
             "pile_args = [jax.Pile.from_arrays([e[i] for e in pile], static_lengths=static_lengths) if r",
             "             else np.stack([e[i] for e in pile])",
             "             for i, r in enumerate(ragged)]",

@@ -41,6 +41,8 @@ def split_sorted(lengths: Sequence[int], padded: int) -> list[tuple[int, int]]:
     distinct lengths, not of elements (a plan's lengths, on a grid, have at
     most 9; 8,192 lengths of 118 values take 10 ms)."""
     b = len(lengths)
+    if not b:
+        return []
     starts = [a for a in range(b) if a <= 1 or lengths[a] != lengths[a - 1]]
     points = [*starts, b]  # candidate bucket bounds, by index into the lengths
     m = len(starts)
@@ -51,7 +53,7 @@ def split_sorted(lengths: Sequence[int], padded: int) -> list[tuple[int, int]]:
         width = padded if a == 0 else lengths[a]
         return float((c - a) * width * (width + padded))
 
-    penalty = BUCKET_OVERHEAD * float(b * padded * (2 * padded)) if b else 0.0
+    penalty = BUCKET_OVERHEAD * cost(0, m)  # a share of the unbucketed cost
     inf = float("inf")
     # best[k][j]: the cheapest cut of the first points[j] lengths into k buckets.
     best = [[inf] * (m + 1) for _ in range(most + 1)]
@@ -63,8 +65,6 @@ def split_sorted(lengths: Sequence[int], padded: int) -> list[tuple[int, int]]:
                 v = best[k - 1][i] + cost(i, j)
                 if v < best[k][j]:
                     best[k][j], back[k][j] = v, i
-    if b == 0:
-        return []
     k = min(range(1, most + 1), key=lambda k: best[k][m] + (k - 1) * penalty)
     bounds: list[tuple[int, int]] = []
     j = m
